@@ -1,0 +1,233 @@
+//! Documents, byte spans, word segmentation and chunking strategies for chunkbench.
+//!
+//! The span model (DESIGN.md §3): every chunk is a byte span `[start, end)` of its source
+//! document's cleaned text, and the chunk's text is exactly `text[start..end]`. Offsets are
+//! never recomputed by searching for text, so repeated passages keep their own positions.
+//!
+//! Words are whitespace-separated tokens of the text (DESIGN.md §3, "parents of 260 words");
+//! see [`word_spans`] for the exact separator set.
+
+#![warn(missing_docs)]
+
+pub mod fixed;
+
+pub use fixed::{FixedConfig, FixedError};
+
+use serde::{Deserialize, Serialize};
+
+/// A source document in the canonical `documents.jsonl` format (DESIGN.md §3).
+///
+/// `text` is the cleaned text that every byte offset in chunkbench refers to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Document {
+    /// Unique document id within its dataset.
+    pub id: String,
+    /// Human-readable title (may be empty).
+    #[serde(default)]
+    pub title: String,
+    /// Cleaned text; all spans are byte offsets into it.
+    pub text: String,
+    /// Where the text comes from (dataset name, URL or file).
+    #[serde(default)]
+    pub source: String,
+    /// License of the text (SPDX id or a short description).
+    #[serde(default)]
+    pub license: String,
+}
+
+/// A byte span `[start, end)` of one document's cleaned text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Span {
+    /// First byte of the span (inclusive), on a UTF-8 character boundary.
+    pub start: usize,
+    /// One past the last byte (exclusive), on a UTF-8 character boundary.
+    pub end: usize,
+}
+
+impl Span {
+    /// Length of the span in bytes.
+    pub fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// True when the span covers no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.end <= self.start
+    }
+
+    /// Number of bytes shared with `other` (0 when disjoint).
+    pub fn overlap(&self, other: &Span) -> usize {
+        self.end.min(other.end).saturating_sub(self.start.max(other.start))
+    }
+}
+
+/// A chunk: a byte span of a document plus its word count.
+///
+/// Invariant: `text == document.text[span.start..span.end]`, never empty, never trimmed
+/// after the fact; build chunks with [`Chunk::new`] so the word count matches the slice.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Chunk {
+    /// Id of the source document.
+    pub doc_id: String,
+    /// Byte span of the chunk in the document's cleaned text.
+    pub span: Span,
+    /// Words (whitespace-separated tokens, [`count_words`]) in the chunk text.
+    pub words: usize,
+}
+
+impl Chunk {
+    /// Builds the chunk for `doc.text[start..end]`, counting its words.
+    ///
+    /// # Panics
+    /// Never for spans produced by this crate; callers passing their own offsets must keep
+    /// them on character boundaries inside the text (checked with a debug assertion).
+    pub fn new(doc: &Document, start: usize, end: usize) -> Self {
+        debug_assert!(start <= end && end <= doc.text.len());
+        debug_assert!(doc.text.is_char_boundary(start) && doc.text.is_char_boundary(end));
+        Chunk {
+            doc_id: doc.id.clone(),
+            span: Span { start, end },
+            words: count_words(&doc.text[start..end]),
+        }
+    }
+
+    /// Stable passage id `DOC_ID:START-END` (byte offsets), used in run files and reports.
+    pub fn id(&self) -> String {
+        format!("{}:{}-{}", self.doc_id, self.span.start, self.span.end)
+    }
+
+    /// The chunk's text: the exact slice of its document.
+    pub fn text<'a>(&self, doc: &'a Document) -> &'a str {
+        &doc.text[self.span.start..self.span.end]
+    }
+}
+
+/// True for characters that separate words: Unicode `White_Space` plus the invisible
+/// separators U+200B (zero-width space), U+2060 (word joiner) and U+FEFF (BOM), which
+/// otherwise turn a blank document into one "word" (../shared/cases/CASES.md, case 3).
+pub fn is_word_separator(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '\u{200B}' | '\u{2060}' | '\u{FEFF}')
+}
+
+/// Byte spans of the words of `text`: maximal runs of non-separator characters
+/// ([`is_word_separator`]). Spans are in increasing order and never empty.
+pub fn word_spans(text: &str) -> Vec<Span> {
+    let mut spans = Vec::new();
+    let mut start: Option<usize> = None;
+    for (i, c) in text.char_indices() {
+        if is_word_separator(c) {
+            if let Some(s) = start.take() {
+                spans.push(Span { start: s, end: i });
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        spans.push(Span {
+            start: s,
+            end: text.len(),
+        });
+    }
+    spans
+}
+
+/// Number of words in `text` (the length of [`word_spans`]), without allocating.
+pub fn count_words(text: &str) -> usize {
+    let mut n = 0;
+    let mut in_word = false;
+    for c in text.chars() {
+        if is_word_separator(c) {
+            in_word = false;
+        } else if !in_word {
+            in_word = true;
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Number of words covered by the union of `spans` of one document (overlaps counted once).
+///
+/// `spans` may be in any order and may overlap; this is the "unique words retrieved" count
+/// (DESIGN.md §3), as opposed to the sum of per-chunk counts (words with multiplicity).
+pub fn unique_words(text: &str, spans: &[Span]) -> usize {
+    let mut sorted: Vec<Span> = spans.iter().copied().filter(|s| !s.is_empty()).collect();
+    sorted.sort();
+    let mut merged: Vec<Span> = Vec::with_capacity(sorted.len());
+    for s in sorted {
+        match merged.last_mut() {
+            Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
+            _ => merged.push(s),
+        }
+    }
+    // A word counts once if any of its bytes is covered by the union.
+    let words = word_spans(text);
+    let mut count = 0;
+    let mut j = 0;
+    for w in words {
+        while j < merged.len() && merged[j].end <= w.start {
+            j += 1;
+        }
+        if j < merged.len() && merged[j].start < w.end {
+            count += 1;
+        }
+    }
+    count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(text: &str) -> Document {
+        Document {
+            id: "d".into(),
+            title: String::new(),
+            text: text.into(),
+            source: String::new(),
+            license: String::new(),
+        }
+    }
+
+    #[test]
+    fn words_ignore_invisible_separators() {
+        assert_eq!(count_words("\u{00A0}\u{200B}\u{FEFF}"), 0);
+        assert_eq!(count_words("   \n\t  "), 0);
+        assert_eq!(count_words("Pumps hum. Valves click."), 4);
+        assert_eq!(
+            count_words("Para two,  with   double  spaces."),
+            count_words("Para two, with double spaces.")
+        );
+    }
+
+    #[test]
+    fn word_spans_match_count() {
+        let t = "  a bb\tccc\r\n日本語  é ";
+        let spans = word_spans(t);
+        assert_eq!(spans.len(), count_words(t));
+        let words: Vec<&str> = spans.iter().map(|s| &t[s.start..s.end]).collect();
+        assert_eq!(words, ["a", "bb", "ccc", "日本語", "é"]);
+    }
+
+    #[test]
+    fn unique_words_counts_overlap_once() {
+        let d = doc("one two three four five six");
+        // "one two three" = [0,13), "three four" = [8,18)
+        let a = Span { start: 0, end: 13 };
+        let b = Span { start: 8, end: 18 };
+        assert_eq!(unique_words(&d.text, &[a, b]), 4);
+        assert_eq!(unique_words(&d.text, &[b, a, a]), 4);
+        assert_eq!(unique_words(&d.text, &[]), 0);
+    }
+
+    #[test]
+    fn chunk_text_is_slice() {
+        let d = doc("The valve is closed. The valve is closed.");
+        let c = Chunk::new(&d, 21, 41);
+        assert_eq!(c.text(&d), "The valve is closed.");
+        assert_eq!(c.words, 4);
+        assert_eq!(c.id(), "d:21-41");
+    }
+}

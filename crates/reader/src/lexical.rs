@@ -1,0 +1,216 @@
+//! The lexical baseline reader, in the style of the information-retrieval solver for science
+//! questions (Clark et al., "Combining Retrieval, Statistics, and Inference to Answer
+//! Elementary Science Questions", AAAI 2016, §3.1): an option is supported when a retrieved
+//! passage contains both the option's words and the question's words.
+//!
+//! Scoring rule (terms from [`retriever::Analyzer`], sets, idf from the corpus documents as
+//! `ln(1 + (N − df + 0.5)/(df + 0.5))`):
+//! - `Q` = question terms; `O_i` = option i's terms minus `Q` and minus terms that every
+//!   option shares (if that leaves nothing, option i's terms minus `Q`, then all its terms).
+//! - For passage p with term set P: `cov(X, p) = Σ_{t∈X∩P} idf(t) / Σ_{t∈X} idf(t)`.
+//! - `s_i(p) = cov(O_i, p) · (1 + cov(Q, p))`.
+//! - Option score = `max_p s_i(p)`; ties on it are broken by `Σ_p s_i(p)`; options still equal
+//!   are a tie ([`crate::ReaderOutput::tied`] > 1), which never counts as correct. With no
+//!   passages every option scores 0 and all options tie.
+
+use crate::{argmax_with_ties, Reader, ReaderError, ReaderInput, ReaderOutput};
+use retriever::Analyzer;
+use std::collections::{HashMap, HashSet};
+
+/// The lexical reader; holds the corpus document frequencies used for idf.
+#[derive(Debug, Clone)]
+pub struct LexicalReader {
+    analyzer: Analyzer,
+    df: HashMap<String, u32>,
+    n_docs: usize,
+}
+
+impl LexicalReader {
+    /// Builds the reader from the corpus documents' texts (document frequency per term).
+    pub fn new<'a>(corpus: impl IntoIterator<Item = &'a str>) -> Self {
+        let analyzer = Analyzer;
+        let mut df: HashMap<String, u32> = HashMap::new();
+        let mut n_docs = 0;
+        for text in corpus {
+            n_docs += 1;
+            let terms: HashSet<String> = analyzer.terms(text).into_iter().collect();
+            for t in terms {
+                *df.entry(t).or_default() += 1;
+            }
+        }
+        LexicalReader {
+            analyzer,
+            df,
+            n_docs,
+        }
+    }
+
+    fn idf(&self, term: &str) -> f64 {
+        let n = self.n_docs as f64;
+        let df = self.df.get(term).copied().unwrap_or(0) as f64;
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+    }
+
+    fn set(&self, text: &str) -> HashSet<String> {
+        self.analyzer.terms(text).into_iter().collect()
+    }
+
+    fn coverage(&self, terms: &HashSet<String>, passage: &HashSet<String>) -> f64 {
+        let total: f64 = terms.iter().map(|t| self.idf(t)).sum();
+        if total <= 0.0 {
+            return 0.0;
+        }
+        let hit: f64 = terms
+            .iter()
+            .filter(|t| passage.contains(*t))
+            .map(|t| self.idf(t))
+            .sum();
+        hit / total
+    }
+}
+
+impl Reader for LexicalReader {
+    fn identity(&self) -> String {
+        "lexical-v1(cov(option)*(1+cov(question)),max-then-sum,idf=lucene)".to_string()
+    }
+
+    fn read(&self, input: &ReaderInput<'_>) -> Result<ReaderOutput, ReaderError> {
+        if input.options.is_empty() {
+            return Err(ReaderError::Invalid {
+                reader: self.identity(),
+                message: "the question has no options".into(),
+            });
+        }
+        let q = self.set(input.question);
+        let raw_opts: Vec<HashSet<String>> = input.options.iter().map(|o| self.set(o)).collect();
+        let shared: HashSet<String> = raw_opts
+            .iter()
+            .skip(1)
+            .fold(raw_opts[0].clone(), |acc, s| &acc & s);
+        let opts: Vec<HashSet<String>> = raw_opts
+            .iter()
+            .map(|o| {
+                let distinct: HashSet<String> =
+                    o.iter().filter(|t| !q.contains(*t) && !shared.contains(*t)).cloned().collect();
+                if !distinct.is_empty() {
+                    return distinct;
+                }
+                let not_q: HashSet<String> = o.difference(&q).cloned().collect();
+                if not_q.is_empty() {
+                    o.clone()
+                } else {
+                    not_q
+                }
+            })
+            .collect();
+        let passages: Vec<HashSet<String>> = input.passages.iter().map(|p| self.set(p)).collect();
+        let q_cov: Vec<f64> = passages.iter().map(|p| self.coverage(&q, p)).collect();
+        let keys: Vec<(f64, f64)> = opts
+            .iter()
+            .map(|o| {
+                let per: Vec<f64> = passages
+                    .iter()
+                    .zip(&q_cov)
+                    .map(|(p, qc)| self.coverage(o, p) * (1.0 + qc))
+                    .collect();
+                let max = per.iter().copied().fold(0.0, f64::max);
+                (max, per.iter().sum())
+            })
+            .collect();
+        let (choice, tied) = argmax_with_ties(&keys);
+        let raw = format!(
+            "max={:?} sum={:?}",
+            keys.iter().map(|k| round6(k.0)).collect::<Vec<_>>(),
+            keys.iter().map(|k| round6(k.1)).collect::<Vec<_>>()
+        );
+        Ok(ReaderOutput {
+            choice,
+            scores: keys.iter().map(|k| k.0).collect(),
+            tied,
+            raw,
+        })
+    }
+}
+
+fn round6(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn picks_supported_option() {
+        let corpus = ["Valve V2 was replaced in March.", "Pumps hum loudly.", "Valves click."];
+        let r = LexicalReader::new(corpus);
+        let o = opts(&["V1", "V2", "V3", "V4"]);
+        let passages = ["Valve V2 was replaced in March."];
+        let out = r
+            .read(&ReaderInput {
+                question: "Which valve was replaced?",
+                options: &o,
+                passages: &passages,
+            })
+            .unwrap();
+        assert_eq!((out.choice, out.tied), (1, 1));
+        assert!(out.is_correct(1));
+    }
+
+    #[test]
+    fn case29_no_passages_is_a_full_tie_not_dropped() {
+        let r = LexicalReader::new(["a b c"]);
+        let o = opts(&["V1", "V2", "V3", "V4"]);
+        for passages in [&[][..], &[""][..]] {
+            let out = r
+                .read(&ReaderInput {
+                    question: "Which valve was replaced?",
+                    options: &o,
+                    passages,
+                })
+                .unwrap();
+            assert_eq!(out.tied, 4);
+            assert!(!out.is_correct(out.choice));
+            assert!(out.scores.iter().all(|s| *s == 0.0));
+        }
+    }
+
+    #[test]
+    fn six_options_and_empty_option() {
+        let r = LexicalReader::new(["seven is prime", "e is a vowel"]);
+        let o = opts(&["4", "6", "7", "8", "9", "10"]);
+        let out = r
+            .read(&ReaderInput {
+                question: "Pick the prime.",
+                options: &o,
+                passages: &["the number 7 is prime"],
+            })
+            .unwrap();
+        assert_eq!((out.choice, out.tied), (2, 1));
+        let o = opts(&["b", "", "e", "k"]);
+        let out = r
+            .read(&ReaderInput {
+                question: "Pick the vowel.",
+                options: &o,
+                passages: &["e is a vowel"],
+            })
+            .unwrap();
+        assert_eq!((out.choice, out.tied), (2, 1));
+    }
+
+    #[test]
+    fn no_options_is_an_error() {
+        let r = LexicalReader::new(["x"]);
+        assert!(r
+            .read(&ReaderInput {
+                question: "q",
+                options: &[],
+                passages: &[]
+            })
+            .is_err());
+    }
+}

@@ -1,0 +1,162 @@
+//! Okapi BM25 over a [`PassageIndex`].
+//!
+//! Score of passage `p` for query terms `q_1..q_n` (duplicates kept, as rank_bm25's
+//! `BM25Okapi.get_scores` sums over the query list):
+//! `Σ_i idf(q_i) · tf(q_i,p)·(k1+1) / (tf(q_i,p) + k1·(1 − b + b·|p|/avgdl))` with the
+//! Lucene idf `ln(1 + (N − df + 0.5)/(df + 0.5))` (never negative). `|p|` and `avgdl` are in
+//! analyser terms ([`Analyzer`]). Defaults k1 = 1.2, b = 0.75 (Robertson & Zaragoza 2009;
+//! Lucene's `BM25Similarity`). Passages sharing no term with the query are not returned.
+
+use crate::{top_k, Analyzer, Hit, PassageIndex};
+use std::collections::HashMap;
+
+/// BM25 parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bm25Params {
+    /// Term-frequency saturation (default 1.2).
+    pub k1: f64,
+    /// Length normalisation in [0, 1] (default 0.75).
+    pub b: f64,
+}
+
+impl Default for Bm25Params {
+    fn default() -> Self {
+        Bm25Params { k1: 1.2, b: 0.75 }
+    }
+}
+
+/// An inverted BM25 index over the passages of one [`PassageIndex`].
+#[derive(Debug, Clone)]
+pub struct Bm25 {
+    params: Bm25Params,
+    analyzer: Analyzer,
+    /// term -> (passage, term frequency), passages ascending.
+    postings: HashMap<String, Vec<(u32, u32)>>,
+    lengths: Vec<f64>,
+    avgdl: f64,
+}
+
+impl Bm25 {
+    /// Indexes every passage of `index`. Cost: one pass over the passage texts.
+    pub fn new(index: &PassageIndex, params: Bm25Params) -> Self {
+        let analyzer = Analyzer;
+        let mut postings: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
+        let mut lengths = Vec::with_capacity(index.len());
+        for i in 0..index.len() {
+            let terms = analyzer.terms(index.text(i));
+            lengths.push(terms.len() as f64);
+            let mut tf: HashMap<String, u32> = HashMap::new();
+            for t in terms {
+                *tf.entry(t).or_default() += 1;
+            }
+            for (t, f) in tf {
+                postings.entry(t).or_default().push((i as u32, f));
+            }
+        }
+        let avgdl = if lengths.is_empty() {
+            0.0
+        } else {
+            lengths.iter().sum::<f64>() / lengths.len() as f64
+        };
+        Bm25 {
+            params,
+            analyzer,
+            postings,
+            lengths,
+            avgdl,
+        }
+    }
+
+    /// Lucene idf of a term with document frequency `df` among `N` passages.
+    fn idf(&self, df: usize) -> f64 {
+        let n = self.lengths.len() as f64;
+        let df = df as f64;
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+    }
+
+    /// The `k` best passages for `query`, restricted to `scope` (a mask from
+    /// [`PassageIndex::scope_mask`]; `None` = all passages). Ties are broken by passage order.
+    /// An empty corpus or a query without terms gives an empty list.
+    pub fn search(&self, query: &str, k: usize, scope: Option<&[bool]>) -> Vec<Hit> {
+        let mut scores: HashMap<u32, f64> = HashMap::new();
+        let Bm25Params { k1, b } = self.params;
+        for term in self.analyzer.terms(query) {
+            let Some(list) = self.postings.get(&term) else {
+                continue;
+            };
+            let idf = self.idf(list.len());
+            for &(p, tf) in list {
+                if scope.is_some_and(|m| !m[p as usize]) {
+                    continue;
+                }
+                let tf = tf as f64;
+                let norm = k1 * (1.0 - b + b * self.lengths[p as usize] / self.avgdl);
+                *scores.entry(p).or_default() += idf * tf * (k1 + 1.0) / (tf + norm);
+            }
+        }
+        let hits = scores
+            .into_iter()
+            .map(|(p, score)| Hit {
+                passage: p as usize,
+                score,
+            })
+            .collect();
+        top_k(hits, k)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chunker::{Document, FixedConfig};
+
+    fn corpus(texts: &[&str]) -> PassageIndex {
+        let docs: Vec<Document> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Document {
+                id: format!("d{i}"),
+                title: String::new(),
+                text: t.to_string(),
+                source: String::new(),
+                license: String::new(),
+            })
+            .collect();
+        let cfg = FixedConfig::new(1000, 0).unwrap();
+        let chunks = docs.iter().flat_map(|d| cfg.chunk(d)).collect();
+        PassageIndex::new(&docs, chunks).unwrap()
+    }
+
+    #[test]
+    fn hand_computed_score() {
+        let idx = corpus(&["cat sat", "dog dog barked loudly", "bird"]);
+        let bm = Bm25::new(&idx, Bm25Params::default());
+        let hits = bm.search("dog", 3, None);
+        assert_eq!(hits.len(), 1);
+        // N=3, df=1: idf = ln(1 + 2.5/1.5); avgdl = 7/3; |p| = 4, tf = 2.
+        let idf = (1.0f64 + 2.5 / 1.5).ln();
+        let norm = 1.2 * (1.0 - 0.75 + 0.75 * 4.0 / (7.0 / 3.0));
+        let expect = idf * 2.0 * 2.2 / (2.0 + norm);
+        assert!((hits[0].score - expect).abs() < 1e-12);
+    }
+
+    #[test]
+    fn empty_corpus_and_empty_query() {
+        let idx = corpus(&["", "  "]);
+        let bm = Bm25::new(&idx, Bm25Params::default());
+        assert!(bm.search("anything", 3, None).is_empty());
+        let idx = corpus(&["some text"]);
+        let bm = Bm25::new(&idx, Bm25Params::default());
+        assert!(bm.search("?!", 3, None).is_empty());
+    }
+
+    #[test]
+    fn scope_is_respected() {
+        let idx = corpus(&["valve one", "valve two"]);
+        let bm = Bm25::new(&idx, Bm25Params::default());
+        let mask = idx.scope_mask(Some(&["d1".to_string()])).unwrap();
+        let hits = bm.search("valve", 5, Some(&mask));
+        assert_eq!(hits.len(), 1);
+        assert_eq!(idx.passages()[hits[0].passage].doc_id, "d1");
+    }
+}

@@ -1,0 +1,149 @@
+//! Passage retrieval for chunkbench: the passage index and lexical (BM25) top-k.
+//!
+//! A [`PassageIndex`] is built once per (dataset, strategy) from chunks and their exact source
+//! slices and is shared by every k and reader (DESIGN.md §1, "retrieve").
+
+#![warn(missing_docs)]
+
+pub mod analyzer;
+pub mod bm25;
+
+pub use analyzer::Analyzer;
+pub use bm25::{Bm25, Bm25Params};
+
+use chunker::{Chunk, Document};
+use std::collections::HashMap;
+
+/// One retrieved passage: its position in the index and its score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    /// Index of the passage in [`PassageIndex::passages`].
+    pub passage: usize,
+    /// Retriever score (higher is better; BM25 points for [`Bm25`]).
+    pub score: f64,
+}
+
+/// The chunks of one corpus, in document order, with their texts.
+///
+/// Invariant: `texts[i] == documents[passages[i].doc_id].text[span]` — built only through
+/// [`PassageIndex::new`], which slices the documents itself.
+#[derive(Debug, Clone)]
+pub struct PassageIndex {
+    passages: Vec<Chunk>,
+    texts: Vec<String>,
+    doc_ranges: HashMap<String, std::ops::Range<usize>>,
+}
+
+impl PassageIndex {
+    /// Builds the index from documents and their chunks (chunks of one document contiguous,
+    /// as every chunker in this workspace emits them).
+    ///
+    /// # Errors
+    /// A message naming the chunk when it refers to an unknown document, when its span is
+    /// outside the text or not on character boundaries, or when a document's chunks are not
+    /// contiguous.
+    pub fn new(documents: &[Document], chunks: Vec<Chunk>) -> Result<Self, String> {
+        let by_id: HashMap<&str, &Document> =
+            documents.iter().map(|d| (d.id.as_str(), d)).collect();
+        let mut texts = Vec::with_capacity(chunks.len());
+        let mut doc_ranges: HashMap<String, std::ops::Range<usize>> = HashMap::new();
+        for (i, c) in chunks.iter().enumerate() {
+            let doc = by_id
+                .get(c.doc_id.as_str())
+                .ok_or_else(|| format!("chunk {} refers to unknown document", c.id()))?;
+            let (s, e) = (c.span.start, c.span.end);
+            if s > e
+                || e > doc.text.len()
+                || !doc.text.is_char_boundary(s)
+                || !doc.text.is_char_boundary(e)
+            {
+                return Err(format!(
+                    "chunk {} is not a character-aligned span of its document",
+                    c.id()
+                ));
+            }
+            texts.push(doc.text[s..e].to_string());
+            match doc_ranges.get_mut(&c.doc_id) {
+                Some(r) if r.end == i => r.end = i + 1,
+                Some(_) => {
+                    return Err(format!(
+                        "chunks of document {} are not contiguous in the index",
+                        c.doc_id
+                    ))
+                }
+                None => {
+                    doc_ranges.insert(c.doc_id.clone(), i..i + 1);
+                }
+            }
+        }
+        Ok(PassageIndex {
+            passages: chunks,
+            texts,
+            doc_ranges,
+        })
+    }
+
+    /// The passages (chunks) in index order.
+    pub fn passages(&self) -> &[Chunk] {
+        &self.passages
+    }
+
+    /// The text of passage `i`: exactly its document slice.
+    pub fn text(&self, i: usize) -> &str {
+        &self.texts[i]
+    }
+
+    /// Number of passages.
+    pub fn len(&self) -> usize {
+        self.passages.len()
+    }
+
+    /// True when the corpus produced no passages.
+    pub fn is_empty(&self) -> bool {
+        self.passages.is_empty()
+    }
+
+    /// A mask of the passages belonging to `doc_ids` (the question's retrieval scope);
+    /// `None` means the whole corpus. Unknown ids select nothing.
+    pub fn scope_mask(&self, doc_ids: Option<&[String]>) -> Option<Vec<bool>> {
+        let ids = doc_ids?;
+        let mut mask = vec![false; self.passages.len()];
+        for id in ids {
+            if let Some(r) = self.doc_ranges.get(id) {
+                mask[r.clone()].iter_mut().for_each(|m| *m = true);
+            }
+        }
+        Some(mask)
+    }
+}
+
+/// Sorts `(passage, score)` pairs by descending score with ties broken by ascending passage
+/// index (deterministic under any thread count), NaN scores ranked last, and keeps `k`.
+pub fn top_k(mut hits: Vec<Hit>, k: usize) -> Vec<Hit> {
+    hits.sort_by(|a, b| {
+        let key = |h: &Hit| if h.score.is_nan() { f64::NEG_INFINITY } else { h.score };
+        key(b)
+            .total_cmp(&key(a))
+            .then(a.passage.cmp(&b.passage))
+    });
+    hits.truncate(k);
+    hits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_k_breaks_ties_by_passage_order_and_sinks_nan() {
+        let hits = vec![
+            Hit { passage: 4, score: 0.8125 },
+            Hit { passage: 1, score: 0.8125 },
+            Hit { passage: 0, score: f64::NAN },
+            Hit { passage: 3, score: 0.8125 },
+            Hit { passage: 2, score: 0.8125 },
+        ];
+        let ids: Vec<usize> = top_k(hits, 3).iter().map(|h| h.passage).collect();
+        assert_eq!(ids, [1, 2, 3]);
+    }
+}
