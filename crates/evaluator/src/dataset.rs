@@ -108,8 +108,8 @@ pub struct Dataset {
 /// Reads a JSON-lines file into `T`s, naming the file and 1-based line on any error.
 /// Blank lines are rejected too: a JSONL file has one record per line.
 pub fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let value = serde_json::from_str(line).map_err(|e| {
@@ -184,7 +184,10 @@ pub fn validate(
             bail!("{at}: field `id` is empty; give every document a unique id");
         }
         if docs.insert(&d.id, d).is_some() {
-            bail!("{at}: field `id`: duplicate document id {:?}; ids must be unique", d.id);
+            bail!(
+                "{at}: field `id`: duplicate document id {:?}; ids must be unique",
+                d.id
+            );
         }
     }
     let mut seen: HashSet<&str> = HashSet::new();
@@ -194,7 +197,10 @@ pub fn validate(
             bail!("{at}: field `id` is empty; give every question a unique id");
         }
         if !seen.insert(&q.id) {
-            bail!("{at}: field `id`: duplicate question id {:?}; ids must be unique", q.id);
+            bail!(
+                "{at}: field `id`: duplicate question id {:?}; ids must be unique",
+                q.id
+            );
         }
         if q.options.len() < 2 {
             bail!(
@@ -276,7 +282,11 @@ mod tests {
             notes: vec![],
             files: BTreeMap::new(),
         };
-        std::fs::write(dir.join("manifest.json"), serde_json::to_string(&m).unwrap()).unwrap();
+        std::fs::write(
+            dir.join("manifest.json"),
+            serde_json::to_string(&m).unwrap(),
+        )
+        .unwrap();
     }
 
     fn err(docs: &str, qs: &str) -> String {
@@ -302,40 +312,61 @@ mod tests {
         let q1 = r#"{"id":"q1","question":"a?","options":["x","y"],"answer":0}"#;
         let q2 = r#"{"id":"q2","question":"b?","options":["x","y"]}"#;
         let e = err(DOC, &format!("{q1}\n{q2}\n"));
-        assert!(e.contains("questions.jsonl:2:") && e.contains("`answer`") && e.contains("no gold"), "{e}");
+        assert!(
+            e.contains("questions.jsonl:2:") && e.contains("`answer`") && e.contains("no gold"),
+            "{e}"
+        );
         let q2 = r#"{"id":"q2","question":"b?","options":["x","y"],"answer":null}"#;
         let e = err(DOC, &format!("{q1}\n{q2}\n"));
-        assert!(e.contains("questions.jsonl:2:") && e.contains("no gold"), "{e}");
+        assert!(
+            e.contains("questions.jsonl:2:") && e.contains("no gold"),
+            "{e}"
+        );
     }
 
     #[test]
     fn rejects_out_of_range_answer() {
         let q = r#"{"id":"q1","question":"a?","options":["x","y","z","w"],"answer":4}"#;
         let e = err(DOC, q);
-        assert!(e.contains("questions.jsonl:1:") && e.contains("out of range"), "{e}");
+        assert!(
+            e.contains("questions.jsonl:1:") && e.contains("out of range"),
+            "{e}"
+        );
     }
 
     #[test]
     fn rejects_duplicate_ids() {
         let q = r#"{"id":"q1","question":"a?","options":["x","y"],"answer":0}"#;
         let e = err(DOC, &format!("{q}\n{q}\n"));
-        assert!(e.contains("questions.jsonl:2:") && e.contains("duplicate question id"), "{e}");
+        assert!(
+            e.contains("questions.jsonl:2:") && e.contains("duplicate question id"),
+            "{e}"
+        );
         let e = err(&format!("{DOC}\n{DOC}\n"), q);
-        assert!(e.contains("documents.jsonl:2:") && e.contains("duplicate document id"), "{e}");
+        assert!(
+            e.contains("documents.jsonl:2:") && e.contains("duplicate document id"),
+            "{e}"
+        );
     }
 
     #[test]
     fn rejects_invalid_json_with_line() {
         let q = r#"{"id":"q1","question":"a?","options":["x","y"],"answer":0}"#;
         let e = err(DOC, &format!("{q}\n{q}\n{{not json\n"));
-        assert!(e.contains("questions.jsonl:3:") && e.contains("invalid record"), "{e}");
+        assert!(
+            e.contains("questions.jsonl:3:") && e.contains("invalid record"),
+            "{e}"
+        );
     }
 
     #[test]
     fn rejects_unknown_field_and_bad_spans() {
         let q = r#"{"id":"q1","question":"a?","options":["x","y"],"answer":0,"gold":1}"#;
         let e = err(DOC, q);
-        assert!(e.contains("questions.jsonl:1:") && e.contains("unknown field `gold`"), "{e}");
+        assert!(
+            e.contains("questions.jsonl:1:") && e.contains("unknown field `gold`"),
+            "{e}"
+        );
         let q = r#"{"id":"q1","question":"a?","options":["x","y"],"answer":0,"evidence":[{"doc_id":"d1","start":5,"end":500}]}"#;
         let e = err(DOC, q);
         assert!(e.contains("`evidence`") && e.contains("outside"), "{e}");

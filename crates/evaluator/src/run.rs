@@ -125,7 +125,7 @@ fn rows_csv(rows: &[QuestionRow], header: bool) -> Result<Vec<u8>> {
     for r in rows {
         w.serialize(r)?;
     }
-    Ok(w.into_inner().context("csv buffer")?)
+    w.into_inner().context("csv buffer")
 }
 
 /// Runs every cell of `cfg` on the datasets in `store`, writing into `cfg.output/cfg.name/`.
@@ -189,8 +189,11 @@ pub fn run(cfg: &RunConfig, store: &Path, config_text: &str) -> Result<RunOutcom
                 ds.documents.len()
             );
             for (r_name, r_cfg) in &cfg.retrievers {
-                let r_cells: Vec<&Cell> =
-                    pending.iter().copied().filter(|c| &c.retriever == r_name).collect();
+                let r_cells: Vec<&Cell> = pending
+                    .iter()
+                    .copied()
+                    .filter(|c| &c.retriever == r_name)
+                    .collect();
                 let Some(kmax) = r_cells.iter().map(|c| c.k).max() else {
                     continue;
                 };
@@ -221,7 +224,9 @@ pub fn run(cfg: &RunConfig, store: &Path, config_text: &str) -> Result<RunOutcom
                     let rows: Vec<QuestionRow> = questions
                         .par_iter()
                         .zip(&hits)
-                        .map(|(q, h)| answer(cell, q, &h[..h.len().min(cell.k)], &index, &docs, reader))
+                        .map(|(q, h)| {
+                            answer(cell, q, &h[..h.len().min(cell.k)], &index, &docs, reader)
+                        })
                         .collect::<Result<_>>()?;
                     let summary = summarize(&rows);
                     let rec = CellRecord {
@@ -248,7 +253,10 @@ pub fn run(cfg: &RunConfig, store: &Path, config_text: &str) -> Result<RunOutcom
         let body = if i == 0 {
             &csv[..]
         } else {
-            let nl = csv.iter().position(|&b| b == b'\n').map_or(csv.len(), |p| p + 1);
+            let nl = csv
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(csv.len(), |p| p + 1);
             &csv[nl..]
         };
         per_question.extend_from_slice(body);

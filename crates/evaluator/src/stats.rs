@@ -883,8 +883,8 @@ mod tests {
             (false, true, c),
             (false, false, neither),
         ] {
-            base.extend(std::iter::repeat(x).take(k));
-            cand.extend(std::iter::repeat(y).take(k));
+            base.extend(std::iter::repeat_n(x, k));
+            cand.extend(std::iter::repeat_n(y, k));
         }
         (base, cand)
     }

@@ -60,7 +60,10 @@ fn sciq_import_counts() {
         assert_eq!(q.options.len(), 4, "{}", q.id);
         positions[q.gold()] += 1;
     }
-    assert!(positions.iter().all(|&n| n > 200), "gold positions {positions:?}");
+    assert!(
+        positions.iter().all(|&n| n > 200),
+        "gold positions {positions:?}"
+    );
     // Evidence spans cover their whole support document.
     for q in ds.questions.iter().filter(|q| q.evidence.is_some()) {
         let ev = &q.evidence.as_ref().unwrap()[0];

@@ -1,0 +1,273 @@
+//! End-to-end tests of the `chunkbench` binary on the real SciQ data.
+//!
+//! They need the converted datasets in the store (`data/` at the workspace root, or
+//! `CHUNKBENCH_STORE`); `scripts/test.sh` (the README's test command) fetches them first.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn store() -> PathBuf {
+    let s = std::env::var_os("CHUNKBENCH_STORE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("data"));
+    assert!(
+        s.join("sciq/manifest.json").exists(),
+        "no converted SciQ in {}: run `scripts/test.sh` or `cargo run -p chunkbench -- data fetch`",
+        s.display()
+    );
+    s
+}
+
+fn chunkbench(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_chunkbench"));
+    cmd.args(args)
+        .current_dir(workspace())
+        .env_remove("CHUNKBENCH_STORE");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run chunkbench")
+}
+
+/// The quickstart config limited to `limit` questions, written into `dir`.
+fn config(dir: &Path, limit: Option<usize>) -> PathBuf {
+    let text = std::fs::read_to_string(workspace().join("configs/quickstart.yaml")).unwrap();
+    let text = match limit {
+        Some(n) => format!("{text}limit: {n}\n"),
+        None => text,
+    };
+    let p = dir.join("quickstart.yaml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn run(cfg: &Path, out: &Path, envs: &[(&str, &str)]) -> Output {
+    let o = chunkbench(
+        &[
+            "run",
+            cfg.to_str().unwrap(),
+            "--store",
+            store().to_str().unwrap(),
+            "--output",
+            out.to_str().unwrap(),
+        ],
+        envs,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+#[test]
+fn quickstart_full_run_is_well_above_chance() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path(), None);
+    let o = run(&cfg, tmp.path(), &[]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("4 cells"), "{stdout}");
+    let summary = std::fs::read_to_string(tmp.path().join("quickstart/summary.csv")).unwrap();
+    let mut rdr = csv::Reader::from_reader(summary.as_bytes());
+    let headers = rdr.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        assert_eq!(&r[col("n")], "1000");
+        let acc: f64 = r[col("accuracy")].parse().unwrap();
+        assert!(
+            acc > 0.5,
+            "accuracy {acc} is not clearly above the 25 % chance level"
+        );
+        let words: f64 = r[col("words_mean")].parse().unwrap();
+        assert!(words > 0.0);
+    }
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(tmp.path().join("quickstart/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["cells"].as_array().unwrap().len(), 4);
+    assert_eq!(manifest["datasets"][0]["name"], "sciq");
+    assert!(manifest["config_sha256"].as_str().unwrap().len() == 64);
+    assert!(manifest["git_commit"].is_string());
+}
+
+#[test]
+fn reruns_and_thread_counts_give_byte_identical_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path(), Some(300));
+    let a = tmp.path().join("a");
+    let b = tmp.path().join("b");
+    run(&cfg, &a, &[("RAYON_NUM_THREADS", "2")]);
+    run(&cfg, &b, &[("RAYON_NUM_THREADS", "1")]);
+    for f in ["per_question.csv", "summary.csv", "summary.md"] {
+        let x = std::fs::read(a.join("quickstart").join(f)).unwrap();
+        let y = std::fs::read(b.join("quickstart").join(f)).unwrap();
+        assert!(x == y, "{f} differs between runs");
+    }
+}
+
+#[test]
+fn interrupted_run_resumes_to_identical_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path(), Some(200));
+    run(&cfg, tmp.path(), &[]);
+    let dir = tmp.path().join("quickstart");
+    let full = std::fs::read(dir.join("per_question.csv")).unwrap();
+    // Lose one finished cell and the run-level files, as a kill before assembly would.
+    let cell = std::fs::read_dir(dir.join("cells"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    std::fs::remove_file(&cell).unwrap();
+    std::fs::remove_file(dir.join("per_question.csv")).unwrap();
+    let o = run(&cfg, tmp.path(), &[]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("3 reused"));
+    assert_eq!(std::fs::read(dir.join("per_question.csv")).unwrap(), full);
+}
+
+#[test]
+fn per_question_rows_have_exact_spans() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(tmp.path(), Some(50));
+    run(&cfg, tmp.path(), &[]);
+    let docs: std::collections::HashMap<String, String> =
+        std::fs::read_to_string(store().join("sciq/documents.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                (
+                    v["id"].as_str().unwrap().to_string(),
+                    v["text"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+    let mut rdr = csv::Reader::from_path(tmp.path().join("quickstart/per_question.csv")).unwrap();
+    let headers = rdr.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let mut n = 0;
+    for r in rdr.records() {
+        let r = r.unwrap();
+        let k: usize = r[col("k")].parse().unwrap();
+        let ids: Vec<&str> = r[col("passages")]
+            .split(' ')
+            .filter(|s| !s.is_empty())
+            .collect();
+        assert!(ids.len() <= k);
+        let mut words = 0;
+        for id in ids {
+            let (doc, span) = id.rsplit_once(':').unwrap();
+            let (s, e) = span.split_once('-').unwrap();
+            let (s, e): (usize, usize) = (s.parse().unwrap(), e.parse().unwrap());
+            let text = &docs[doc][s..e];
+            assert!(!text.trim().is_empty());
+            words += text.split_whitespace().count();
+        }
+        assert_eq!(r[col("words")].parse::<usize>().unwrap(), words);
+        n += 1;
+    }
+    assert_eq!(n, 200);
+}
+
+#[test]
+fn unknown_config_key_is_named_with_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(workspace().join("configs/quickstart.yaml"))
+        .unwrap()
+        .replace("baseline: fixed-100", "baseline: fixed-100\nreaderz: {}");
+    let p = tmp.path().join("bad.yaml");
+    std::fs::write(&p, &text).unwrap();
+    let line = text.lines().position(|l| l.starts_with("readerz")).unwrap() + 1;
+    let o = chunkbench(&["validate", p.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("bad.yaml") && err.contains("unknown field `readerz`"),
+        "{err}"
+    );
+    assert!(err.contains(&format!("line {line}")), "{err}");
+    assert!(err.contains("did you mean `readers`"), "{err}");
+}
+
+#[test]
+fn invalid_dataset_line_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ds = tmp.path().join("store/sciq");
+    std::fs::create_dir_all(&ds).unwrap();
+    for f in ["documents.jsonl", "manifest.json"] {
+        std::fs::copy(store().join("sciq").join(f), ds.join(f)).unwrap();
+    }
+    let qs = std::fs::read_to_string(store().join("sciq/questions.jsonl")).unwrap();
+    let mut lines: Vec<String> = qs.lines().map(str::to_string).collect();
+    lines[6] = lines[6].replace("\"answer\":", "\"answer_idx\":");
+    std::fs::write(ds.join("questions.jsonl"), lines.join("\n")).unwrap();
+    let cfg = config(tmp.path(), Some(10));
+    let o = chunkbench(
+        &[
+            "run",
+            cfg.to_str().unwrap(),
+            "--store",
+            tmp.path().join("store").to_str().unwrap(),
+            "--output",
+            tmp.path().to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("questions.jsonl:7:") && err.contains("answer_idx"),
+        "{err}"
+    );
+}
+
+#[test]
+fn chunk_command_prints_exact_slices() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = "The valve is closed. ".repeat(30) + "Grüße aus Köln 日本語。";
+    let p = tmp.path().join("doc.txt");
+    std::fs::write(&p, &text).unwrap();
+    let o = chunkbench(
+        &[
+            "chunk",
+            "--strategy",
+            "fixed",
+            "--size",
+            "20",
+            "--overlap",
+            "5",
+            p.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.len() > 5);
+    for v in &lines {
+        let (s, e) = (
+            v["start"].as_u64().unwrap() as usize,
+            v["end"].as_u64().unwrap() as usize,
+        );
+        assert_eq!(v["text"].as_str().unwrap(), &text[s..e]);
+    }
+    let o = chunkbench(
+        &[
+            "chunk",
+            "--size",
+            "5",
+            "--overlap",
+            "5",
+            p.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("`overlap`"));
+}
