@@ -25,7 +25,10 @@ mod tests {
     #[test]
     fn analyser_rule() {
         let a = Analyzer;
-        assert_eq!(a.terms("DNA-binding, Cell's 3.14!"), ["dna", "binding", "cell's", "3.14"]);
+        assert_eq!(
+            a.terms("DNA-binding, Cell's 3.14!"),
+            ["dna", "binding", "cell's", "3.14"]
+        );
         assert_eq!(a.terms("---- ####"), Vec::<String>::new());
         assert_eq!(a.terms("Grüße aus KÖLN"), ["grüße", "aus", "köln"]);
     }

@@ -121,10 +121,14 @@ impl PassageIndex {
 /// index (deterministic under any thread count), NaN scores ranked last, and keeps `k`.
 pub fn top_k(mut hits: Vec<Hit>, k: usize) -> Vec<Hit> {
     hits.sort_by(|a, b| {
-        let key = |h: &Hit| if h.score.is_nan() { f64::NEG_INFINITY } else { h.score };
-        key(b)
-            .total_cmp(&key(a))
-            .then(a.passage.cmp(&b.passage))
+        let key = |h: &Hit| {
+            if h.score.is_nan() {
+                f64::NEG_INFINITY
+            } else {
+                h.score
+            }
+        };
+        key(b).total_cmp(&key(a)).then(a.passage.cmp(&b.passage))
     });
     hits.truncate(k);
     hits
@@ -137,11 +141,26 @@ mod tests {
     #[test]
     fn top_k_breaks_ties_by_passage_order_and_sinks_nan() {
         let hits = vec![
-            Hit { passage: 4, score: 0.8125 },
-            Hit { passage: 1, score: 0.8125 },
-            Hit { passage: 0, score: f64::NAN },
-            Hit { passage: 3, score: 0.8125 },
-            Hit { passage: 2, score: 0.8125 },
+            Hit {
+                passage: 4,
+                score: 0.8125,
+            },
+            Hit {
+                passage: 1,
+                score: 0.8125,
+            },
+            Hit {
+                passage: 0,
+                score: f64::NAN,
+            },
+            Hit {
+                passage: 3,
+                score: 0.8125,
+            },
+            Hit {
+                passage: 2,
+                score: 0.8125,
+            },
         ];
         let ids: Vec<usize> = top_k(hits, 3).iter().map(|h| h.passage).collect();
         assert_eq!(ids, [1, 2, 3]);
