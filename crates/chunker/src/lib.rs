@@ -10,8 +10,13 @@
 #![warn(missing_docs)]
 
 pub mod fixed;
+pub mod recursive;
+pub mod segment;
+pub mod units;
 
 pub use fixed::{FixedConfig, FixedError};
+pub use recursive::{KeepSeparator, RecursiveChunker, RecursiveError, RecursiveStats};
+pub use units::{HfTokenizer, Sizer, TokenizerError, Unit, UnknownUnit};
 
 use serde::{Deserialize, Serialize};
 
@@ -58,7 +63,9 @@ impl Span {
 
     /// Number of bytes shared with `other` (0 when disjoint).
     pub fn overlap(&self, other: &Span) -> usize {
-        self.end.min(other.end).saturating_sub(self.start.max(other.start))
+        self.end
+            .min(other.end)
+            .saturating_sub(self.start.max(other.start))
     }
 }
 

@@ -1,0 +1,418 @@
+//! Size units shared by the chunkers: words, characters and model tokens.
+//!
+//! * [`Unit::Words`]: whitespace-separated words of the text ([`crate::word_spans`],
+//!   DESIGN.md §3).
+//! * [`Unit::Chars`]: Unicode scalar values (Rust `char`s, Python `len(str)` code points).
+//!   Not bytes and not graphemes: `"é"` (U+00E9) is 1 char, `"e\u{301}"` is 2, and the
+//!   ZWJ family emoji `"👩‍👩‍👧‍👦"` is 7.
+//! * [`Unit::Tokens`]: tokens of a Hugging Face `tokenizer.json` ([`HfTokenizer`]) encoded
+//!   without special tokens, without truncation and without padding, i.e. the count
+//!   LangChain's `TextSplitter.from_huggingface_tokenizer` uses
+//!   (`len(tokenizer.tokenize(text))`, langchain_text_splitters/base.py).
+//!
+//! [`Sizer`] is "what size means" for a chunker: a unit plus, for tokens, the tokenizer.
+
+use crate::Span;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// The unit a chunk size is measured in. Parsed from `words`, `chars` or `tokens`
+/// ([`FromStr`]); serialized in the same lowercase form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unit {
+    /// Whitespace-separated words ([`crate::word_spans`]).
+    Words,
+    /// Unicode scalar values (`char`s), not bytes and not graphemes.
+    Chars,
+    /// Model tokens of a Hugging Face tokenizer ([`HfTokenizer`]), special tokens excluded.
+    Tokens,
+}
+
+impl Unit {
+    /// Every unit, in the order the error message of [`UnknownUnit`] lists them.
+    pub const ALL: [Unit; 3] = [Unit::Words, Unit::Chars, Unit::Tokens];
+
+    /// The canonical lowercase name (`words`, `chars`, `tokens`), as accepted by [`FromStr`].
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unit::Words => "words",
+            Unit::Chars => "chars",
+            Unit::Tokens => "tokens",
+        }
+    }
+}
+
+impl fmt::Display for Unit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Error of [`Unit::from_str`]: the string is not a known unit. Names the field `unit` and
+/// lists the valid values.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("field `unit`: unknown unit `{got}`; valid values are: words, chars, tokens")]
+pub struct UnknownUnit {
+    /// The rejected input.
+    pub got: String,
+}
+
+impl FromStr for Unit {
+    type Err = UnknownUnit;
+
+    /// Parses `words`, `chars` or `tokens` (exact, lowercase).
+    ///
+    /// # Errors
+    /// [`UnknownUnit`] for anything else.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Unit::ALL
+            .into_iter()
+            .find(|u| u.as_str() == s)
+            .ok_or_else(|| UnknownUnit { got: s.to_string() })
+    }
+}
+
+/// Errors loading a tokenizer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TokenizerError {
+    /// The `tokenizer.json` file does not exist.
+    #[error(
+        "field `tokenizer`: `{path}` not found; run `chunkbench models fetch` to download the \
+         models (or point at a Hugging Face model directory containing tokenizer.json)"
+    )]
+    NotFound {
+        /// The path that was tried.
+        path: PathBuf,
+    },
+    /// The file exists but is not a usable `tokenizer.json`.
+    #[error("field `tokenizer`: cannot load `{path}`: {message}")]
+    Invalid {
+        /// The path that was tried.
+        path: PathBuf,
+        /// The tokenizers library's message.
+        message: String,
+    },
+}
+
+/// A Hugging Face tokenizer (`tokenizer.json`) used to count tokens and to find token byte
+/// spans. Truncation and padding configured in the file are always disabled (the MiniLM
+/// file ships `truncation.max_length = 128` and fixed padding, DESIGN.md §4b), and special
+/// tokens are never added: counts are exactly `len(tokenizer.tokenize(text))` of
+/// `transformers` (what LangChain's `from_huggingface_tokenizer` measures).
+///
+/// If the tokenizer library fails on some input (not seen with WordPiece/BPE files), the
+/// text is counted in chars instead and [`HfTokenizer::encode_failures`] is incremented;
+/// nothing panics.
+pub struct HfTokenizer {
+    inner: tokenizers::Tokenizer,
+    source: String,
+    failures: AtomicUsize,
+}
+
+impl fmt::Debug for HfTokenizer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HfTokenizer")
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HfTokenizer {
+    /// Loads `path`: a `tokenizer.json` file, or a model directory (Hugging Face snapshot
+    /// layout) that contains one.
+    ///
+    /// # Errors
+    /// [`TokenizerError::NotFound`] (the message says to run `chunkbench models fetch`) or
+    /// [`TokenizerError::Invalid`].
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, TokenizerError> {
+        let mut path = path.as_ref().to_path_buf();
+        if path.is_dir() {
+            path.push("tokenizer.json");
+        }
+        if !path.is_file() {
+            return Err(TokenizerError::NotFound { path });
+        }
+        let inner =
+            tokenizers::Tokenizer::from_file(&path).map_err(|e| TokenizerError::Invalid {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+        Self::from_tokenizer(inner, path.display().to_string()).map_err(|e| match e {
+            TokenizerError::Invalid { message, .. } => TokenizerError::Invalid { path, message },
+            other => other,
+        })
+    }
+
+    /// Wraps an already loaded tokenizer; `source` identifies it in reports (a path or a
+    /// model name). Truncation and padding are disabled.
+    ///
+    /// # Errors
+    /// [`TokenizerError::Invalid`] when truncation cannot be disabled.
+    pub fn from_tokenizer(
+        mut inner: tokenizers::Tokenizer,
+        source: impl Into<String>,
+    ) -> Result<Self, TokenizerError> {
+        let source = source.into();
+        inner
+            .with_truncation(None)
+            .map_err(|e| TokenizerError::Invalid {
+                path: PathBuf::from(&source),
+                message: e.to_string(),
+            })?;
+        inner.with_padding(None);
+        Ok(HfTokenizer {
+            inner,
+            source,
+            failures: AtomicUsize::new(0),
+        })
+    }
+
+    /// Where the tokenizer came from (the path given to [`HfTokenizer::from_file`]).
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Number of inputs the tokenizer library failed on (each was counted in chars).
+    pub fn encode_failures(&self) -> usize {
+        self.failures.load(Ordering::Relaxed)
+    }
+
+    /// Number of tokens in `text`, without special tokens, truncation or padding.
+    pub fn count(&self, text: &str) -> usize {
+        if text.is_empty() {
+            return 0;
+        }
+        match self.inner.encode_fast(text, false) {
+            Ok(enc) => enc.get_ids().len(),
+            Err(_) => {
+                self.failures.fetch_add(1, Ordering::Relaxed);
+                text.chars().count()
+            }
+        }
+    }
+
+    /// Byte spans of the tokens of `text`, in token order, from the tokenizer's offset
+    /// mappings, snapped outwards to char boundaries (start down, end up). Tokens whose
+    /// offsets cover no text (e.g. a prefix marker) are left out, so the result may be
+    /// shorter than [`HfTokenizer::count`]. Starts are non-decreasing; byte-level BPE
+    /// tokens of one multi-byte char may share the same span.
+    pub fn token_spans(&self, text: &str) -> Vec<Span> {
+        if text.is_empty() {
+            return Vec::new();
+        }
+        match self.inner.encode(text, false) {
+            Ok(enc) => {
+                let mut spans: Vec<Span> = Vec::with_capacity(enc.len());
+                let mut last_start = 0;
+                for &(s, e) in enc.get_offsets() {
+                    let start = floor_char_boundary(text, s.min(text.len())).max(last_start);
+                    let end = ceil_char_boundary(text, e.min(text.len()));
+                    if end > start {
+                        last_start = start;
+                        spans.push(Span { start, end });
+                    }
+                }
+                spans
+            }
+            Err(_) => {
+                self.failures.fetch_add(1, Ordering::Relaxed);
+                text.char_indices()
+                    .map(|(i, c)| Span {
+                        start: i,
+                        end: i + c.len_utf8(),
+                    })
+                    .collect()
+            }
+        }
+    }
+}
+
+/// What "size" means for a chunker: a [`Unit`] plus the tokenizer for [`Unit::Tokens`].
+///
+/// The size of a text is its number of words ([`crate::count_words`]), chars (Unicode
+/// scalar values) or tokens ([`HfTokenizer::count`]). Two `Tokens` sizers are equal when
+/// they share the tokenizer or their [`HfTokenizer::source`]s are equal.
+#[derive(Debug, Clone)]
+pub enum Sizer {
+    /// Whitespace-separated words.
+    Words,
+    /// Unicode scalar values.
+    Chars,
+    /// Model tokens of this tokenizer.
+    Tokens(Arc<HfTokenizer>),
+}
+
+impl PartialEq for Sizer {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Sizer::Words, Sizer::Words) | (Sizer::Chars, Sizer::Chars) => true,
+            (Sizer::Tokens(a), Sizer::Tokens(b)) => Arc::ptr_eq(a, b) || a.source == b.source,
+            _ => false,
+        }
+    }
+}
+
+impl Sizer {
+    /// The sizer for `unit`; `tokenizer` is required for [`Unit::Tokens`] and ignored
+    /// otherwise. Returns `None` when tokens are asked for without a tokenizer (callers
+    /// turn this into their own error naming the field `tokenizer`).
+    pub fn for_unit(unit: Unit, tokenizer: Option<Arc<HfTokenizer>>) -> Option<Self> {
+        match unit {
+            Unit::Words => Some(Sizer::Words),
+            Unit::Chars => Some(Sizer::Chars),
+            Unit::Tokens => tokenizer.map(Sizer::Tokens),
+        }
+    }
+
+    /// The unit this sizer counts.
+    pub fn unit(&self) -> Unit {
+        match self {
+            Sizer::Words => Unit::Words,
+            Sizer::Chars => Unit::Chars,
+            Sizer::Tokens(_) => Unit::Tokens,
+        }
+    }
+
+    /// The tokenizer of a `Tokens` sizer.
+    pub fn tokenizer(&self) -> Option<&Arc<HfTokenizer>> {
+        match self {
+            Sizer::Tokens(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Size of `text` in this sizer's unit.
+    pub fn size(&self, text: &str) -> usize {
+        match self {
+            Sizer::Words => crate::count_words(text),
+            Sizer::Chars => text.chars().count(),
+            Sizer::Tokens(t) => t.count(text),
+        }
+    }
+
+    /// Byte spans of the units of `text`, in order: words ([`crate::word_spans`]), every
+    /// char, or tokens ([`HfTokenizer::token_spans`]). Never contains an empty span.
+    pub fn unit_spans(&self, text: &str) -> Vec<Span> {
+        match self {
+            Sizer::Words => crate::word_spans(text),
+            Sizer::Chars => text
+                .char_indices()
+                .map(|(i, c)| Span {
+                    start: i,
+                    end: i + c.len_utf8(),
+                })
+                .collect(),
+            Sizer::Tokens(t) => t.token_spans(text),
+        }
+    }
+}
+
+/// Largest char boundary `<= i` (`i <= text.len()`).
+pub(crate) fn floor_char_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Smallest char boundary `>= i` (`i <= text.len()`).
+pub(crate) fn ceil_char_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// Path of the MiniLM `tokenizer.json` used by the tests, relative to this crate.
+#[cfg(test)]
+pub(crate) const TEST_TOKENIZER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../models/all-MiniLM-L6-v2/tokenizer.json"
+);
+
+/// The shared test tokenizer. Fails the test (never skips) when the model is missing.
+#[cfg(test)]
+pub(crate) fn test_tokenizer() -> Arc<HfTokenizer> {
+    static TOK: std::sync::OnceLock<Arc<HfTokenizer>> = std::sync::OnceLock::new();
+    TOK.get_or_init(|| match HfTokenizer::from_file(TEST_TOKENIZER) {
+        Ok(t) => Arc::new(t),
+        Err(e) => panic!(
+            "token-unit tests need {TEST_TOKENIZER}: {e} (run `chunkbench models fetch` first)"
+        ),
+    })
+    .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unit_parses_and_lists_valid_values() {
+        assert_eq!("words".parse::<Unit>(), Ok(Unit::Words));
+        assert_eq!("chars".parse::<Unit>(), Ok(Unit::Chars));
+        assert_eq!("tokens".parse::<Unit>(), Ok(Unit::Tokens));
+        let e = "bytes".parse::<Unit>().unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("`unit`") && msg.contains("`bytes`"), "{msg}");
+        assert!(msg.contains("words, chars, tokens"), "{msg}");
+        for u in Unit::ALL {
+            assert_eq!(u.to_string().parse::<Unit>(), Ok(u));
+        }
+    }
+
+    #[test]
+    fn missing_tokenizer_says_how_to_fetch() {
+        let e = HfTokenizer::from_file("/nonexistent/model/tokenizer.json").unwrap_err();
+        assert!(e.to_string().contains("chunkbench models fetch"), "{e}");
+    }
+
+    #[test]
+    fn tokenizer_loads_from_a_model_directory() {
+        let dir = Path::new(TEST_TOKENIZER).parent().unwrap();
+        let tok = HfTokenizer::from_file(dir).unwrap();
+        assert!(tok.source().ends_with("tokenizer.json"));
+        assert_eq!(tok.count("hello world"), 2);
+    }
+
+    #[test]
+    fn tokenizer_ignores_file_truncation_and_padding() {
+        let tok = test_tokenizer();
+        // 300 words: far past the file's truncation.max_length = 128.
+        let text = "alpha ".repeat(300);
+        assert_eq!(tok.count(&text), 300);
+        assert_eq!(tok.token_spans(&text).len(), 300);
+        assert_eq!(tok.count(""), 0);
+        assert_eq!(tok.count("   \n "), 0);
+        assert_eq!(tok.count("a"), 1);
+    }
+
+    #[test]
+    fn token_spans_are_char_aligned_slices() {
+        let tok = test_tokenizer();
+        let text = "Grüße aus Köln 🚀 猫と犬。 가방 x";
+        let spans = tok.token_spans(text);
+        assert!(!spans.is_empty());
+        let mut prev = 0;
+        for s in &spans {
+            assert!(s.start < s.end && s.start >= prev);
+            assert!(text.is_char_boundary(s.start) && text.is_char_boundary(s.end));
+            prev = s.start;
+        }
+        assert_eq!(spans[0].start, 0);
+        assert_eq!(spans.last().unwrap().end, text.len());
+    }
+
+    #[test]
+    fn sizer_counts_scalar_values() {
+        assert_eq!(Sizer::Chars.size("👩‍👩‍👧‍👦"), 7);
+        assert_eq!(Sizer::Chars.size("e\u{301}é"), 3);
+        assert_eq!(Sizer::Words.size(" a  b\u{200B}c "), 3);
+        assert_eq!(Sizer::for_unit(Unit::Tokens, None), None);
+    }
+}
