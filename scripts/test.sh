@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README command 2: the whole test suite. Fetches the pinned datasets and models the tests
-# use (idempotent: verified by sha256 and skipped when up to date), then runs every test.
+# use (idempotent: verified by sha256 and skipped when up to date), then runs every test and
+# ends with one line totalling cargo's per-binary results.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${CHUNKBENCH_DATA:-}" ] && [ -d ../shared/datasets ]; then
@@ -11,4 +12,12 @@ bin=target/debug/chunkbench
 [ -n "${CARGO_TARGET_DIR:-}" ] && bin="$CARGO_TARGET_DIR/debug/chunkbench"
 "$bin" data fetch
 "$bin" models fetch
-cargo test --workspace
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+set +e
+cargo test --workspace 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
+     END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+exit "$status"

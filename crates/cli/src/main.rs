@@ -46,6 +46,28 @@ enum Command {
         /// Override the config's output root (the run goes to OUTPUT/NAME).
         #[arg(long)]
         output: Option<PathBuf>,
+        /// Override a config value: PATH=VALUE (YAML), e.g. strategies.fixed-100.size=300.
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        sets: Vec<String>,
+        /// Run only shard I of N (1-based), e.g. 2/4; join shards with `chunkbench merge`.
+        #[arg(long)]
+        shard: Option<run::Shard>,
+    },
+    /// Join the cells of shard runs into one run directory and write its reports.
+    Merge {
+        /// The merged run directory to write.
+        out: PathBuf,
+        /// Shard run directories (each `OUTPUT/NAME` of a `run --shard I/N`).
+        #[arg(required = true)]
+        shards: Vec<PathBuf>,
+    },
+    /// List what a config can name.
+    Ls {
+        /// strategies | retrievers | readers | datasets | metrics
+        what: ListWhat,
+        /// Dataset store (for `datasets`).
+        #[arg(long, env = "CHUNKBENCH_STORE", default_value = "data")]
+        store: PathBuf,
     },
     /// Check a configuration without running it; prints the cells it expands to.
     Validate {
@@ -66,6 +88,15 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         overlap: usize,
     },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ListWhat {
+    Strategies,
+    Retrievers,
+    Readers,
+    Datasets,
+    Metrics,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -132,14 +163,16 @@ fn real_main() -> Result<()> {
             config,
             store,
             output,
+            sets,
+            shard,
         } => {
             let text = std::fs::read_to_string(&config)
                 .with_context(|| format!("cannot read config {}", config.display()))?;
-            let mut cfg = RunConfig::parse(&text, &config.display().to_string())?;
+            let mut cfg = RunConfig::parse_with(&text, &config.display().to_string(), &sets)?;
             if let Some(o) = output {
                 cfg.output = o;
             }
-            let out = run::run(&cfg, &store, &text)?;
+            let out = run::run(&cfg, &store, shard)?;
             println!("{}", out.summary_md);
             println!(
                 "{} cells ({} reused from an earlier run) -> {}\n  per_question.csv  summary.csv  summary.md  manifest.json  cells/",
@@ -147,6 +180,57 @@ fn real_main() -> Result<()> {
                 out.reused,
                 out.dir.display()
             );
+            Ok(())
+        }
+        Command::Merge { out, shards } => {
+            let (_, cells, md) = run::merge(&shards, &out)?;
+            println!("{md}");
+            println!(
+                "{} cells merged from {} shards -> {}",
+                cells.len(),
+                shards.len(),
+                out.display()
+            );
+            Ok(())
+        }
+        Command::Ls { what, store } => {
+            let rows: Vec<(String, &str)> = match what {
+                ListWhat::Strategies => vec![("fixed".into(), "fixed-size windows: unit words; size, overlap (count or fraction of size)")],
+                ListWhat::Retrievers => vec![("bm25".into(), "Okapi BM25, Lucene idf; k1 (1.2), b (0.75); query: question | question+options")],
+                ListWhat::Readers => vec![("lexical".into(), "lexical evidence reader (IR-solver style); ties count as wrong")],
+                ListWhat::Metrics => vec![
+                    ("accuracy".into(), "share correct, Wilson 95 % interval; ties count as wrong"),
+                    ("words".into(), "words retrieved per question, with multiplicity; mean/median/p95"),
+                    ("unique_words".into(), "words retrieved per question, overlapping spans once"),
+                    ("evidence_hit".into(), "top-k overlaps a gold evidence span (datasets with evidence)"),
+                    ("accuracy_delta".into(), "vs baseline, points, paired bootstrap 95 % interval"),
+                    ("mcnemar".into(), "exact and mid-p on discordant pairs; Holm-adjusted over the run"),
+                    ("words_reduction".into(), "vs baseline, %, paired bootstrap 95 % interval"),
+                    ("mde".into(), "minimum detectable effect, points (alpha 0.05, power 0.8)"),
+                ],
+                ListWhat::Datasets => {
+                    let mut v = Vec::new();
+                    if let Ok(rd) = std::fs::read_dir(&store) {
+                        let mut names: Vec<_> = rd.flatten().map(|e| e.path()).filter(|p| p.join("manifest.json").exists()).collect();
+                        names.sort();
+                        for p in names {
+                            let m: DatasetManifest = serde_json::from_slice(&std::fs::read(p.join("manifest.json"))?)
+                                .with_context(|| format!("{}: not a dataset manifest", p.join("manifest.json").display()))?;
+                            let c = |k: &str| m.counts.get(k).copied().unwrap_or(0);
+                            v.push((m.name.clone(), "")); 
+                            let last = v.len() - 1;
+                            v[last].0 = format!("{:<16} {:>6} documents {:>6} questions  {}", m.name, c("documents"), c("questions"), m.license);
+                        }
+                    }
+                    if v.is_empty() {
+                        bail!("no datasets in {}; run `chunkbench data fetch`", store.display());
+                    }
+                    v
+                }
+            };
+            for (name, about) in rows {
+                println!("{name:<16} {about}");
+            }
             Ok(())
         }
         Command::Validate { config } => {

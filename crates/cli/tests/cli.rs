@@ -271,3 +271,140 @@ fn chunk_command_prints_exact_slices() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("`overlap`"));
 }
+
+/// A sweep config with many cells, for shard and kill tests.
+fn sweep_config(dir: &Path, limit: usize) -> PathBuf {
+    let text = format!(
+        "name: sweep\ndatasets: [sciq]\nlimit: {limit}\nstrategies:\n  fixed: {{kind: fixed, size: 100}}\n\
+         retrievers:\n  bm25: {{kind: bm25}}\nk: [1, 3, 8]\nreaders:\n  lexical: {{kind: lexical}}\n\
+         bootstrap_resamples: 500\nsweep:\n  grid:\n    strategies.fixed.size: [40, 60, 80, 100, 150]\n    strategies.fixed.overlap: [0, 0.25]\n"
+    );
+    let p = dir.join("sweep.yaml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+const REPORTS: [&str; 3] = ["per_question.csv", "summary.csv", "summary.md"];
+
+#[test]
+fn shards_merged_equal_the_unsharded_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = sweep_config(tmp.path(), 150);
+    let (full, s1, s2) = (
+        tmp.path().join("full"),
+        tmp.path().join("s1"),
+        tmp.path().join("s2"),
+    );
+    run(&cfg, &full, &[]);
+    for (dir, shard) in [(&s1, "1/2"), (&s2, "2/2")] {
+        let o = chunkbench(
+            &[
+                "run",
+                cfg.to_str().unwrap(),
+                "--store",
+                store().to_str().unwrap(),
+                "--output",
+                dir.to_str().unwrap(),
+                "--shard",
+                shard,
+            ],
+            &[],
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let n1 = std::fs::read_dir(s1.join("sweep/cells")).unwrap().count();
+    let n2 = std::fs::read_dir(s2.join("sweep/cells")).unwrap().count();
+    assert_eq!(
+        n1 + n2,
+        2 * 30,
+        "each of the 30 cells is computed by exactly one shard"
+    );
+    assert!(!s1.join("sweep/summary.md").exists());
+    let merged = tmp.path().join("merged");
+    let o = chunkbench(
+        &[
+            "merge",
+            merged.to_str().unwrap(),
+            s1.join("sweep").to_str().unwrap(),
+            s2.join("sweep").to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in REPORTS {
+        let a = std::fs::read(full.join("sweep").join(f)).unwrap();
+        let b = std::fs::read(merged.join(f)).unwrap();
+        assert!(
+            a == b,
+            "{f} differs between the merged shards and the unsharded run"
+        );
+    }
+    // One shard alone cannot be merged into a complete run.
+    let o = chunkbench(
+        &[
+            "merge",
+            tmp.path().join("m1").to_str().unwrap(),
+            s1.join("sweep").to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("missing"));
+}
+
+#[test]
+fn sigkilled_run_resumes_to_identical_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = sweep_config(tmp.path(), 500);
+    let reference = tmp.path().join("ref");
+    run(&cfg, &reference, &[]);
+    let out = tmp.path().join("killed");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chunkbench"))
+        .args([
+            "run",
+            cfg.to_str().unwrap(),
+            "--store",
+            store().to_str().unwrap(),
+            "--output",
+            out.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let cells = out.join("sweep/cells");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let done = |p: &Path| {
+        std::fs::read_dir(p).map_or(0, |d| {
+            d.flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                .count()
+        })
+    };
+    while done(&cells) < 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no cell finished in time"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let finished = done(&cells);
+    assert!(
+        finished < 30,
+        "the run finished ({finished} cells) before it could be killed"
+    );
+    assert!(!out.join("sweep/per_question.csv").exists());
+    let o = run(&cfg, &out, &[]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains(&format!("({finished} reused")) || stdout.contains("reused"),
+        "{stdout}"
+    );
+    for f in REPORTS {
+        let a = std::fs::read(reference.join("sweep").join(f)).unwrap();
+        let b = std::fs::read(out.join("sweep").join(f)).unwrap();
+        assert!(a == b, "{f} differs after resuming a killed run");
+    }
+}

@@ -39,9 +39,10 @@ pub struct StrategyConfig {
     pub unit: SizeUnit,
     /// Chunk size in `unit`s.
     pub size: usize,
-    /// Overlap between consecutive chunks in `unit`s (default 0).
+    /// Overlap between consecutive chunks (default 0): a whole number is a count of `unit`s;
+    /// a fraction in (0, 1) is that share of `size`, rounded down (0.2 of 100 words = 20).
     #[serde(default)]
-    pub overlap: usize,
+    pub overlap: f64,
 }
 
 fn default_unit() -> SizeUnit {
@@ -142,6 +143,28 @@ pub struct RunConfig {
     /// Root directory for run outputs (default `results/runs`).
     #[serde(default = "default_output")]
     pub output: PathBuf,
+    /// Parameter sweep, expanded into named entry variants when the config is parsed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<Sweep>,
+}
+
+/// A `sweep:` block: parameter lists over `SECTION.ENTRY.FIELD` paths, where SECTION is
+/// `strategies`, `retrievers` or `readers`.
+///
+/// `grid` takes every combination (cartesian product); `zip` takes the lists position by
+/// position (all of one length, all paths of one entry). Each distinct assignment of an entry
+/// becomes a variant named `ENTRY[field=value,...]` that replaces the entry, so
+/// `grid: {strategies.fixed.size: [64, 128], strategies.fixed.overlap: [0, 0.2]}` yields four
+/// strategies. A `baseline` naming a swept entry refers to its first variant.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sweep {
+    /// Cartesian product of these lists.
+    #[serde(default)]
+    pub grid: BTreeMap<String, Vec<serde_yaml::Value>>,
+    /// Lists of equal length, taken position by position.
+    #[serde(default)]
+    pub zip: BTreeMap<String, Vec<serde_yaml::Value>>,
 }
 
 fn default_resamples() -> usize {
@@ -153,6 +176,11 @@ fn default_k() -> Vec<usize> {
 fn default_output() -> PathBuf {
     PathBuf::from("results/runs")
 }
+
+/// A swept entry: (section, entry name).
+type EntryKey = (String, String);
+/// One assignment of a sweep combination: entry, field, value.
+type Assignment = (EntryKey, String, serde_yaml::Value);
 
 /// One fully resolved combination of the sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -218,16 +246,220 @@ impl RunConfig {
     /// # Errors
     /// As [`RunConfig::load`].
     pub fn parse(text: &str, origin: &str) -> Result<RunConfig> {
-        let cfg: RunConfig = serde_yaml::from_str(text).map_err(|e| {
+        Self::parse_with(text, origin, &[])
+    }
+
+    /// Parses config text, applies `--set PATH=VALUE` overrides (VALUE is YAML), expands the
+    /// sweep and validates the result; `origin` names the text in errors.
+    ///
+    /// # Errors
+    /// As [`RunConfig::load`]; an override naming a missing key or giving a value of the
+    /// wrong type is reported with the override itself.
+    pub fn parse_with(text: &str, origin: &str, sets: &[String]) -> Result<RunConfig> {
+        let mut cfg: RunConfig = serde_yaml::from_str(text).map_err(|e| {
             let msg = e.to_string();
             match did_you_mean(&msg) {
                 Some(hint) => anyhow::anyhow!("{origin}: {msg} ({hint})"),
                 None => anyhow::anyhow!("{origin}: {msg}"),
             }
         })?;
+        for set in sets {
+            cfg = cfg
+                .with_override(set)
+                .map_err(|e| anyhow::anyhow!("--set {set}: {e}"))?;
+        }
+        if let Some(sweep) = cfg.sweep.take() {
+            cfg.expand_sweep(&sweep)
+                .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+        }
         cfg.validate()
             .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
         Ok(cfg)
+    }
+
+    /// Applies one `PATH=VALUE` override (dotted path of mapping keys; VALUE parsed as YAML).
+    fn with_override(&self, set: &str) -> Result<RunConfig> {
+        let (path, raw) = set
+            .split_once('=')
+            .context("expected PATH=VALUE, e.g. strategies.fixed-100.size=300")?;
+        let value: serde_yaml::Value =
+            serde_yaml::from_str(raw).with_context(|| format!("value {raw:?} is not YAML"))?;
+        let mut root = serde_yaml::to_value(self)?;
+        let mut node = &mut root;
+        let keys: Vec<&str> = path.split('.').collect();
+        for (i, key) in keys.iter().enumerate() {
+            let map = node
+                .as_mapping_mut()
+                .with_context(|| format!("`{}` is not a mapping", keys[..i].join(".")))?;
+            let k = serde_yaml::Value::String(key.to_string());
+            if i + 1 == keys.len() {
+                map.insert(k, value.clone());
+                break;
+            }
+            if !map.contains_key(&k) {
+                let have: Vec<String> = map
+                    .keys()
+                    .filter_map(|k| k.as_str().map(str::to_string))
+                    .collect();
+                bail!(
+                    "no key `{}` (have: {})",
+                    keys[..=i].join("."),
+                    have.join(", ")
+                );
+            }
+            node = map.get_mut(&k).expect("checked");
+        }
+        serde_yaml::from_value(root).map_err(|e| anyhow::anyhow!("{e}"))
+    }
+
+    /// Replaces swept entries by their variants (see [`Sweep`]).
+    fn expand_sweep(&mut self, sweep: &Sweep) -> Result<()> {
+        let mut combos: Vec<Vec<Assignment>> = vec![vec![]];
+        for (p, values) in &sweep.grid {
+            let (key, field) = self.sweep_path(p, "grid")?;
+            if values.is_empty() {
+                bail!("field `sweep.grid.{p}`: give at least one value");
+            }
+            let (key, field) = (&key, &field);
+            combos = combos
+                .into_iter()
+                .flat_map(|c| {
+                    values.iter().map(move |v| {
+                        let mut c = c.clone();
+                        c.push((key.clone(), field.clone(), v.clone()));
+                        c
+                    })
+                })
+                .collect();
+        }
+        if !sweep.zip.is_empty() {
+            let lens: Vec<usize> = sweep.zip.values().map(Vec::len).collect();
+            if lens.iter().any(|&l| l != lens[0]) || lens[0] == 0 {
+                bail!(
+                    "field `sweep.zip`: all lists must have the same, non-zero length (got {lens:?})"
+                );
+            }
+            let parsed: Vec<(EntryKey, String)> = sweep
+                .zip
+                .keys()
+                .map(|p| self.sweep_path(p, "zip"))
+                .collect::<Result<_>>()?;
+            if parsed.iter().any(|(k, _)| *k != parsed[0].0) {
+                bail!("field `sweep.zip`: all zipped paths must belong to one entry");
+            }
+            combos = combos
+                .into_iter()
+                .flat_map(|c| {
+                    let parsed = &parsed;
+                    (0..lens[0]).map(move |i| {
+                        let mut c = c.clone();
+                        for ((key, field), values) in parsed.iter().zip(sweep.zip.values()) {
+                            c.push((key.clone(), field.clone(), values[i].clone()));
+                        }
+                        c
+                    })
+                })
+                .collect();
+        }
+        if combos == vec![vec![]] {
+            bail!("field `sweep`: give `grid` or `zip` lists");
+        }
+        // Distinct assignments per entry, in first-seen order.
+        type Fields = Vec<(String, serde_yaml::Value)>;
+        let mut variants: BTreeMap<EntryKey, Vec<Fields>> = BTreeMap::new();
+        for combo in &combos {
+            let mut per: BTreeMap<EntryKey, Fields> = BTreeMap::new();
+            for (key, field, v) in combo {
+                per.entry(key.clone())
+                    .or_default()
+                    .push((field.clone(), v.clone()));
+            }
+            for (key, fields) in per {
+                let list = variants.entry(key).or_default();
+                if !list.contains(&fields) {
+                    list.push(fields);
+                }
+            }
+        }
+        for ((section, entry), assignments) in variants {
+            let mut names = Vec::new();
+            for fields in assignments {
+                let label = fields
+                    .iter()
+                    .map(|(f, v)| {
+                        let v = serde_yaml::to_string(v).unwrap_or_default();
+                        format!("{f}={}", v.trim())
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",");
+                let name = format!("{entry}[{label}]");
+                let patch = |mut value: serde_yaml::Value| -> Result<serde_yaml::Value> {
+                    let map = value.as_mapping_mut().context("entry is not a mapping")?;
+                    for (f, v) in &fields {
+                        map.insert(serde_yaml::Value::String(f.clone()), v.clone());
+                    }
+                    Ok(value)
+                };
+                let bad = |e: serde_yaml::Error| {
+                    anyhow::anyhow!("field `sweep`: variant `{name}` of {section}: {e}")
+                };
+                match section.as_str() {
+                    "strategies" => {
+                        let v = patch(serde_yaml::to_value(&self.strategies[&entry])?)?;
+                        let c = serde_yaml::from_value(v).map_err(bad)?;
+                        self.strategies.insert(name.clone(), c);
+                    }
+                    "retrievers" => {
+                        let v = patch(serde_yaml::to_value(&self.retrievers[&entry])?)?;
+                        let c = serde_yaml::from_value(v).map_err(bad)?;
+                        self.retrievers.insert(name.clone(), c);
+                    }
+                    _ => {
+                        let v = patch(serde_yaml::to_value(&self.readers[&entry])?)?;
+                        let c = serde_yaml::from_value(v).map_err(bad)?;
+                        self.readers.insert(name.clone(), c);
+                    }
+                }
+                names.push(name);
+            }
+            match section.as_str() {
+                "strategies" => {
+                    self.strategies.remove(&entry);
+                    if self.baseline.as_deref() == Some(entry.as_str()) {
+                        self.baseline = names.first().cloned();
+                    }
+                }
+                "retrievers" => {
+                    self.retrievers.remove(&entry);
+                }
+                _ => {
+                    self.readers.remove(&entry);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Splits a sweep path `SECTION.ENTRY.FIELD` and checks that the entry exists.
+    fn sweep_path(&self, p: &str, block: &str) -> Result<(EntryKey, String)> {
+        let parts: Vec<&str> = p.splitn(3, '.').collect();
+        let exists = match parts.as_slice() {
+            ["strategies", e, _] => self.strategies.contains_key(*e),
+            ["retrievers", e, _] => self.retrievers.contains_key(*e),
+            ["readers", e, _] => self.readers.contains_key(*e),
+            _ => bail!(
+                "field `sweep.{block}.{p}`: paths are SECTION.ENTRY.FIELD with SECTION one of \
+                 strategies, retrievers, readers"
+            ),
+        };
+        if !exists {
+            bail!(
+                "field `sweep.{block}.{p}`: there is no {} entry `{}`",
+                parts[0],
+                parts[1]
+            );
+        }
+        Ok(((parts[0].into(), parts[1].into()), parts[2].into()))
     }
 
     fn validate(&self) -> Result<()> {
@@ -322,13 +554,32 @@ impl RunConfig {
 }
 
 impl StrategyConfig {
+    /// The overlap in units: whole numbers as given, fractions in (0, 1) of `size`.
+    ///
+    /// # Errors
+    /// A negative, non-finite or non-integer value of 1 or more, naming the field.
+    pub fn overlap_units(&self) -> Result<usize> {
+        let o = self.overlap;
+        if o.is_finite() && o >= 0.0 && o.fract() == 0.0 {
+            Ok(o as usize)
+        } else if o > 0.0 && o < 1.0 {
+            Ok((self.size as f64 * o).floor() as usize)
+        } else {
+            bail!(
+                "field `overlap`: {o} is neither a whole number of units nor a fraction in (0, 1)"
+            )
+        }
+    }
+
     /// The validated fixed-size chunker for this entry.
     ///
     /// # Errors
     /// The chunker's configuration error, naming the field (`size`, `overlap`).
-    pub fn fixed(&self) -> Result<FixedConfig, chunker::FixedError> {
+    pub fn fixed(&self) -> Result<FixedConfig> {
         match (self.kind, self.unit) {
-            (StrategyKind::Fixed, SizeUnit::Words) => FixedConfig::new(self.size, self.overlap),
+            (StrategyKind::Fixed, SizeUnit::Words) => {
+                Ok(FixedConfig::new(self.size, self.overlap_units()?)?)
+            }
         }
     }
 }
@@ -403,5 +654,70 @@ readers:
             e.contains("unknown variant `fixd`") && e.contains("line 4"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn grid_sweep_expands_into_named_variants() {
+        let text = format!(
+            "{GOOD}baseline: fixed-100\nsweep:\n  grid:\n    strategies.fixed-100.size: [64, 128]\n    strategies.fixed-100.overlap: [0, 0.2]\n  zip:\n    retrievers.bm25.k1: [0.9, 1.2]\n    retrievers.bm25.b: [0.4, 0.75]\n"
+        );
+        let c = RunConfig::parse(&text, "t").unwrap();
+        let names: Vec<&String> = c.strategies.keys().collect();
+        assert_eq!(names.len(), 4, "{names:?}");
+        assert!(c.strategies.contains_key("fixed-100[overlap=0.2,size=128]"));
+        assert_eq!(
+            c.strategies["fixed-100[overlap=0.2,size=128]"]
+                .overlap_units()
+                .unwrap(),
+            25
+        );
+        assert_eq!(c.retrievers.len(), 2);
+        assert_eq!(c.retrievers["bm25[b=0.4,k1=0.9]"].k1, 0.9);
+        assert_eq!(c.baseline.as_deref(), Some("fixed-100[overlap=0,size=64]"));
+        assert_eq!(c.cells().len(), 4 * 2 * 2);
+        assert!(c.sweep.is_none());
+    }
+
+    #[test]
+    fn sweep_errors_name_the_path() {
+        let bad = format!("{GOOD}sweep:\n  grid:\n    strategies.nope.size: [1]\n");
+        let e = RunConfig::parse(&bad, "t").unwrap_err().to_string();
+        assert!(
+            e.contains("sweep.grid.strategies.nope.size") && e.contains("no strategies entry"),
+            "{e}"
+        );
+        let bad = format!("{GOOD}sweep:\n  grid:\n    strategies.fixed-100.sise: [1]\n");
+        let e = RunConfig::parse(&bad, "t").unwrap_err().to_string();
+        assert!(e.contains("unknown field `sise`"), "{e}");
+        let bad = format!("{GOOD}sweep:\n  zip:\n    strategies.fixed-100.size: [1, 2]\n    retrievers.bm25.k1: [1]\n");
+        assert!(RunConfig::parse(&bad, "t")
+            .unwrap_err()
+            .to_string()
+            .contains("same, non-zero length"));
+        let bad = format!("{GOOD}sweep:\n  grid:\n    strategies.fixed-100.overlap: [1.5]\n");
+        let e = RunConfig::parse(&bad, "t").unwrap_err().to_string();
+        assert!(e.contains("`overlap`"), "{e}");
+    }
+
+    #[test]
+    fn set_overrides_values() {
+        let sets = vec![
+            "strategies.fixed-100.size=300".to_string(),
+            "k=[5]".to_string(),
+        ];
+        let c = RunConfig::parse_with(GOOD, "t", &sets).unwrap();
+        assert_eq!(c.strategies["fixed-100"].size, 300);
+        assert_eq!(c.k, [5]);
+        let e = RunConfig::parse_with(GOOD, "t", &["strategies.nope.size=3".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--set strategies.nope.size=3") && e.contains("fixed-100"),
+            "{e}"
+        );
+        let e = RunConfig::parse_with(GOOD, "t", &["strategies.fixed-100.size=big".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--set") && e.contains("size"), "{e}");
     }
 }

@@ -14,7 +14,7 @@ use crate::config::{Cell, QueryForm, RunConfig};
 use crate::dataset::{Dataset, Question};
 use crate::io::{sha256_hex, write_atomic, write_json};
 use crate::report::{summarize, CellSummary};
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use chunker::{unique_words, Span};
 use rayon::prelude::*;
 use reader::{LexicalReader, Reader, ReaderInput};
@@ -108,39 +108,69 @@ fn fmt_scores(xs: impl Iterator<Item = f64>) -> String {
     xs.map(|x| format!("{x:.6}")).collect::<Vec<_>>().join(";")
 }
 
-/// Loads a reusable cell from `cells/`, if present and matching.
-fn load_cell(dir: &Path, cell: &Cell, data_sha: &str) -> Option<(CellRecord, Vec<u8>)> {
+/// True when `cells/` holds a finished cell with this configuration, computed on the dataset
+/// whose manifest hashes to `data_sha` (so it can be reused).
+fn cell_done(dir: &Path, cell: &Cell, data_sha: &str) -> bool {
     let id = cell.id();
-    let rec: CellRecord =
-        serde_json::from_slice(&std::fs::read(dir.join(format!("{id}.json"))).ok()?).ok()?;
-    let rows = std::fs::read(dir.join(format!("{id}.csv"))).ok()?;
-    (rec.cell == *cell && rec.dataset_manifest_sha256 == data_sha && rec.id == id)
-        .then_some((rec, rows))
+    let rec: Option<CellRecord> = std::fs::read(dir.join(format!("{id}.json")))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    rec.is_some_and(|r| r.cell == *cell && r.dataset_manifest_sha256 == data_sha && r.id == id)
+        && dir.join(format!("{id}.csv")).is_file()
 }
 
-fn rows_csv(rows: &[QuestionRow], header: bool) -> Result<Vec<u8>> {
-    let mut w = csv::WriterBuilder::new()
-        .has_headers(header)
-        .from_writer(Vec::new());
+fn rows_csv(rows: &[QuestionRow]) -> Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
     for r in rows {
         w.serialize(r)?;
     }
     w.into_inner().context("csv buffer")
 }
 
-/// Runs every cell of `cfg` on the datasets in `store`, writing into `cfg.output/cfg.name/`.
+/// A deterministic slice of a run's cells: shard `index` of `count` (1-based) takes the
+/// cells at positions `p` (config order) with `p % count == index - 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// 1-based shard number.
+    pub index: usize,
+    /// Number of shards.
+    pub count: usize,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("--shard {s:?}: expected I/N with 1 <= I <= N, e.g. 2/4");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (i.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+        if index == 0 || count == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+/// Runs the cells of `cfg` (all, or one shard's) on the datasets in `store`, writing each
+/// finished cell into `cfg.output/cfg.name/cells/`. An unsharded run then assembles the
+/// run-level files ([`assemble`]); a shard leaves that to [`merge`].
 ///
 /// # Errors
 /// Missing or invalid datasets (naming the file and line), I/O errors naming the path, and
 /// reader errors naming the question.
-pub fn run(cfg: &RunConfig, store: &Path, config_text: &str) -> Result<RunOutcome> {
+pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOutcome> {
     let started = Instant::now();
     let dir = cfg.output.join(&cfg.name);
     let cells_dir = dir.join("cells");
     std::fs::create_dir_all(&cells_dir)
         .with_context(|| format!("cannot create {}", cells_dir.display()))?;
+    write_json(&dir.join("config.json"), cfg)?;
     let all_cells = cfg.cells();
-    let mut records: BTreeMap<String, (CellRecord, Vec<u8>)> = BTreeMap::new();
+    let mine: Vec<&Cell> = all_cells
+        .iter()
+        .enumerate()
+        .filter(|(p, _)| shard.is_none_or(|s| p % s.count == s.index - 1))
+        .map(|(_, c)| c)
+        .collect();
     let mut reused = 0;
     let mut datasets_meta = Vec::new();
     for ds_name in &cfg.datasets {
@@ -148,7 +178,6 @@ pub fn run(cfg: &RunConfig, store: &Path, config_text: &str) -> Result<RunOutcom
             .with_context(|| format!("dataset `{ds_name}` (listed in `datasets`)"))?;
         datasets_meta.push(serde_json::json!({
             "name": ds.name,
-            "dir": ds.dir,
             "manifest_sha256": ds.manifest_sha256,
             "files": ds.manifest.files,
             "source": ds.manifest.source,
@@ -161,18 +190,15 @@ pub fn run(cfg: &RunConfig, store: &Path, config_text: &str) -> Result<RunOutcom
             ds.documents.iter().map(|d| (d.id.as_str(), d)).collect();
         let lexical = LexicalReader::new(ds.documents.iter().map(|d| d.text.as_str()));
         for (s_name, s_cfg) in &cfg.strategies {
-            let group: Vec<&Cell> = all_cells
+            let mut pending = Vec::new();
+            for &c in mine
                 .iter()
                 .filter(|c| &c.dataset == ds_name && &c.strategy == s_name)
-                .collect();
-            let mut pending = Vec::new();
-            for c in group {
-                match load_cell(&cells_dir, c, &ds.manifest_sha256) {
-                    Some(hit) => {
-                        reused += 1;
-                        records.insert(hit.0.id.clone(), hit);
-                    }
-                    None => pending.push(c),
+            {
+                if cell_done(&cells_dir, c, &ds.manifest_sha256) {
+                    reused += 1;
+                } else {
+                    pending.push(c);
                 }
             }
             if pending.is_empty() {
@@ -228,28 +254,104 @@ pub fn run(cfg: &RunConfig, store: &Path, config_text: &str) -> Result<RunOutcom
                             answer(cell, q, &h[..h.len().min(cell.k)], &index, &docs, reader)
                         })
                         .collect::<Result<_>>()?;
-                    let summary = summarize(&rows);
                     let rec = CellRecord {
                         id: cell.id(),
                         cell: cell.clone(),
                         dataset_manifest_sha256: ds.manifest_sha256.clone(),
-                        summary,
+                        summary: summarize(&rows),
                     };
-                    let csv = rows_csv(&rows, true)?;
-                    write_atomic(&cells_dir.join(format!("{}.csv", rec.id)), &csv)?;
+                    // Rows first, record last: a cell counts as finished once its record exists.
+                    write_atomic(
+                        &cells_dir.join(format!("{}.csv", rec.id)),
+                        &rows_csv(&rows)?,
+                    )?;
                     write_json(&cells_dir.join(format!("{}.json", rec.id)), &rec)?;
-                    records.insert(rec.id.clone(), (rec, csv));
+                    eprintln!(
+                        "  cell {} {} × {} × k={} × {}: accuracy {:.1} %",
+                        rec.id,
+                        cell.strategy,
+                        cell.retriever,
+                        cell.k,
+                        cell.reader,
+                        100.0 * rec.summary.accuracy
+                    );
                 }
             }
         }
     }
-    // Assemble run-level files in config order.
+    let run_meta = serde_json::json!({
+        "datasets": datasets_meta,
+        "cells_reused": reused,
+        "threads": rayon::current_num_threads(),
+        "elapsed_seconds": started.elapsed().as_secs_f64(),
+        "shard": shard.map(|s| format!("{}/{}", s.index, s.count)),
+    });
+    if let Some(s) = shard {
+        write_json(
+            &dir.join(format!("shard-{}-of-{}.json", s.index, s.count)),
+            &run_meta,
+        )?;
+        return Ok(RunOutcome {
+            dir,
+            cells: Vec::new(),
+            reused,
+            summary_md: format!(
+                "shard {}/{}: {} cells done; join the shards with `chunkbench merge`",
+                s.index,
+                s.count,
+                mine.len()
+            ),
+        });
+    }
+    let (cells, summary_md) = assemble(cfg, &dir, run_meta)?;
+    Ok(RunOutcome {
+        dir,
+        cells,
+        reused,
+        summary_md,
+    })
+}
+
+/// Builds the run-level files of `dir` from its `cells/`, in config order: per_question.csv,
+/// summary.csv, summary.md and manifest.json (with `extra` merged in).
+///
+/// # Errors
+/// A cell of the config missing from `cells/` (names it and the fix), unreadable cells, and
+/// I/O errors.
+pub fn assemble(
+    cfg: &RunConfig,
+    dir: &Path,
+    extra: serde_json::Value,
+) -> Result<(Vec<CellRecord>, String)> {
+    let cells_dir = dir.join("cells");
     let mut per_question = Vec::new();
     let mut cells = Vec::new();
-    for (i, c) in all_cells.iter().enumerate() {
-        let (rec, csv) = records
-            .remove(&c.id())
-            .with_context(|| format!("cell {} was not computed", c.id()))?;
+    let mut rows_by_cell: HashMap<String, Vec<QuestionRow>> = HashMap::new();
+    for (i, c) in cfg.cells().iter().enumerate() {
+        let id = c.id();
+        let rec: CellRecord = std::fs::read(cells_dir.join(format!("{id}.json")))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .filter(|r: &CellRecord| r.cell == *c)
+            .with_context(|| {
+                format!(
+                    "cell {id} ({} × {} × {} × k={} × {}) is missing from {}; run the shard \
+                     that owns it, or run without --shard",
+                    c.dataset,
+                    c.strategy,
+                    c.retriever,
+                    c.k,
+                    c.reader,
+                    cells_dir.display()
+                )
+            })?;
+        let path = cells_dir.join(format!("{id}.csv"));
+        let csv =
+            std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let rows = csv::Reader::from_reader(&csv[..])
+            .deserialize()
+            .collect::<Result<Vec<QuestionRow>, _>>()
+            .with_context(|| format!("cannot parse {}", path.display()))?;
         let body = if i == 0 {
             &csv[..]
         } else {
@@ -260,39 +362,85 @@ pub fn run(cfg: &RunConfig, store: &Path, config_text: &str) -> Result<RunOutcom
             &csv[nl..]
         };
         per_question.extend_from_slice(body);
+        rows_by_cell.insert(id, rows);
         cells.push(rec);
     }
     write_atomic(&dir.join("per_question.csv"), &per_question)?;
-    let mut rows_by_cell: HashMap<String, Vec<QuestionRow>> = HashMap::new();
-    for rec in &cells {
-        let path = cells_dir.join(format!("{}.csv", rec.id));
-        let rows = csv::Reader::from_path(&path)
-            .and_then(|mut r| r.deserialize().collect::<Result<Vec<QuestionRow>, _>>())
-            .with_context(|| format!("cannot read cell rows {}", path.display()))?;
-        rows_by_cell.insert(rec.id.clone(), rows);
-    }
-    let summary_md = crate::report::write_reports(&dir, cfg, &cells, &rows_by_cell)?;
+    let summary_md = crate::report::write_reports(dir, cfg, &cells, &rows_by_cell)?;
     let resolved = serde_json::to_value(cfg)?;
-    let manifest = serde_json::json!({
+    let mut manifest = serde_json::json!({
         "tool": "chunkbench",
         "version": env!("CARGO_PKG_VERSION"),
         "git_commit": git_commit(),
         "config": resolved,
         "config_sha256": sha256_hex(serde_json::to_string(&resolved)?.as_bytes()),
-        "config_source_sha256": sha256_hex(config_text.as_bytes()),
-        "datasets": datasets_meta,
         "cells": cells.iter().map(|c| &c.id).collect::<Vec<_>>(),
-        "cells_reused": reused,
-        "threads": rayon::current_num_threads(),
-        "elapsed_seconds": started.elapsed().as_secs_f64(),
     });
+    if let (Some(m), serde_json::Value::Object(extra)) = (manifest.as_object_mut(), extra) {
+        m.extend(extra);
+    }
     write_json(&dir.join("manifest.json"), &manifest)?;
-    Ok(RunOutcome {
-        dir,
-        cells,
-        reused,
-        summary_md,
-    })
+    Ok((cells, summary_md))
+}
+
+/// Joins shard run directories into `out`: copies every cell (checking that all shards ran
+/// the same resolved config), then assembles the run-level files. The result equals the
+/// unsharded run's per_question.csv, summary.csv and summary.md byte for byte.
+///
+/// # Errors
+/// Shards with different configs, missing cells, and I/O errors naming the path.
+pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<(RunConfig, Vec<CellRecord>, String)> {
+    let first = shard_dirs
+        .first()
+        .context("name at least one shard directory")?;
+    // Shards differ only in where they wrote their output.
+    let read_cfg = |d: &Path| -> Result<RunConfig> {
+        let p = d.join("config.json");
+        let bytes = std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?;
+        let mut cfg: RunConfig = serde_json::from_slice(&bytes)
+            .with_context(|| format!("{} is not a chunkbench run config", p.display()))?;
+        cfg.output = PathBuf::new();
+        Ok(cfg)
+    };
+    let cfg = read_cfg(first)?;
+    let cells_out = out.join("cells");
+    std::fs::create_dir_all(&cells_out)
+        .with_context(|| format!("cannot create {}", cells_out.display()))?;
+    let mut datasets = serde_json::Value::Null;
+    for d in shard_dirs {
+        if read_cfg(d)? != cfg {
+            bail!(
+                "{} ran a different config than {}; only shards of one run can be merged",
+                d.display(),
+                first.display()
+            );
+        }
+        for entry in std::fs::read_dir(d.join("cells"))
+            .with_context(|| format!("cannot list {}", d.join("cells").display()))?
+        {
+            let p = entry?.path();
+            if let Some(name) = p.file_name().filter(|_| p.is_file()) {
+                let dest = cells_out.join(name);
+                if p != dest {
+                    write_atomic(&dest, &std::fs::read(&p)?)?;
+                }
+            }
+        }
+        for entry in std::fs::read_dir(d)?.flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            if name.starts_with("shard-") && datasets.is_null() {
+                let v: serde_json::Value = serde_json::from_slice(&std::fs::read(entry.path())?)?;
+                datasets = v["datasets"].clone();
+            }
+        }
+    }
+    write_json(&out.join("config.json"), &cfg)?;
+    let extra = serde_json::json!({
+        "datasets": datasets,
+        "merged_from": shard_dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>(),
+    });
+    let (cells, md) = assemble(&cfg, out, extra)?;
+    Ok((cfg, cells, md))
 }
 
 /// Retrieval bookkeeping and reading for one question of one cell.
