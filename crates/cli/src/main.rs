@@ -74,19 +74,29 @@ enum Command {
         /// The run configuration (YAML).
         config: PathBuf,
     },
-    /// Chunk one text file and print the chunks as JSON lines with byte offsets.
+    /// Chunk one text file and print the chunks (JSON lines with byte offsets and word
+    /// counts, or a readable view).
     Chunk {
         /// The text file (UTF-8).
         file: PathBuf,
         /// Chunking strategy.
         #[arg(long, value_enum, default_value = "fixed")]
         strategy: Strategy,
-        /// Chunk size in words.
+        /// Size unit: words, chars or tokens (default: words for fixed, chars for recursive).
+        #[arg(long)]
+        unit: Option<chunker::Unit>,
+        /// Chunk size in units.
         #[arg(long, default_value_t = 200)]
         size: usize,
-        /// Overlap in words.
-        #[arg(long, default_value_t = 0)]
-        overlap: usize,
+        /// Overlap in units, or a fraction of the size in (0, 1).
+        #[arg(long, default_value_t = 0.0)]
+        overlap: f64,
+        /// tokenizer.json for --unit tokens (default: the fetched MiniLM tokenizer).
+        #[arg(long)]
+        tokenizer: Option<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "jsonl")]
+        format: ChunkFormat,
     },
 }
 
@@ -101,8 +111,18 @@ enum ListWhat {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Strategy {
-    /// Fixed-size word windows.
+    /// Fixed-size windows.
     Fixed,
+    /// LangChain-compatible recursive separator splitting.
+    Recursive,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ChunkFormat {
+    /// One JSON object per chunk: doc_id, start, end (bytes), words, text.
+    Jsonl,
+    /// A readable listing with offsets and word counts.
+    View,
 }
 
 #[derive(Subcommand)]
@@ -195,7 +215,10 @@ fn real_main() -> Result<()> {
         }
         Command::Ls { what, store } => {
             let rows: Vec<(String, &str)> = match what {
-                ListWhat::Strategies => vec![("fixed".into(), "fixed-size windows: unit words; size, overlap (count or fraction of size)")],
+                ListWhat::Strategies => vec![
+                    ("fixed".into(), "fixed-size windows; unit words|chars|tokens (tokenizer), size, overlap (count or fraction of size)"),
+                    ("recursive".into(), "LangChain RecursiveCharacterTextSplitter; unit chars|tokens|words, size, overlap, separators, separator_regex, keep_separator, strip_whitespace"),
+                ],
                 ListWhat::Retrievers => vec![("bm25".into(), "Okapi BM25, Lucene idf; k1 (1.2), b (0.75); query: question | question+options")],
                 ListWhat::Readers => vec![("lexical".into(), "lexical evidence reader (IR-solver style); ties count as wrong")],
                 ListWhat::Metrics => vec![
@@ -252,11 +275,24 @@ fn real_main() -> Result<()> {
         }
         Command::Chunk {
             file,
-            strategy: Strategy::Fixed,
+            strategy,
+            unit,
             size,
             overlap,
+            tokenizer,
+            format,
         } => {
-            let cfg = chunker::FixedConfig::new(size, overlap).context("--size/--overlap")?;
+            let mut cfg = evaluator::strategy::StrategyConfig::fixed_words(size, 0);
+            cfg.kind = match strategy {
+                Strategy::Fixed => evaluator::strategy::StrategyKind::Fixed,
+                Strategy::Recursive => evaluator::strategy::StrategyKind::Recursive,
+            };
+            cfg.unit = unit;
+            cfg.overlap = overlap;
+            cfg.tokenizer = tokenizer;
+            let chunker = cfg
+                .build()
+                .context("chunk options (--size, --overlap, --unit, --tokenizer)")?;
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("cannot read {} as UTF-8 text", file.display()))?;
             let doc = chunker::Document {
@@ -266,15 +302,26 @@ fn real_main() -> Result<()> {
                 source: String::new(),
                 license: String::new(),
             };
-            for c in cfg.chunk(&doc) {
-                println!(
-                    "{}",
-                    serde_json::json!({
-                        "doc_id": c.doc_id, "start": c.span.start, "end": c.span.end,
-                        "words": c.words, "text": c.text(&doc),
-                    })
-                );
+            let chunks = chunker.chunk(&doc);
+            for (i, c) in chunks.iter().enumerate() {
+                match format {
+                    ChunkFormat::Jsonl => println!(
+                        "{}",
+                        serde_json::json!({
+                            "doc_id": c.doc_id, "start": c.span.start, "end": c.span.end,
+                            "words": c.words, "text": c.text(&doc),
+                        })
+                    ),
+                    ChunkFormat::View => println!(
+                        "── chunk {i} · bytes {}..{} · {} words ──\n{}\n",
+                        c.span.start,
+                        c.span.end,
+                        c.words,
+                        c.text(&doc)
+                    ),
+                }
             }
+            eprintln!("{} chunks", chunks.len());
             Ok(())
         }
     }

@@ -7,47 +7,11 @@
 
 use crate::io::sha256_hex;
 use anyhow::{bail, Context, Result};
-use chunker::FixedConfig;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Chunking strategy kinds available in this build.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StrategyKind {
-    /// Fixed-size windows ([`chunker::FixedConfig`]).
-    Fixed,
-}
-
-/// Units a fixed-size strategy can count in this build.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SizeUnit {
-    /// Whitespace-separated words (DESIGN.md §3).
-    Words,
-}
-
-/// One strategy entry (`strategies.NAME`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StrategyConfig {
-    /// Strategy kind.
-    pub kind: StrategyKind,
-    /// Size unit (default words).
-    #[serde(default = "default_unit")]
-    pub unit: SizeUnit,
-    /// Chunk size in `unit`s.
-    pub size: usize,
-    /// Overlap between consecutive chunks (default 0): a whole number is a count of `unit`s;
-    /// a fraction in (0, 1) is that share of `size`, rounded down (0.2 of 100 words = 20).
-    #[serde(default)]
-    pub overlap: f64,
-}
-
-fn default_unit() -> SizeUnit {
-    SizeUnit::Words
-}
+pub use crate::strategy::{StrategyConfig, StrategyKind};
 
 /// Retriever kinds available in this build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -490,7 +454,7 @@ impl RunConfig {
             bail!("field `limit`: must be at least 1 question, or left out for all");
         }
         for (name, s) in &self.strategies {
-            s.fixed()
+            s.check()
                 .map_err(|e| anyhow::anyhow!("field `strategies.{name}`: {e}"))?;
         }
         for (name, r) in &self.retrievers {
@@ -550,37 +514,6 @@ impl RunConfig {
             }
         }
         cells
-    }
-}
-
-impl StrategyConfig {
-    /// The overlap in units: whole numbers as given, fractions in (0, 1) of `size`.
-    ///
-    /// # Errors
-    /// A negative, non-finite or non-integer value of 1 or more, naming the field.
-    pub fn overlap_units(&self) -> Result<usize> {
-        let o = self.overlap;
-        if o.is_finite() && o >= 0.0 && o.fract() == 0.0 {
-            Ok(o as usize)
-        } else if o > 0.0 && o < 1.0 {
-            Ok((self.size as f64 * o).floor() as usize)
-        } else {
-            bail!(
-                "field `overlap`: {o} is neither a whole number of units nor a fraction in (0, 1)"
-            )
-        }
-    }
-
-    /// The validated fixed-size chunker for this entry.
-    ///
-    /// # Errors
-    /// The chunker's configuration error, naming the field (`size`, `overlap`).
-    pub fn fixed(&self) -> Result<FixedConfig> {
-        match (self.kind, self.unit) {
-            (StrategyKind::Fixed, SizeUnit::Words) => {
-                Ok(FixedConfig::new(self.size, self.overlap_units()?)?)
-            }
-        }
     }
 }
 

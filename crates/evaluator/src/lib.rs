@@ -11,6 +11,7 @@ pub mod io;
 pub mod report;
 pub mod run;
 pub mod stats;
+pub mod strategy;
 
 pub use config::RunConfig;
 pub use dataset::{Dataset, Question};

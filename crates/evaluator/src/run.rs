@@ -204,9 +204,14 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
             if pending.is_empty() {
                 continue;
             }
-            let fixed = s_cfg.fixed()?;
-            let chunks: Vec<chunker::Chunk> =
-                ds.documents.iter().flat_map(|d| fixed.chunk(d)).collect();
+            let strategy = s_cfg
+                .build()
+                .with_context(|| format!("strategy `{s_name}`"))?;
+            let chunks: Vec<chunker::Chunk> = ds
+                .documents
+                .par_iter()
+                .flat_map_iter(|d| strategy.chunk(d))
+                .collect();
             let index = PassageIndex::new(&ds.documents, chunks)
                 .map_err(|e| anyhow::anyhow!("strategy `{s_name}` on `{ds_name}`: {e}"))?;
             eprintln!(
