@@ -92,6 +92,24 @@ fn quickstart_full_run_is_well_above_chance() {
     assert_eq!(manifest["datasets"][0]["name"], "sciq");
     assert!(manifest["config_sha256"].as_str().unwrap().len() == 64);
     assert!(manifest["git_commit"].is_string());
+    // Plots (PNG + SVG) and the Parquet table are written alongside.
+    let run_dir = tmp.path().join("quickstart");
+    for f in [
+        "per_question.parquet",
+        "chunk_stats.csv",
+        "plots/accuracy-vs-words--sciq--lexical.png",
+        "plots/accuracy-vs-words--sciq--lexical.svg",
+        "plots/forest--sciq--lexical.png",
+        "plots/chunk-lengths--sciq.png",
+    ] {
+        let len = std::fs::metadata(run_dir.join(f))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        let min = if f.ends_with(".csv") { 100 } else { 1000 };
+        assert!(len > min, "{f} missing or too small ({len} bytes)");
+    }
+    let png = std::fs::read(run_dir.join("plots/forest--sciq--lexical.png")).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
 }
 
 #[test]
@@ -284,7 +302,13 @@ fn sweep_config(dir: &Path, limit: usize) -> PathBuf {
     p
 }
 
-const REPORTS: [&str; 3] = ["per_question.csv", "summary.csv", "summary.md"];
+const REPORTS: [&str; 5] = [
+    "per_question.csv",
+    "per_question.parquet",
+    "summary.csv",
+    "summary.md",
+    "chunk_stats.csv",
+];
 
 #[test]
 fn shards_merged_equal_the_unsharded_run() {

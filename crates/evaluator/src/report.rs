@@ -4,7 +4,7 @@ use crate::config::RunConfig;
 use crate::io::write_atomic;
 use crate::run::{CellRecord, QuestionRow};
 use crate::stats;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -194,7 +194,7 @@ pub fn write_reports(
     cfg: &RunConfig,
     cells: &[CellRecord],
     rows: &HashMap<String, Vec<QuestionRow>>,
-) -> Result<String> {
+) -> Result<(String, HashMap<String, Comparison>)> {
     let comparisons = compare_cells(cfg, cells, rows)?;
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
@@ -358,12 +358,144 @@ pub fn write_reports(
     );
     write_atomic(&dir.join("summary.csv"), &w.into_inner()?)?;
     write_atomic(&dir.join("summary.md"), md.as_bytes())?;
-    Ok(md)
+    Ok((md, comparisons))
+}
+
+/// Writes the per-question rows as Parquet (snappy-compressed; one column per
+/// [`QuestionRow`] field, `evidence_hit` nullable) to `path`, atomically.
+///
+/// # Errors
+/// Arrow/Parquet encoding or I/O errors naming the file.
+pub fn write_parquet(path: &Path, rows: &[QuestionRow]) -> Result<()> {
+    use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt64Array, UInt8Array};
+    use std::sync::Arc;
+    let s = |f: &dyn Fn(&QuestionRow) -> &str| -> ArrayRef {
+        Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
+    };
+    let u = |f: &dyn Fn(&QuestionRow) -> u64| -> ArrayRef {
+        Arc::new(UInt64Array::from_iter_values(rows.iter().map(f)))
+    };
+    let batch = RecordBatch::try_from_iter([
+        ("cell_id", s(&|r| &r.cell_id)),
+        ("dataset", s(&|r| &r.dataset)),
+        ("strategy", s(&|r| &r.strategy)),
+        ("retriever", s(&|r| &r.retriever)),
+        ("k", u(&|r| r.k as u64)),
+        ("reader", s(&|r| &r.reader)),
+        ("question_id", s(&|r| &r.question_id)),
+        ("gold", u(&|r| r.gold as u64)),
+        ("choice", u(&|r| r.choice as u64)),
+        (
+            "correct",
+            Arc::new(UInt8Array::from_iter_values(rows.iter().map(|r| r.correct))) as ArrayRef,
+        ),
+        ("tied", u(&|r| r.tied as u64)),
+        ("scores", s(&|r| &r.scores)),
+        ("passages", s(&|r| &r.passages)),
+        ("passage_scores", s(&|r| &r.passage_scores)),
+        ("words", u(&|r| r.words as u64)),
+        ("unique_words", u(&|r| r.unique_words as u64)),
+        (
+            "evidence_hit",
+            Arc::new(UInt8Array::from(
+                rows.iter().map(|r| r.evidence_hit).collect::<Vec<_>>(),
+            )) as ArrayRef,
+        ),
+    ])
+    .context("building the per-question table")?;
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_compression(parquet::basic::Compression::SNAPPY)
+        .set_created_by(format!("chunkbench {}", env!("CARGO_PKG_VERSION")))
+        .build();
+    let mut buf = Vec::new();
+    let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, batch.schema(), Some(props))?;
+    w.write(&batch)?;
+    w.close()?;
+    write_atomic(path, &buf).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Writes `chunk_stats.csv`: per (dataset, strategy) the chunk count and words per chunk
+/// (min, median, p95, max, mean).
+///
+/// # Errors
+/// I/O errors naming the file.
+pub fn write_chunk_stats(dir: &Path, lengths: &[crate::plots::ChunkLengths]) -> Result<()> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "dataset",
+        "strategy",
+        "chunks",
+        "words_min",
+        "words_median",
+        "words_p95",
+        "words_max",
+        "words_mean",
+    ])?;
+    for l in lengths {
+        let xs: Vec<f64> = l.words.iter().map(|&w| w as f64).collect();
+        let f = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.1}"));
+        w.write_record([
+            l.dataset.clone(),
+            l.strategy.clone(),
+            l.words.len().to_string(),
+            f(xs.iter().copied().reduce(f64::min)),
+            f(stats::median(&xs)),
+            f(stats::p95(&xs)),
+            f(xs.iter().copied().reduce(f64::max)),
+            f(stats::mean(&xs)),
+        ])?;
+    }
+    write_atomic(&dir.join("chunk_stats.csv"), &w.into_inner()?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parquet_round_trips() {
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        let row = QuestionRow {
+            cell_id: "c".into(),
+            dataset: "d".into(),
+            strategy: "s".into(),
+            retriever: "r".into(),
+            k: 3,
+            reader: "l".into(),
+            question_id: "q1".into(),
+            gold: 1,
+            choice: 1,
+            correct: 1,
+            tied: 1,
+            scores: "0.1;0.9".into(),
+            passages: "d:0-10".into(),
+            passage_scores: "1.0".into(),
+            words: 2,
+            unique_words: 2,
+            evidence_hit: None,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.parquet");
+        write_parquet(
+            &p,
+            &[
+                row.clone(),
+                QuestionRow {
+                    evidence_hit: Some(1),
+                    ..row
+                },
+            ],
+        )
+        .unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&p).unwrap())
+            .unwrap()
+            .build()
+            .unwrap();
+        let batches: Vec<_> = reader.map(Result::unwrap).collect();
+        assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 2);
+        assert_eq!(batches[0].num_columns(), 17);
+        assert_eq!(batches[0].column(16).null_count(), 1);
+    }
 
     #[test]
     fn empty_cell_has_no_nan() {

@@ -212,6 +212,12 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                 .par_iter()
                 .flat_map_iter(|d| strategy.chunk(d))
                 .collect();
+            let lengths = crate::plots::ChunkLengths {
+                dataset: ds_name.clone(),
+                strategy: s_name.clone(),
+                words: chunks.iter().map(|c| c.words).collect(),
+            };
+            write_json(&chunk_lengths_path(&dir, ds_name, s_name, s_cfg)?, &lengths)?;
             let index = PassageIndex::new(&ds.documents, chunks)
                 .map_err(|e| anyhow::anyhow!("strategy `{s_name}` on `{ds_name}`: {e}"))?;
             eprintln!(
@@ -317,6 +323,20 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
     })
 }
 
+/// Where the chunk lengths of one (dataset, strategy) are kept: `chunks/HASH.json`, the hash
+/// covering the dataset, the strategy name and its resolved parameters.
+fn chunk_lengths_path(
+    dir: &Path,
+    dataset: &str,
+    strategy: &str,
+    cfg: &crate::strategy::StrategyConfig,
+) -> Result<PathBuf> {
+    let key = serde_json::to_string(&(dataset, strategy, cfg))?;
+    Ok(dir
+        .join("chunks")
+        .join(format!("{}.json", &sha256_hex(key.as_bytes())[..16])))
+}
+
 /// Builds the run-level files of `dir` from its `cells/`, in config order: per_question.csv,
 /// summary.csv, summary.md and manifest.json (with `extra` merged in).
 ///
@@ -371,7 +391,26 @@ pub fn assemble(
         cells.push(rec);
     }
     write_atomic(&dir.join("per_question.csv"), &per_question)?;
-    let summary_md = crate::report::write_reports(dir, cfg, &cells, &rows_by_cell)?;
+    let all_rows: Vec<QuestionRow> = cells
+        .iter()
+        .flat_map(|c| rows_by_cell[&c.id].iter().cloned())
+        .collect();
+    crate::report::write_parquet(&dir.join("per_question.parquet"), &all_rows)?;
+    let (summary_md, comparisons) = crate::report::write_reports(dir, cfg, &cells, &rows_by_cell)?;
+    let mut lengths = Vec::new();
+    for ds in &cfg.datasets {
+        for (name, s) in &cfg.strategies {
+            let p = chunk_lengths_path(dir, ds, name, s)?;
+            if let Some(l) = std::fs::read(&p)
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+            {
+                lengths.push(l);
+            }
+        }
+    }
+    crate::report::write_chunk_stats(dir, &lengths)?;
+    let plots = crate::plots::write_plots(dir, &cells, &comparisons, &lengths)?;
     let resolved = serde_json::to_value(cfg)?;
     let mut manifest = serde_json::json!({
         "tool": "chunkbench",
@@ -380,6 +419,7 @@ pub fn assemble(
         "config": resolved,
         "config_sha256": sha256_hex(serde_json::to_string(&resolved)?.as_bytes()),
         "cells": cells.iter().map(|c| &c.id).collect::<Vec<_>>(),
+        "plots": plots,
     });
     if let (Some(m), serde_json::Value::Object(extra)) = (manifest.as_object_mut(), extra) {
         m.extend(extra);
@@ -420,14 +460,17 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<(RunConfig, Vec<CellR
                 first.display()
             );
         }
-        for entry in std::fs::read_dir(d.join("cells"))
-            .with_context(|| format!("cannot list {}", d.join("cells").display()))?
-        {
-            let p = entry?.path();
-            if let Some(name) = p.file_name().filter(|_| p.is_file()) {
-                let dest = cells_out.join(name);
-                if p != dest {
-                    write_atomic(&dest, &std::fs::read(&p)?)?;
+        for sub in ["cells", "chunks"] {
+            let Ok(entries) = std::fs::read_dir(d.join(sub)) else {
+                continue;
+            };
+            for entry in entries {
+                let p = entry?.path();
+                if let Some(name) = p.file_name().filter(|_| p.is_file()) {
+                    let dest = out.join(sub).join(name);
+                    if p != dest {
+                        write_atomic(&dest, &std::fs::read(&p)?)?;
+                    }
                 }
             }
         }
