@@ -4,10 +4,17 @@
 //! `BM25Okapi.get_scores` sums over the query list):
 //! `Σ_i idf(q_i) · tf(q_i,p)·(k1+1) / (tf(q_i,p) + k1·(1 − b + b·|p|/avgdl))` with the
 //! Lucene idf `ln(1 + (N − df + 0.5)/(df + 0.5))` (never negative). `|p|` and `avgdl` are in
-//! analyser terms ([`Analyzer`]). Defaults k1 = 1.2, b = 0.75 (Robertson & Zaragoza 2009;
+//! analyser terms ([`TextAnalyzer`]; the base [`Analyzer`](crate::Analyzer) unless
+//! [`Bm25::with_analyzer`] says otherwise). Defaults k1 = 1.2, b = 0.75 (Robertson & Zaragoza 2009;
 //! Lucene's `BM25Similarity`). Passages sharing no term with the query are not returned.
+//!
+//! Lucene 8+ and bm25s (`method="lucene"`) drop the constant factor `(k1 + 1)`; scores here
+//! are theirs times `k1 + 1` (2.2 by default) and rank identically. The golden test
+//! (`tests/bm25_golden.rs`, `scripts/bm25_goldens.sh`) checks every score against bm25s
+//! 0.3.16 times `(k1 + 1)` within 1e-6. rank_bm25's `BM25Okapi` differs in its idf
+//! (`ln((N − df + 0.5)/(df + 0.5))`, negative values floored to `ε · mean idf`).
 
-use crate::{top_k, Analyzer, Hit, PassageIndex};
+use crate::{top_k, Hit, PassageIndex, TextAnalyzer};
 use std::collections::HashMap;
 
 /// BM25 parameters.
@@ -25,11 +32,12 @@ impl Default for Bm25Params {
     }
 }
 
-/// An inverted BM25 index over the passages of one [`PassageIndex`].
+/// An inverted BM25 index over a list of passages (usually the passages of one
+/// [`PassageIndex`]; passage `i` here is passage `i` there).
 #[derive(Debug, Clone)]
 pub struct Bm25 {
     params: Bm25Params,
-    analyzer: Analyzer,
+    analyzer: TextAnalyzer,
     /// term -> (passage, term frequency), passages ascending.
     postings: HashMap<String, Vec<(u32, u32)>>,
     lengths: Vec<f64>,
@@ -37,13 +45,41 @@ pub struct Bm25 {
 }
 
 impl Bm25 {
-    /// Indexes every passage of `index`. Cost: one pass over the passage texts.
+    /// Indexes every passage of `index` with the base [`Analyzer`](crate::Analyzer). Cost: one
+    /// pass over the passage texts.
     pub fn new(index: &PassageIndex, params: Bm25Params) -> Self {
-        let analyzer = Analyzer;
+        Self::with_analyzer(index, params, TextAnalyzer::default())
+    }
+
+    /// Indexes every passage of `index` with `analyzer` (stop words and stemming optional);
+    /// queries are analysed the same way.
+    pub fn with_analyzer(index: &PassageIndex, params: Bm25Params, analyzer: TextAnalyzer) -> Self {
+        Self::from_texts((0..index.len()).map(|i| index.text(i)), params, analyzer)
+    }
+
+    /// Indexes arbitrary texts (passage `i` = the `i`-th text), e.g. a test corpus.
+    pub fn from_texts<'a>(
+        texts: impl IntoIterator<Item = &'a str>,
+        params: Bm25Params,
+        analyzer: TextAnalyzer,
+    ) -> Self {
+        Self::from_terms(
+            texts.into_iter().map(|t| analyzer.terms(t)),
+            params,
+            analyzer,
+        )
+    }
+
+    /// Indexes pre-analysed passages (one term list per passage). `analyzer` is only used
+    /// later, for queries given as text.
+    pub fn from_terms(
+        passages: impl IntoIterator<Item = Vec<String>>,
+        params: Bm25Params,
+        analyzer: TextAnalyzer,
+    ) -> Self {
         let mut postings: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
-        let mut lengths = Vec::with_capacity(index.len());
-        for i in 0..index.len() {
-            let terms = analyzer.terms(index.text(i));
+        let mut lengths = Vec::new();
+        for (i, terms) in passages.into_iter().enumerate() {
             lengths.push(terms.len() as f64);
             let mut tf: HashMap<String, u32> = HashMap::new();
             for t in terms {
@@ -67,6 +103,31 @@ impl Bm25 {
         }
     }
 
+    /// The analyser applied to passages and queries.
+    pub fn analyzer(&self) -> &TextAnalyzer {
+        &self.analyzer
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> Bm25Params {
+        self.params
+    }
+
+    /// Number of indexed passages.
+    pub fn len(&self) -> usize {
+        self.lengths.len()
+    }
+
+    /// True when no passage is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.lengths.is_empty()
+    }
+
+    /// Average passage length in analyser terms (0 for an empty index).
+    pub fn avgdl(&self) -> f64 {
+        self.avgdl
+    }
+
     /// Lucene idf of a term with document frequency `df` among `N` passages.
     fn idf(&self, df: usize) -> f64 {
         let n = self.lengths.len() as f64;
@@ -74,19 +135,18 @@ impl Bm25 {
         (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
     }
 
-    /// The `k` best passages for `query`, restricted to `scope` (a mask from
-    /// [`PassageIndex::scope_mask`]; `None` = all passages). Ties are broken by passage order.
-    /// An empty corpus or a query without terms gives an empty list.
-    pub fn search(&self, query: &str, k: usize, scope: Option<&[bool]>) -> Vec<Hit> {
+    /// Sparse scores of the passages sharing at least one term with `terms` (inside `scope`).
+    /// Each passage's sum runs in query-term order, so scores are bit-identical across runs.
+    fn sparse_scores(&self, terms: &[String], scope: Option<&[bool]>) -> HashMap<u32, f64> {
         let mut scores: HashMap<u32, f64> = HashMap::new();
         let Bm25Params { k1, b } = self.params;
-        for term in self.analyzer.terms(query) {
-            let Some(list) = self.postings.get(&term) else {
+        for term in terms {
+            let Some(list) = self.postings.get(term) else {
                 continue;
             };
             let idf = self.idf(list.len());
             for &(p, tf) in list {
-                if scope.is_some_and(|m| !m[p as usize]) {
+                if scope.is_some_and(|m| !m.get(p as usize).copied().unwrap_or(false)) {
                     continue;
                 }
                 let tf = tf as f64;
@@ -94,7 +154,52 @@ impl Bm25 {
                 *scores.entry(p).or_default() += idf * tf * (k1 + 1.0) / (tf + norm);
             }
         }
-        let hits = scores
+        scores
+    }
+
+    /// BM25 score of every passage for the pre-analysed query `terms` (length [`Bm25::len`];
+    /// 0.0 for passages sharing no term). Used by the golden test.
+    pub fn scores_for_terms(&self, terms: &[String]) -> Vec<f64> {
+        let mut out = vec![0.0; self.len()];
+        for (p, s) in self.sparse_scores(terms, None) {
+            out[p as usize] = s;
+        }
+        out
+    }
+
+    /// BM25 score of every passage for `query` (analysed with [`Bm25::analyzer`]).
+    pub fn scores(&self, query: &str) -> Vec<f64> {
+        self.scores_for_terms(&self.analyzer.terms(query))
+    }
+
+    /// The `k` best passages for `query`, restricted to `scope` (a mask from
+    /// [`PassageIndex::scope_mask`]; `None` = all passages; positions past the mask's end are
+    /// out of scope). Ties are broken by passage order. Passages sharing no term with the
+    /// query are not returned, so an empty corpus or a query without terms gives an empty list.
+    pub fn search(&self, query: &str, k: usize, scope: Option<&[bool]>) -> Vec<Hit> {
+        self.search_pooled(&[query], k, scope)
+    }
+
+    /// Max-pooled search for one question asked as several queries (e.g. one per option,
+    /// [`crate::QueryForm::PerOption`]): a passage's score is the maximum of its BM25 scores
+    /// over the queries that share a term with it; then as [`Bm25::search`].
+    pub fn search_pooled<S: AsRef<str>>(
+        &self,
+        queries: &[S],
+        k: usize,
+        scope: Option<&[bool]>,
+    ) -> Vec<Hit> {
+        let mut pooled: HashMap<u32, f64> = HashMap::new();
+        for q in queries {
+            let terms = self.analyzer.terms(q.as_ref());
+            for (p, s) in self.sparse_scores(&terms, scope) {
+                let e = pooled.entry(p).or_insert(s);
+                if s > *e {
+                    *e = s;
+                }
+            }
+        }
+        let hits = pooled
             .into_iter()
             .map(|(p, score)| Hit {
                 passage: p as usize,

@@ -1,15 +1,33 @@
-//! Passage retrieval for chunkbench: the passage index and lexical (BM25) top-k.
+//! Passage retrieval for chunkbench: the passage index, exact dense top-k, BM25, hybrid
+//! fusion, query forms, retrieval metrics and TREC files.
 //!
 //! A [`PassageIndex`] is built once per (dataset, strategy) from chunks and their exact source
-//! slices and is shared by every k and reader (DESIGN.md §1, "retrieve").
+//! slices and is shared by every k and reader (DESIGN.md §1, "retrieve"). Retrievers return
+//! [`Hit`]s (passage index + score) ranked by descending score with ties broken by ascending
+//! passage index, identically under any thread count (CASES.md case 31):
+//! - [`Bm25`]: Okapi BM25 with Lucene idf over a documented [`TextAnalyzer`];
+//! - [`DenseIndex`]: exact cosine top-k by blocked matrix products (candle + gemm);
+//! - [`rrf`]: reciprocal rank fusion (k = 60) of ranked lists, e.g. dense and BM25.
+//!
+//! [`QueryForm`] turns a question and its options into query texts; [`metrics`] scores the
+//! retrieved passages against gold evidence; [`trec`] writes run and qrels files.
 
 #![warn(missing_docs)]
 
 pub mod analyzer;
 pub mod bm25;
+pub mod dense;
+pub mod hybrid;
+pub mod metrics;
+pub mod query;
+pub mod trec;
 
-pub use analyzer::Analyzer;
+pub use analyzer::{Analyzer, Stemming, StopWords, TextAnalyzer};
 pub use bm25::{Bm25, Bm25Params};
+pub use dense::{is_degenerate, DenseError, DenseIndex, DEFAULT_QUERY_BLOCK, PASSAGE_TILE};
+pub use hybrid::{rrf, rrf_with, RRF_DEPTH, RRF_K};
+pub use metrics::{words_retrieved, words_retrieved_in, DocSpan, WordsRetrieved};
+pub use query::{flatten_queries, query_texts, QueryForm};
 
 use chunker::{Chunk, Document};
 use std::collections::HashMap;
@@ -19,7 +37,8 @@ use std::collections::HashMap;
 pub struct Hit {
     /// Index of the passage in [`PassageIndex::passages`].
     pub passage: usize,
-    /// Retriever score (higher is better; BM25 points for [`Bm25`]).
+    /// Retriever score (higher is better): BM25 points for [`Bm25`], cosine in [-1, 1] for
+    /// [`DenseIndex`], summed reciprocal ranks for [`rrf`].
     pub score: f64,
 }
 
@@ -89,8 +108,24 @@ impl PassageIndex {
     }
 
     /// The text of passage `i`: exactly its document slice.
+    ///
+    /// # Panics
+    /// When `i >= len()`.
     pub fn text(&self, i: usize) -> &str {
         &self.texts[i]
+    }
+
+    /// The passage texts in index order (e.g. to embed them for a [`DenseIndex`]).
+    pub fn texts(&self) -> &[String] {
+        &self.texts
+    }
+
+    /// Stable id of passage `i` (`DOC_ID:START-END`, [`Chunk::id`]), as written to TREC files.
+    ///
+    /// # Panics
+    /// When `i >= len()`.
+    pub fn passage_id(&self, i: usize) -> String {
+        self.passages[i].id()
     }
 
     /// Number of passages.
@@ -104,7 +139,8 @@ impl PassageIndex {
     }
 
     /// A mask of the passages belonging to `doc_ids` (the question's retrieval scope);
-    /// `None` means the whole corpus. Unknown ids select nothing.
+    /// `None` means the whole corpus. Unknown ids select nothing. Every retriever here takes
+    /// the mask as `Option<&[bool]>` (`scope.as_deref()`).
     pub fn scope_mask(&self, doc_ids: Option<&[String]>) -> Option<Vec<bool>> {
         let ids = doc_ids?;
         let mut mask = vec![false; self.passages.len()];

@@ -1,0 +1,468 @@
+//! Retrieval metrics against gold evidence: pure functions, every value in [0, 1], never NaN.
+//!
+//! Inputs are [`DocSpan`]s: a document id and a `[start, end)` span. Retrieved passages are
+//! given best first (rank 1 first), duplicates allowed; gold evidence is the question's
+//! `evidence` list (DESIGN.md §3). The unit of a span is whatever its coordinates count:
+//! bytes for chunk and evidence spans as stored, words after [`WordMap::to_words`]. A
+//! metric that needs evidence returns `None` for a question without (non-empty) evidence,
+//! which is how pytrec_eval/BEIR skip queries absent from the qrels: such questions belong in
+//! no average.
+//!
+//! # Rank metrics (pytrec_eval / BEIR semantics, binary relevance)
+//! The relevant items are the distinct non-empty evidence spans `E` (identical spans count
+//! once). Retrieved passage `p` *covers* evidence `e` when they are in the same document and
+//! share at least one unit (`overlap > 0`); an empty passage covers nothing (CASES.md case 29).
+//! Walking the top `k` in rank order, the passage at rank `r` has gain `rel_r = 1` when it
+//! covers some evidence that no passage at a better rank covered, else 0. So the same
+//! evidence retrieved twice counts once (a duplicate passage, or a second chunk of the same
+//! evidence, gains nothing), exactly as pytrec_eval scores a run whose docids are evidence ids
+//! after dropping repeated ids. Then, as in trec_eval's `recall_k`, `ndcg_cut_k` and BEIR's
+//! `top_k_accuracy` and `MRR@k`:
+//! - `hit@k` = 1 if some `rel_r = 1`, else 0;
+//! - `recall@k` = |evidence covered by the top k| / |E| (never above 1);
+//! - `MRR@k` = 1 / (first `r` with `rel_r = 1`), 0 if none;
+//! - `nDCG@k` = `Σ_r rel_r / log2(r + 1)` divided by `Σ_{i=1}^{min(|E|, k)} 1 / log2(i + 1)`.
+//!
+//! With `k = 0` every metric is 0. Note: when one passage covers two evidence spans, recall
+//! is 1 at rank 1 but nDCG is below 1 (its ideal assumes one relevant item per rank), as it
+//! would be in pytrec_eval.
+//!
+//! # Span metrics (Chroma, Smith & Troynikov 2024, "Evaluating Chunking Strategies for
+//! Retrieval", `chunking_evaluation/evaluation_framework/base_evaluation.py`)
+//! Per document, let `E*` be the union of the evidence spans and `R*` the union of the
+//! retrieved spans; `covered = Σ_docs |E* ∩ R*|` and `retrieved = Σ_passages |p|` (with
+//! multiplicity: a passage retrieved twice counts twice; passages of any document count):
+//! - `recall = covered / |E*|`;
+//! - `precision = covered / retrieved` (0 when nothing was retrieved);
+//! - `IoU = covered / (retrieved + |E*| − covered)`;
+//! - `precision_Ω` ([`precision_omega`]) = precision of the best retrieval the chunking allows:
+//!   with `Ω` the union of *all* index passages overlapping the evidence,
+//!   `|E* ∩ Ω| / |Ω ∪ E*|` (Chroma's `_full_precision_score`).
+//!
+//! The DESIGN.md §5 vector: excerpt [10, 20), retrieved [0, 15) and [12, 30) gives recall 1,
+//! precision 10/33 and IoU 10/33. Differences from Chroma: Chroma scores each question at
+//! k = the number of chunks overlapping its excerpts and measures tokens; here `k` is the
+//! cell's and the unit is bytes or words. `E*` is a union, so overlapping evidence spans are
+//! not double counted (Chroma sums them; they are disjoint in its data).
+//!
+//! # Answer recall (Bhat et al. 2025, arXiv 2505.21700)
+//! [`answer_recall_at_k`]: 1 when the lower-cased, trimmed gold answer string occurs inside
+//! one of the top `k` lower-cased passage texts, else 0; `None` for an empty answer.
+//!
+//! # Words retrieved
+//! [`words_retrieved`]: with multiplicity (the sum of the passages' word counts) and unique
+//! (words covered by the union of the passages' spans, per document; DESIGN.md §3).
+
+use chunker::{unique_words, word_spans, Chunk, Document, Span};
+use std::collections::{BTreeMap, HashMap};
+
+/// A span of one document: a retrieved passage or a gold evidence span.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DocSpan<'a> {
+    /// The document id.
+    pub doc_id: &'a str,
+    /// `[start, end)` in the document (bytes, or words after [`WordMap::to_words`]).
+    pub span: Span,
+}
+
+impl<'a> DocSpan<'a> {
+    /// A span `[start, end)` of document `doc_id`.
+    pub fn new(doc_id: &'a str, start: usize, end: usize) -> Self {
+        DocSpan {
+            doc_id,
+            span: Span { start, end },
+        }
+    }
+
+    /// Number of units shared with `other` (0 for different documents).
+    pub fn overlap(&self, other: &DocSpan<'_>) -> usize {
+        if self.doc_id == other.doc_id {
+            self.span.overlap(&other.span)
+        } else {
+            0
+        }
+    }
+}
+
+impl<'a> From<&'a Chunk> for DocSpan<'a> {
+    fn from(c: &'a Chunk) -> Self {
+        DocSpan {
+            doc_id: &c.doc_id,
+            span: c.span,
+        }
+    }
+}
+
+/// The four rank metrics of one question at one `k` (module documentation).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RankMetrics {
+    /// hit@k: 1 if any of the top k covers evidence.
+    pub hit: f64,
+    /// recall@k: fraction of distinct evidence spans covered by the top k.
+    pub recall: f64,
+    /// MRR@k: reciprocal rank of the first passage covering evidence.
+    pub mrr: f64,
+    /// nDCG@k with binary, once-per-evidence gains.
+    pub ndcg: f64,
+}
+
+/// Distinct non-empty evidence spans, sorted (deterministic).
+fn distinct_evidence<'a>(evidence: &[DocSpan<'a>]) -> Vec<DocSpan<'a>> {
+    let mut e: Vec<DocSpan<'a>> = evidence
+        .iter()
+        .copied()
+        .filter(|e| !e.span.is_empty())
+        .collect();
+    e.sort();
+    e.dedup();
+    e
+}
+
+/// hit@k, recall@k, MRR@k and nDCG@k of `retrieved` (best first) against `evidence`; `None`
+/// when there is no non-empty evidence. See the module documentation for the exact rule.
+pub fn rank_metrics(
+    retrieved: &[DocSpan<'_>],
+    evidence: &[DocSpan<'_>],
+    k: usize,
+) -> Option<RankMetrics> {
+    let ev = distinct_evidence(evidence);
+    if ev.is_empty() {
+        return None;
+    }
+    let mut covered = vec![false; ev.len()];
+    let mut n_covered = 0usize;
+    let mut dcg = 0.0f64;
+    let mut first: Option<usize> = None;
+    for (r, p) in retrieved.iter().take(k).enumerate() {
+        let mut gain = false;
+        for (j, e) in ev.iter().enumerate() {
+            if !covered[j] && p.overlap(e) > 0 {
+                covered[j] = true;
+                n_covered += 1;
+                gain = true;
+            }
+        }
+        if gain {
+            let rank = r + 1;
+            dcg += 1.0 / ((rank + 1) as f64).log2();
+            first.get_or_insert(rank);
+        }
+    }
+    let ideal: f64 = (1..=ev.len().min(k))
+        .map(|i| 1.0 / ((i + 1) as f64).log2())
+        .sum();
+    Some(RankMetrics {
+        hit: if first.is_some() { 1.0 } else { 0.0 },
+        recall: n_covered as f64 / ev.len() as f64,
+        mrr: first.map_or(0.0, |r| 1.0 / r as f64),
+        ndcg: if ideal > 0.0 {
+            (dcg / ideal).min(1.0)
+        } else {
+            0.0
+        },
+    })
+}
+
+/// hit@k (module documentation); `None` without evidence.
+pub fn hit_at_k(retrieved: &[DocSpan<'_>], evidence: &[DocSpan<'_>], k: usize) -> Option<f64> {
+    rank_metrics(retrieved, evidence, k).map(|m| m.hit)
+}
+
+/// recall@k (module documentation); `None` without evidence.
+pub fn recall_at_k(retrieved: &[DocSpan<'_>], evidence: &[DocSpan<'_>], k: usize) -> Option<f64> {
+    rank_metrics(retrieved, evidence, k).map(|m| m.recall)
+}
+
+/// MRR@k (module documentation); `None` without evidence.
+pub fn mrr_at_k(retrieved: &[DocSpan<'_>], evidence: &[DocSpan<'_>], k: usize) -> Option<f64> {
+    rank_metrics(retrieved, evidence, k).map(|m| m.mrr)
+}
+
+/// nDCG@k (module documentation); `None` without evidence.
+pub fn ndcg_at_k(retrieved: &[DocSpan<'_>], evidence: &[DocSpan<'_>], k: usize) -> Option<f64> {
+    rank_metrics(retrieved, evidence, k).map(|m| m.ndcg)
+}
+
+/// Per-document sorted, merged, non-empty spans.
+fn unions<'a>(spans: impl IntoIterator<Item = DocSpan<'a>>) -> BTreeMap<&'a str, Vec<Span>> {
+    let mut by_doc: BTreeMap<&'a str, Vec<Span>> = BTreeMap::new();
+    for s in spans {
+        if !s.span.is_empty() {
+            by_doc.entry(s.doc_id).or_default().push(s.span);
+        }
+    }
+    for v in by_doc.values_mut() {
+        v.sort();
+        let mut merged: Vec<Span> = Vec::with_capacity(v.len());
+        for s in v.drain(..) {
+            match merged.last_mut() {
+                Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
+                _ => merged.push(s),
+            }
+        }
+        *v = merged;
+    }
+    by_doc
+}
+
+fn total(u: &BTreeMap<&str, Vec<Span>>) -> usize {
+    u.values().flatten().map(Span::len).sum()
+}
+
+/// Units shared by two per-document unions.
+fn intersection(a: &BTreeMap<&str, Vec<Span>>, b: &BTreeMap<&str, Vec<Span>>) -> usize {
+    let mut n = 0;
+    for (doc, xs) in a {
+        let Some(ys) = b.get(doc) else { continue };
+        let (mut i, mut j) = (0, 0);
+        while i < xs.len() && j < ys.len() {
+            n += xs[i].overlap(&ys[j]);
+            if xs[i].end <= ys[j].end {
+                i += 1;
+            } else {
+                j += 1;
+            }
+        }
+    }
+    n
+}
+
+/// Chroma's span recall, precision and IoU of one question (module documentation).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpanMetrics {
+    /// Covered evidence units / evidence units.
+    pub recall: f64,
+    /// Covered evidence units / retrieved units counted with multiplicity.
+    pub precision: f64,
+    /// Covered / (retrieved with multiplicity + evidence − covered).
+    pub iou: f64,
+}
+
+/// Span recall, precision and IoU of `retrieved` (all of them: pass the top k) against
+/// `evidence`, in the spans' unit; `None` when the evidence covers no unit.
+pub fn span_metrics(retrieved: &[DocSpan<'_>], evidence: &[DocSpan<'_>]) -> Option<SpanMetrics> {
+    let e = unions(evidence.iter().copied());
+    let e_len = total(&e);
+    if e_len == 0 {
+        return None;
+    }
+    let r = unions(retrieved.iter().copied());
+    let covered = intersection(&e, &r);
+    let retrieved_len: usize = retrieved.iter().map(|p| p.span.len()).sum();
+    let ratio = |num: usize, den: usize| {
+        if den == 0 {
+            0.0
+        } else {
+            (num as f64 / den as f64).min(1.0)
+        }
+    };
+    Some(SpanMetrics {
+        recall: ratio(covered, e_len),
+        precision: ratio(covered, retrieved_len),
+        iou: ratio(covered, retrieved_len + e_len - covered),
+    })
+}
+
+/// Chroma's precision_Ω: the precision of the best retrieval the chunking allows, from all
+/// passages of the index (`passages`, any order) against `evidence`: `|E* ∩ Ω| / |Ω ∪ E*|`
+/// with `Ω` the union of the passages overlapping the evidence; `None` without evidence.
+pub fn precision_omega(passages: &[DocSpan<'_>], evidence: &[DocSpan<'_>]) -> Option<f64> {
+    let e = unions(evidence.iter().copied());
+    let e_len = total(&e);
+    if e_len == 0 {
+        return None;
+    }
+    let hits: Vec<DocSpan<'_>> = passages
+        .iter()
+        .copied()
+        .filter(|p| evidence.iter().any(|ev| p.overlap(ev) > 0))
+        .collect();
+    let omega = unions(hits.iter().copied());
+    let num = intersection(&e, &omega);
+    let both = unions(hits.iter().copied().chain(evidence.iter().copied()));
+    let den = total(&both);
+    Some(if den == 0 {
+        0.0
+    } else {
+        (num as f64 / den as f64).min(1.0)
+    })
+}
+
+/// Bhat et al. answer recall@k: 1.0 when the trimmed, lower-cased `answer` occurs in one of
+/// the first `k` lower-cased `passages`, else 0.0; `None` for an empty answer.
+pub fn answer_recall_at_k<S: AsRef<str>>(passages: &[S], answer: &str, k: usize) -> Option<f64> {
+    let needle = answer.trim().to_lowercase();
+    if needle.is_empty() {
+        return None;
+    }
+    let found = passages
+        .iter()
+        .take(k)
+        .any(|p| p.as_ref().to_lowercase().contains(&needle));
+    Some(if found { 1.0 } else { 0.0 })
+}
+
+/// Maps byte spans to word-index spans, per document, for the word-unit span metrics.
+///
+/// Words are [`chunker::word_spans`] (whitespace-separated tokens, DESIGN.md §3). A byte span
+/// covers the words that share at least one byte with it (the rule of
+/// [`chunker::unique_words`]), which always form a contiguous range `[first, last + 1)`; so
+/// the word length of a chunk's span is its [`Chunk::words`].
+#[derive(Debug, Clone, Default)]
+pub struct WordMap {
+    words: HashMap<String, Vec<Span>>,
+}
+
+impl WordMap {
+    /// Segments every document once.
+    pub fn new(documents: &[Document]) -> Self {
+        WordMap {
+            words: documents
+                .iter()
+                .map(|d| (d.id.clone(), word_spans(&d.text)))
+                .collect(),
+        }
+    }
+
+    /// The word-index span of a byte span; `None` when the document is unknown. An empty
+    /// byte span, or one covering only separators, maps to an empty word span.
+    pub fn to_words<'a>(&self, s: DocSpan<'a>) -> Option<DocSpan<'a>> {
+        let words = self.words.get(s.doc_id)?;
+        let (a, b) = (s.span.start, s.span.end);
+        if a >= b {
+            return Some(DocSpan::new(s.doc_id, 0, 0));
+        }
+        let first = words.partition_point(|w| w.end <= a);
+        let end = words.partition_point(|w| w.start < b);
+        Some(DocSpan::new(s.doc_id, first, end.max(first)))
+    }
+
+    /// Maps every span; spans of unknown documents are dropped.
+    pub fn all_to_words<'a>(&self, spans: &[DocSpan<'a>]) -> Vec<DocSpan<'a>> {
+        spans.iter().filter_map(|s| self.to_words(*s)).collect()
+    }
+
+    /// [`span_metrics`] in words.
+    pub fn span_metrics(
+        &self,
+        retrieved: &[DocSpan<'_>],
+        evidence: &[DocSpan<'_>],
+    ) -> Option<SpanMetrics> {
+        span_metrics(&self.all_to_words(retrieved), &self.all_to_words(evidence))
+    }
+
+    /// [`precision_omega`] in words.
+    pub fn precision_omega(
+        &self,
+        passages: &[DocSpan<'_>],
+        evidence: &[DocSpan<'_>],
+    ) -> Option<f64> {
+        precision_omega(&self.all_to_words(passages), &self.all_to_words(evidence))
+    }
+}
+
+/// Words retrieved by one question's passages, counted two ways (DESIGN.md §3).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WordsRetrieved {
+    /// Sum of the passages' word counts ([`Chunk::words`]): a word in two retrieved
+    /// (overlapping or duplicate) passages counts twice.
+    pub with_multiplicity: usize,
+    /// Words of the documents covered by the union of the passages' spans
+    /// ([`chunker::unique_words`] per document): each source word once.
+    pub unique: usize,
+}
+
+/// Counts the words of `chunks` with multiplicity and unique; `text_of` gives a document's
+/// text by id (a chunk of an unknown document adds to `with_multiplicity` only). Always
+/// `unique <= with_multiplicity`; both 0 for no chunks or empty chunks (CASES.md 29).
+pub fn words_retrieved<'d, F>(chunks: &[&Chunk], text_of: F) -> WordsRetrieved
+where
+    F: Fn(&str) -> Option<&'d str>,
+{
+    let with_multiplicity = chunks.iter().map(|c| c.words).sum();
+    let mut by_doc: BTreeMap<&str, Vec<Span>> = BTreeMap::new();
+    for c in chunks {
+        by_doc.entry(c.doc_id.as_str()).or_default().push(c.span);
+    }
+    let unique = by_doc
+        .iter()
+        .map(|(d, spans)| text_of(d).map_or(0, |t| unique_words(t, spans)))
+        .sum();
+    WordsRetrieved {
+        with_multiplicity,
+        unique,
+    }
+}
+
+/// [`words_retrieved`] with the documents given as a slice (looked up by id).
+pub fn words_retrieved_in(chunks: &[&Chunk], documents: &[Document]) -> WordsRetrieved {
+    let by_id: HashMap<&str, &str> = documents
+        .iter()
+        .map(|d| (d.id.as_str(), d.text.as_str()))
+        .collect();
+    words_retrieved(chunks, |id| by_id.get(id).copied())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ds(start: usize, end: usize) -> DocSpan<'static> {
+        DocSpan::new("d", start, end)
+    }
+
+    #[test]
+    fn chroma_vector() {
+        let m = span_metrics(&[ds(0, 15), ds(12, 30)], &[ds(10, 20)]).unwrap();
+        assert_eq!(m.recall, 1.0);
+        assert!((m.precision - 10.0 / 33.0).abs() < 1e-15);
+        assert!((m.iou - 10.0 / 33.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn precision_omega_uses_union_of_overlapping_chunks() {
+        // Chunks [0,15), [15,30), [30,45); evidence [10,20) -> Ω = [0,30), 10/30.
+        let chunks = [ds(0, 15), ds(15, 30), ds(30, 45)];
+        let p = precision_omega(&chunks, &[ds(10, 20)]).unwrap();
+        assert!((p - 10.0 / 30.0).abs() < 1e-15);
+        assert_eq!(precision_omega(&chunks, &[]), None);
+    }
+
+    #[test]
+    fn rank_metrics_hand_computed() {
+        // Evidence e1 [0,10), e2 [50,60). Ranks: miss, e1, e1 again, e2.
+        let ev = [ds(0, 10), ds(50, 60)];
+        let run = [ds(20, 30), ds(5, 15), ds(0, 5), ds(55, 70)];
+        let m = rank_metrics(&run, &ev, 4).unwrap();
+        assert_eq!(m.hit, 1.0);
+        assert_eq!(m.recall, 1.0);
+        assert_eq!(m.mrr, 0.5);
+        let dcg = 1.0 / 3f64.log2() + 1.0 / 5f64.log2();
+        let idcg = 1.0 + 1.0 / 3f64.log2();
+        assert!((m.ndcg - dcg / idcg).abs() < 1e-15);
+        let m2 = rank_metrics(&run, &ev, 3).unwrap();
+        assert_eq!(m2.recall, 0.5);
+        let m0 = rank_metrics(&run, &ev, 0).unwrap();
+        assert_eq!((m0.hit, m0.recall, m0.mrr, m0.ndcg), (0.0, 0.0, 0.0, 0.0));
+    }
+
+    #[test]
+    fn word_map_round_trip() {
+        let d = Document {
+            id: "d".into(),
+            title: String::new(),
+            text: "one two  three four".into(),
+            source: String::new(),
+            license: String::new(),
+        };
+        let wm = WordMap::new(std::slice::from_ref(&d));
+        // "two  thr" = bytes [4, 12) covers words 1..3.
+        assert_eq!(
+            wm.to_words(ds(4, 12)).unwrap().span,
+            Span { start: 1, end: 3 }
+        );
+        // only the double space -> empty
+        assert!(wm.to_words(ds(7, 9)).unwrap().span.is_empty());
+        assert_eq!(wm.to_words(DocSpan::new("x", 0, 3)), None);
+    }
+}
