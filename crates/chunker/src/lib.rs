@@ -10,11 +10,18 @@
 #![warn(missing_docs)]
 
 pub mod fixed;
+pub mod kamradt;
+pub mod maxmin;
 pub mod recursive;
 pub mod segment;
 pub mod units;
 
 pub use fixed::{FixedConfig, FixedError};
+pub use kamradt::{BreakpointType, KamradtConfig, KamradtError, KamradtStats};
+pub use maxmin::{
+    maxmin_groups, split_oversized, ChunkSummary, Comparison, GroupUnit, MaxMinConfig, MaxMinError,
+    MaxMinStats, OversizedStats, SizeLimit,
+};
 pub use recursive::{KeepSeparator, RecursiveChunker, RecursiveError, RecursiveStats};
 pub use units::{HfTokenizer, Sizer, TokenizerError, Unit, UnknownUnit};
 
