@@ -127,6 +127,66 @@ fn rows_csv(rows: &[QuestionRow]) -> Result<Vec<u8>> {
     w.into_inner().context("csv buffer")
 }
 
+/// Progress display: on a terminal, a bar over the run's cells and a bar over the questions
+/// of the current stage, both with ETAs (indicatif); otherwise plain log lines on stderr.
+struct Progress {
+    multi: Option<indicatif::MultiProgress>,
+    cells: indicatif::ProgressBar,
+}
+
+impl Progress {
+    fn new(total_cells: usize) -> Self {
+        use std::io::IsTerminal;
+        if std::io::stderr().is_terminal() {
+            let multi = indicatif::MultiProgress::new();
+            let cells = multi.add(indicatif::ProgressBar::new(total_cells as u64));
+            cells.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "cells  {bar:30} {pos}/{len} [{elapsed_precise} < {eta}] {msg}",
+                )
+                .expect("static template"),
+            );
+            Progress {
+                multi: Some(multi),
+                cells,
+            }
+        } else {
+            Progress {
+                multi: None,
+                cells: indicatif::ProgressBar::hidden(),
+            }
+        }
+    }
+
+    /// A bar over `n` questions for one stage (hidden when not on a terminal).
+    fn stage(&self, name: &str, n: usize) -> indicatif::ProgressBar {
+        match &self.multi {
+            Some(m) => {
+                let b = m.add(indicatif::ProgressBar::new(n as u64));
+                b.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{prefix:>10} {bar:30} {pos}/{len} [{elapsed_precise} < {eta}]",
+                    )
+                    .expect("static template"),
+                );
+                b.set_prefix(name.to_string());
+                b
+            }
+            None => indicatif::ProgressBar::hidden(),
+        }
+    }
+
+    /// A log line: above the bars on a terminal, plain stderr otherwise.
+    fn log(&self, line: String) {
+        match &self.multi {
+            Some(m) => {
+                let _ = m.println(line);
+            }
+            None => eprintln!("{line}"),
+        }
+    }
+}
+
 /// A deterministic slice of a run's cells: shard `index` of `count` (1-based) takes the
 /// cells at positions `p` (config order) with `p % count == index - 1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,6 +233,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
         .collect();
     let mut reused = 0;
     let mut datasets_meta = Vec::new();
+    let progress = Progress::new(mine.len());
     for ds_name in &cfg.datasets {
         let ds = Dataset::load(&store.join(ds_name))
             .with_context(|| format!("dataset `{ds_name}` (listed in `datasets`)"))?;
@@ -197,6 +258,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
             {
                 if cell_done(&cells_dir, c, &ds.manifest_sha256) {
                     reused += 1;
+                    progress.cells.inc(1);
                 } else {
                     pending.push(c);
                 }
@@ -220,11 +282,11 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
             write_json(&chunk_lengths_path(&dir, ds_name, s_name, s_cfg)?, &lengths)?;
             let index = PassageIndex::new(&ds.documents, chunks)
                 .map_err(|e| anyhow::anyhow!("strategy `{s_name}` on `{ds_name}`: {e}"))?;
-            eprintln!(
+            progress.log(format!(
                 "[{ds_name}] {s_name}: {} passages from {} documents",
                 index.len(),
                 ds.documents.len()
-            );
+            ));
             for (r_name, r_cfg) in &cfg.retrievers {
                 let r_cells: Vec<&Cell> = pending
                     .iter()
@@ -242,29 +304,42 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                     },
                 );
                 let t = Instant::now();
+                let bar = progress.stage("retrieve", questions.len());
                 let hits: Vec<Vec<Hit>> = questions
                     .par_iter()
                     .map(|q| {
                         let scope = index.scope_mask(q.doc_ids.as_deref());
-                        bm25.search(&query_text(q, r_cfg.query), kmax, scope.as_deref())
+                        let h = bm25.search(&query_text(q, r_cfg.query), kmax, scope.as_deref());
+                        bar.inc(1);
+                        h
                     })
                     .collect();
-                eprintln!(
+                bar.finish_and_clear();
+                progress.log(format!(
                     "[{ds_name}] {s_name} × {r_name}: top-{kmax} for {} questions in {:.1}s",
                     questions.len(),
                     t.elapsed().as_secs_f64()
-                );
+                ));
                 for cell in r_cells {
                     let reader: &dyn Reader = match cell.reader_config.kind {
                         crate::config::ReaderKind::Lexical => &lexical,
                     };
+                    progress.cells.set_message(format!(
+                        "{} × {} × k={} × {}",
+                        cell.strategy, cell.retriever, cell.k, cell.reader
+                    ));
+                    let bar = progress.stage("read", questions.len());
                     let rows: Vec<QuestionRow> = questions
                         .par_iter()
                         .zip(&hits)
                         .map(|(q, h)| {
-                            answer(cell, q, &h[..h.len().min(cell.k)], &index, &docs, reader)
+                            let row =
+                                answer(cell, q, &h[..h.len().min(cell.k)], &index, &docs, reader);
+                            bar.inc(1);
+                            row
                         })
                         .collect::<Result<_>>()?;
+                    bar.finish_and_clear();
                     let rec = CellRecord {
                         id: cell.id(),
                         cell: cell.clone(),
@@ -277,7 +352,8 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                         &rows_csv(&rows)?,
                     )?;
                     write_json(&cells_dir.join(format!("{}.json", rec.id)), &rec)?;
-                    eprintln!(
+                    progress.cells.inc(1);
+                    progress.log(format!(
                         "  cell {} {} × {} × k={} × {}: accuracy {:.1} %",
                         rec.id,
                         cell.strategy,
@@ -285,11 +361,12 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                         cell.k,
                         cell.reader,
                         100.0 * rec.summary.accuracy
-                    );
+                    ));
                 }
             }
         }
     }
+    progress.cells.finish_and_clear();
     let run_meta = serde_json::json!({
         "datasets": datasets_meta,
         "cells_reused": reused,

@@ -119,3 +119,25 @@ fn quality_import_counts() {
     }
     assert!(ds.documents.iter().all(|d| !d.title.is_empty()));
 }
+
+#[test]
+fn committed_configs_validate() {
+    let dir = workspace().join("configs");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().is_some_and(|e| e == "yaml") {
+            let cfg = evaluator::RunConfig::load(&p).unwrap_or_else(|e| panic!("{e:#}"));
+            assert!(!cfg.cells().is_empty(), "{}", p.display());
+            n += 1;
+        }
+    }
+    assert!(
+        n >= 2,
+        "expected the committed configs in {}",
+        dir.display()
+    );
+    let sizes = evaluator::RunConfig::load(&dir.join("chunk-size.yaml")).unwrap();
+    assert_eq!(sizes.strategies.len(), 5);
+    assert_eq!(sizes.cells().len(), 2 * 5 * 2);
+}
