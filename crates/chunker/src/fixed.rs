@@ -228,7 +228,14 @@ impl FixedConfig {
 
     /// The byte spans [`FixedConfig::chunk`] would return for `text`.
     pub fn chunk_spans(&self, text: &str) -> Vec<Span> {
-        let units = self.sizer.unit_spans(text);
+        if let Sizer::Chars = self.sizer {
+            return self.char_window_spans(text);
+        }
+        self.unit_window_spans(text, &self.sizer.unit_spans(text))
+    }
+
+    /// Windows of `size` of the unit spans `units` of `text`, every `size - overlap` units.
+    fn unit_window_spans(&self, text: &str, units: &[Span]) -> Vec<Span> {
         let n = units.len();
         let stride = self.size - self.overlap;
         let mut spans: Vec<Span> = Vec::with_capacity(n / stride + 1);
@@ -236,7 +243,7 @@ impl FixedConfig {
         // reports overlapping offsets.
         let mut max_end = Vec::with_capacity(n);
         let mut m = 0;
-        for u in &units {
+        for u in units {
             m = m.max(u.end);
             max_end.push(m);
         }
@@ -257,6 +264,78 @@ impl FixedConfig {
             first += stride;
         }
         spans
+    }
+
+    /// [`FixedConfig::chunk_spans`] for chars without a span per char: windows are found by
+    /// two cursors walking the text's bytes (window starts and window ends both advance by
+    /// `size - overlap` chars, the ends `size` chars ahead), so the text is read once, in
+    /// linear time, and memory is the output's only.
+    fn char_window_spans(&self, text: &str) -> Vec<Span> {
+        let stride = self.size - self.overlap;
+        let mut spans: Vec<Span> = Vec::new();
+        let mut starts = CharCursor::new(text);
+        let mut ends = CharCursor::new(text);
+        // First non-separator byte at or after the last window start that needed a scan
+        // (text.len() if there is none; None before the first window): a window is blank
+        // iff it ends at or before it. Starts only grow, so the scans never revisit text and
+        // stay linear even with large overlaps.
+        let mut next_text = None;
+        let mut first = 0;
+        while !text.is_empty() {
+            // `first` is always a char of the text: the previous window did not reach the
+            // end, and it was `size > stride` chars long.
+            let span = Span {
+                start: starts.byte_of(first),
+                end: ends.byte_of(first.saturating_add(self.size)),
+            };
+            let next = match next_text {
+                Some(b) if b >= span.start => b,
+                _ => text[span.start..]
+                    .find(|c: char| !is_word_separator(c))
+                    .map_or(text.len(), |i| span.start + i),
+            };
+            next_text = Some(next);
+            if next < span.end {
+                push_monotone_by(&mut spans, span, |s| *s);
+            }
+            if span.end == text.len() {
+                break;
+            }
+            first += stride;
+        }
+        spans
+    }
+}
+
+/// Maps increasing char indices of a text to byte offsets in one forward pass.
+struct CharCursor<'a> {
+    bytes: &'a [u8],
+    byte: usize,
+    chr: usize,
+}
+
+impl<'a> CharCursor<'a> {
+    fn new(text: &'a str) -> Self {
+        CharCursor {
+            bytes: text.as_bytes(),
+            byte: 0,
+            chr: 0,
+        }
+    }
+
+    /// Byte offset of char `index`, or the text's length if the text has at most `index`
+    /// chars; `index` must not be smaller than the previous call's.
+    fn byte_of(&mut self, index: usize) -> usize {
+        debug_assert!(index >= self.chr || self.byte == self.bytes.len());
+        while self.chr < index && self.byte < self.bytes.len() {
+            // Skip one char: its lead byte, then its continuation bytes (0b10xx_xxxx).
+            self.byte += 1;
+            while self.byte < self.bytes.len() && (self.bytes[self.byte] & 0xC0) == 0x80 {
+                self.byte += 1;
+            }
+            self.chr += 1;
+        }
+        self.byte
     }
 }
 
@@ -562,6 +641,17 @@ mod tests {
             failure_persistence: None,
             ..ProptestConfig::default()
         })]
+
+        #[test]
+        fn char_windows_equal_windows_of_char_spans(
+            text in "\\PC{0,300}|[a-zé日本語😀👩‍ \u{200B}\n\r\t.,]{0,300}|[ \n\u{200B}\u{FEFF}x]{0,300}",
+            size in 1usize..20,
+            ov in 0usize..19,
+        ) {
+            let cfg = FixedConfig::chars(size, ov % size).unwrap();
+            let units = Sizer::Chars.unit_spans(&text);
+            prop_assert_eq!(cfg.char_window_spans(&text), cfg.unit_window_spans(&text, &units));
+        }
 
         #[test]
         fn invariants_hold_on_random_text(text in "\\PC{0,300}|[a-zé日本 \n\r\t]{0,300}", size in 1usize..20, ov in 0usize..19) {

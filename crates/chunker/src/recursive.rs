@@ -624,21 +624,21 @@ impl RecursiveChunker {
         }
         let sep = &separators[chosen];
         let merge_sep = (self.keep_separator == KeepSeparator::Discard).then_some(sep.raw.as_str());
-        let mut good: Vec<(Span, usize)> = Vec::new();
-        for piece in self.pieces(part, sep) {
+        // Pieces shorter than chunk_size stream into the merge step (LangChain collects them
+        // in `_good_splits` and merges them before the next long piece and at the end: the
+        // same chunks in the same order), so no list of all pieces is kept.
+        let mut merger = Merger::new(self, merge_sep);
+        self.for_each_piece(part, sep, |piece| {
             let piece = Span {
                 start: span.start + piece.start,
                 end: span.start + piece.end,
             };
             let len = self.sizer.size(&text[piece.start..piece.end]);
             if len < self.chunk_size {
-                good.push((piece, len));
-                continue;
+                merger.push(piece, len, out);
+                return;
             }
-            if !good.is_empty() {
-                self.merge(&good, merge_sep, out);
-                good.clear();
-            }
+            merger.flush(out);
             if rest.is_empty() {
                 out.push(RawChunk {
                     start: piece.start,
@@ -650,23 +650,32 @@ impl RecursiveChunker {
             } else {
                 self.split_rec(text, piece, rest, out);
             }
+        });
+        merger.flush(out);
+    }
+
+    /// Calls `f` with each non-empty piece of `part` (spans relative to it), in order
+    /// (`_split_text_with_regex`): the single chars for the empty separator, without building
+    /// a list of them, else [`RecursiveChunker::pieces`].
+    fn for_each_piece(&self, part: &str, sep: &Separator, mut f: impl FnMut(Span)) {
+        if let Matcher::Chars = sep.matcher {
+            for (i, c) in part.char_indices() {
+                f(Span {
+                    start: i,
+                    end: i + c.len_utf8(),
+                });
+            }
+            return;
         }
-        if !good.is_empty() {
-            self.merge(&good, merge_sep, out);
+        for piece in self.pieces(part, sep) {
+            f(piece);
         }
     }
 
-    /// `_split_text_with_regex`: the non-empty pieces of `part` (spans relative to it).
+    /// `_split_text_with_regex` for a non-empty separator: the non-empty pieces of `part`
+    /// (spans relative to it). The empty separator is [`RecursiveChunker::for_each_piece`]'s.
     fn pieces(&self, part: &str, sep: &Separator) -> Vec<Span> {
-        if let Matcher::Chars = sep.matcher {
-            return part
-                .char_indices()
-                .map(|(i, c)| Span {
-                    start: i,
-                    end: i + c.len_utf8(),
-                })
-                .collect();
-        }
+        debug_assert!(!matches!(sep.matcher, Matcher::Chars));
         let matches = sep.matches(part);
         let n = part.len();
         let mut pieces = Vec::with_capacity(matches.len() + 1);
@@ -702,39 +711,68 @@ impl RecursiveChunker {
         pieces.retain(|p| !p.is_empty());
         pieces
     }
+}
 
-    /// `TextSplitter._merge_splits`: merges consecutive pieces (with their sizes) into
-    /// chunks of at most `chunk_size`, keeping about `chunk_overlap` between them. `sep` is
-    /// the separator string LangChain inserts between pieces (`None` = empty string).
-    fn merge<'a>(
-        &self,
-        splits: &[(Span, usize)],
-        sep: Option<&'a str>,
-        out: &mut Vec<RawChunk<'a>>,
-    ) {
-        let sep_len = sep.map_or(0, |s| self.sizer.size(s));
-        let sep_if = |cond: bool| if cond { sep_len } else { 0 };
-        let mut cur: VecDeque<(Span, usize)> = VecDeque::new();
-        let mut total = 0usize;
-        for &(piece, len) in splits {
-            if total + len + sep_if(!cur.is_empty()) > self.chunk_size && !cur.is_empty() {
-                out.push(raw_merged(&cur, total, sep));
-                while total > self.chunk_overlap
-                    || (total + len + sep_if(!cur.is_empty()) > self.chunk_size && total > 0)
-                {
-                    let Some((_, first)) = cur.front().copied() else {
-                        break;
-                    };
-                    total = total.saturating_sub(first + sep_if(cur.len() > 1));
-                    cur.pop_front();
-                }
+/// `TextSplitter._merge_splits`, fed one piece at a time: merges consecutive pieces (with
+/// their sizes) into chunks of at most `chunk_size`, keeping about `chunk_overlap` between
+/// them. [`Merger::flush`] ends one `_merge_splits` call (emits the last chunk and starts
+/// afresh). `sep` is the separator string LangChain inserts between pieces (`None` = empty
+/// string).
+struct Merger<'a, 'c> {
+    chunker: &'c RecursiveChunker,
+    sep: Option<&'a str>,
+    sep_len: usize,
+    cur: VecDeque<(Span, usize)>,
+    total: usize,
+}
+
+impl<'a, 'c> Merger<'a, 'c> {
+    fn new(chunker: &'c RecursiveChunker, sep: Option<&'a str>) -> Self {
+        Merger {
+            chunker,
+            sep,
+            sep_len: sep.map_or(0, |s| chunker.sizer.size(s)),
+            cur: VecDeque::new(),
+            total: 0,
+        }
+    }
+
+    fn sep_if(&self, cond: bool) -> usize {
+        if cond {
+            self.sep_len
+        } else {
+            0
+        }
+    }
+
+    /// One iteration of `_merge_splits`' loop.
+    fn push(&mut self, piece: Span, len: usize, out: &mut Vec<RawChunk<'a>>) {
+        let (size, overlap) = (self.chunker.chunk_size, self.chunker.chunk_overlap);
+        if self.total + len + self.sep_if(!self.cur.is_empty()) > size && !self.cur.is_empty() {
+            out.push(raw_merged(&self.cur, self.total, self.sep));
+            while self.total > overlap
+                || (self.total + len + self.sep_if(!self.cur.is_empty()) > size && self.total > 0)
+            {
+                let Some((_, first)) = self.cur.front().copied() else {
+                    break;
+                };
+                self.total = self
+                    .total
+                    .saturating_sub(first + self.sep_if(self.cur.len() > 1));
+                self.cur.pop_front();
             }
-            cur.push_back((piece, len));
-            total += len + sep_if(cur.len() > 1);
         }
-        if !cur.is_empty() {
-            out.push(raw_merged(&cur, total, sep));
+        self.cur.push_back((piece, len));
+        self.total += len + self.sep_if(self.cur.len() > 1);
+    }
+
+    /// The end of `_merge_splits`: emits the current chunk, if any, and starts afresh.
+    fn flush(&mut self, out: &mut Vec<RawChunk<'a>>) {
+        if !self.cur.is_empty() {
+            out.push(raw_merged(&self.cur, self.total, self.sep));
+            self.cur.clear();
         }
+        self.total = 0;
     }
 }
 

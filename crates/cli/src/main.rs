@@ -85,9 +85,9 @@ enum Command {
         /// Size unit: words, chars or tokens (default: words for fixed, chars for recursive).
         #[arg(long)]
         unit: Option<chunker::Unit>,
-        /// Chunk size in units.
-        #[arg(long, default_value_t = 200)]
-        size: usize,
+        /// Chunk size in units (max-min: an optional maximum chunk size).
+        #[arg(long)]
+        size: Option<usize>,
         /// Overlap in units, or a fraction of the size in (0, 1).
         #[arg(long, default_value_t = 0.0)]
         overlap: f64,
@@ -115,6 +115,10 @@ enum Strategy {
     Fixed,
     /// LangChain-compatible recursive separator splitting.
     Recursive,
+    /// Max-Min semantic chunking over MiniLM sentence embeddings (reference parameters).
+    MaxMin,
+    /// Kamradt / LangChain SemanticChunker (percentile 95) over MiniLM embeddings.
+    Kamradt,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -282,11 +286,22 @@ fn real_main() -> Result<()> {
             tokenizer,
             format,
         } => {
-            let mut cfg = evaluator::strategy::StrategyConfig::fixed_words(size, 0);
+            let size_given = size.is_some();
+            let size = size.unwrap_or(200);
+            use evaluator::strategy::{StrategyConfig, StrategyKind};
+            let mut cfg = StrategyConfig::fixed_words(size, 0);
             cfg.kind = match strategy {
-                Strategy::Fixed => evaluator::strategy::StrategyKind::Fixed,
-                Strategy::Recursive => evaluator::strategy::StrategyKind::Recursive,
+                Strategy::Fixed => StrategyKind::Fixed,
+                Strategy::Recursive => StrategyKind::Recursive,
+                Strategy::MaxMin => StrategyKind::MaxMin,
+                Strategy::Kamradt => StrategyKind::Kamradt,
             };
+            if matches!(strategy, Strategy::MaxMin | Strategy::Kamradt) {
+                // --size is the optional maximum for max-min; kamradt has no size.
+                cfg.size = size_given
+                    .then_some(size)
+                    .filter(|_| matches!(strategy, Strategy::MaxMin));
+            }
             cfg.unit = unit;
             cfg.overlap = overlap;
             cfg.tokenizer = tokenizer;
@@ -302,24 +317,53 @@ fn real_main() -> Result<()> {
                 source: String::new(),
                 license: String::new(),
             };
-            let chunks = chunker.chunk(&doc);
+            let embedder = if chunker.needs_embedder() {
+                let dir = std::path::Path::new("models/all-MiniLM-L6-v2");
+                Some(embed::BertEmbedder::load(dir).with_context(|| {
+                    format!(
+                        "cannot load {}; run `chunkbench models fetch`",
+                        dir.display()
+                    )
+                })?)
+            } else {
+                None
+            };
+            let (chunks, stats) = chunker.chunk_corpus(
+                std::slice::from_ref(&doc),
+                embedder.as_ref().map(|e| e as &dyn embed::Embedder),
+            )?;
             for (i, c) in chunks.iter().enumerate() {
+                let min_sim = stats.min_similarity.get(i).copied().flatten();
                 match format {
-                    ChunkFormat::Jsonl => println!(
-                        "{}",
-                        serde_json::json!({
+                    ChunkFormat::Jsonl => {
+                        let mut v = serde_json::json!({
                             "doc_id": c.doc_id, "start": c.span.start, "end": c.span.end,
                             "words": c.words, "text": c.text(&doc),
-                        })
-                    ),
+                        });
+                        if !stats.min_similarity.is_empty() {
+                            v["min_similarity"] = serde_json::json!(min_sim);
+                        }
+                        println!("{v}");
+                    }
                     ChunkFormat::View => println!(
-                        "── chunk {i} · bytes {}..{} · {} words ──\n{}\n",
+                        "── chunk {i} · bytes {}..{} · {} words{} ──\n{}\n",
                         c.span.start,
                         c.span.end,
                         c.words,
+                        match (stats.min_similarity.is_empty(), min_sim) {
+                            (true, _) => String::new(),
+                            (false, Some(m)) => format!(" · internal min similarity {m:.3}"),
+                            (false, None) => " · one sentence".to_string(),
+                        },
                         c.text(&doc)
                     ),
                 }
+            }
+            if stats.embedded_units > 0 {
+                eprintln!(
+                    "{} units embedded ({} split before embedding), {} forced splits, {} merges, {} degenerate vectors",
+                    stats.embedded_units, stats.units_split_before_embedding, stats.forced_splits, stats.merges, stats.degenerate_vectors
+                );
             }
             eprintln!("{} chunks", chunks.len());
             Ok(())

@@ -13,24 +13,19 @@ use std::path::{Path, PathBuf};
 
 pub use crate::strategy::{StrategyConfig, StrategyKind};
 
-/// Retriever kinds available in this build.
+/// Retriever kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RetrieverKind {
     /// Okapi BM25 ([`retriever::Bm25`]).
     Bm25,
+    /// Exact cosine top-k over the run's embedder ([`retriever::DenseIndex`]).
+    Dense,
+    /// Reciprocal rank fusion (k = 60) of dense and BM25 ([`retriever::rrf`]).
+    Hybrid,
 }
 
-/// What text is sent as the retrieval query.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum QueryForm {
-    /// The question alone.
-    #[serde(rename = "question")]
-    Question,
-    /// The question followed by all option texts.
-    #[serde(rename = "question+options")]
-    QuestionOptions,
-}
+pub use retriever::QueryForm;
 
 /// One retriever entry (`retrievers.NAME`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,8 +33,9 @@ pub enum QueryForm {
 pub struct RetrieverConfig {
     /// Retriever kind.
     pub kind: RetrieverKind,
-    /// Query form (default `question+options`).
-    #[serde(default = "default_query")]
+    /// Query form: `question`, `question+options` (default) or `per-option` (one query per
+    /// option, max-pooled per passage).
+    #[serde(default)]
     pub query: QueryForm,
     /// BM25 k1 (default 1.2).
     #[serde(default = "default_k1")]
@@ -47,11 +43,50 @@ pub struct RetrieverConfig {
     /// BM25 b (default 0.75).
     #[serde(default = "default_b")]
     pub b: f64,
+    /// BM25 analyser: drop English stop words (NLTK list; default false).
+    #[serde(default)]
+    pub stop_words: bool,
+    /// BM25 analyser: Snowball English stemming (default false).
+    #[serde(default)]
+    pub stemming: bool,
 }
 
-fn default_query() -> QueryForm {
-    QueryForm::QuestionOptions
+impl RetrieverConfig {
+    /// True when the retriever embeds passages and queries.
+    pub fn needs_embedder(&self) -> bool {
+        matches!(self.kind, RetrieverKind::Dense | RetrieverKind::Hybrid)
+    }
 }
+
+/// The sentence embedder of a run (`embedder:`), used by max-min, kamradt, dense and hybrid.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmbedderConfig {
+    /// A Hugging Face model directory (config.json, tokenizer.json, model.safetensors and the
+    /// sentence-transformers files); default `models/all-MiniLM-L6-v2`.
+    #[serde(default = "default_model")]
+    pub model: PathBuf,
+    /// On-disk embedding cache (content-addressed); default `.cache/embeddings`.
+    #[serde(default = "default_cache")]
+    pub cache: PathBuf,
+}
+
+fn default_model() -> PathBuf {
+    PathBuf::from("models/all-MiniLM-L6-v2")
+}
+fn default_cache() -> PathBuf {
+    PathBuf::from(".cache/embeddings")
+}
+
+impl Default for EmbedderConfig {
+    fn default() -> Self {
+        EmbedderConfig {
+            model: default_model(),
+            cache: default_cache(),
+        }
+    }
+}
+
 fn default_k1() -> f64 {
     1.2
 }
@@ -107,6 +142,9 @@ pub struct RunConfig {
     /// Root directory for run outputs (default `results/runs`).
     #[serde(default = "default_output")]
     pub output: PathBuf,
+    /// The sentence embedder (default: all-MiniLM-L6-v2 from `models/`, cached).
+    #[serde(default)]
+    pub embedder: EmbedderConfig,
     /// Parameter sweep, expanded into named entry variants when the config is parsed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<Sweep>,
@@ -169,6 +207,9 @@ pub struct Cell {
     pub limit: Option<usize>,
     /// Run seed.
     pub seed: u64,
+    /// The embedder's model directory, for cells whose strategy or retriever embeds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedder: Option<PathBuf>,
 }
 
 impl Cell {
@@ -507,6 +548,13 @@ impl RunConfig {
                                 reader_config: rdc.clone(),
                                 limit: self.limit,
                                 seed: self.seed,
+                                embedder: (rc.needs_embedder()
+                                    || matches!(
+                                        sc.kind,
+                                        crate::strategy::StrategyKind::MaxMin
+                                            | crate::strategy::StrategyKind::Kamradt
+                                    ))
+                                .then(|| self.embedder.model.clone()),
                             });
                         }
                     }

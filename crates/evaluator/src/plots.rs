@@ -30,6 +30,9 @@ pub struct ChunkLengths {
     pub strategy: String,
     /// Words of each chunk, in corpus order.
     pub words: Vec<usize>,
+    /// What the strategy counted (forced splits, merges, embedded units, ...).
+    #[serde(default)]
+    pub stats: crate::strategy::StrategyStats,
 }
 
 const FONT_CANDIDATES: [&str; 3] = [

@@ -430,6 +430,11 @@ pub fn write_chunk_stats(dir: &Path, lengths: &[crate::plots::ChunkLengths]) -> 
         "words_p95",
         "words_max",
         "words_mean",
+        "forced_splits",
+        "merges",
+        "embedded_units",
+        "units_split_before_embedding",
+        "degenerate_vectors",
     ])?;
     for l in lengths {
         let xs: Vec<f64> = l.words.iter().map(|&w| w as f64).collect();
@@ -443,6 +448,11 @@ pub fn write_chunk_stats(dir: &Path, lengths: &[crate::plots::ChunkLengths]) -> 
             f(stats::p95(&xs)),
             f(xs.iter().copied().reduce(f64::max)),
             f(stats::mean(&xs)),
+            l.stats.forced_splits.to_string(),
+            l.stats.merges.to_string(),
+            l.stats.embedded_units.to_string(),
+            l.stats.units_split_before_embedding.to_string(),
+            l.stats.degenerate_vectors.to_string(),
         ])?;
     }
     write_atomic(&dir.join("chunk_stats.csv"), &w.into_inner()?)

@@ -10,7 +10,7 @@
 //! (its summary); a re-run reuses a cell whose stored configuration and dataset hash match, so
 //! an interrupted run resumes where it stopped.
 
-use crate::config::{Cell, QueryForm, RunConfig};
+use crate::config::{Cell, RunConfig};
 use crate::dataset::{Dataset, Question};
 use crate::io::{sha256_hex, write_atomic, write_json};
 use crate::report::{summarize, CellSummary};
@@ -88,20 +88,6 @@ pub struct RunOutcome {
     pub reused: usize,
     /// The rendered Markdown summary.
     pub summary_md: String,
-}
-
-fn query_text(q: &Question, form: QueryForm) -> String {
-    match form {
-        QueryForm::Question => q.question.clone(),
-        QueryForm::QuestionOptions => {
-            let mut s = q.question.clone();
-            for o in &q.options {
-                s.push('\n');
-                s.push_str(o);
-            }
-            s
-        }
-    }
 }
 
 fn fmt_scores(xs: impl Iterator<Item = f64>) -> String {
@@ -234,6 +220,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
     let mut reused = 0;
     let mut datasets_meta = Vec::new();
     let progress = Progress::new(mine.len());
+    let embedder = LazyEmbedder::default();
     for ds_name in &cfg.datasets {
         let ds = Dataset::load(&store.join(ds_name))
             .with_context(|| format!("dataset `{ds_name}` (listed in `datasets`)"))?;
@@ -269,15 +256,24 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
             let strategy = s_cfg
                 .build()
                 .with_context(|| format!("strategy `{s_name}`"))?;
-            let chunks: Vec<chunker::Chunk> = ds
-                .documents
-                .par_iter()
-                .flat_map_iter(|d| strategy.chunk(d))
-                .collect();
+            let t = Instant::now();
+            let emb = if strategy.needs_embedder() {
+                Some(embedder.get(&cfg.embedder)?)
+            } else {
+                None
+            };
+            let (chunks, strategy_stats) = strategy
+                .chunk_corpus(&ds.documents, emb.as_deref())
+                .with_context(|| format!("strategy `{s_name}` on `{ds_name}`"))?;
+            progress.log(format!(
+                "[{ds_name}] {s_name}: chunked in {:.1}s",
+                t.elapsed().as_secs_f64()
+            ));
             let lengths = crate::plots::ChunkLengths {
                 dataset: ds_name.clone(),
                 strategy: s_name.clone(),
                 words: chunks.iter().map(|c| c.words).collect(),
+                stats: strategy_stats,
             };
             write_json(&chunk_lengths_path(&dir, ds_name, s_name, s_cfg)?, &lengths)?;
             let index = PassageIndex::new(&ds.documents, chunks)
@@ -296,25 +292,14 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                 let Some(kmax) = r_cells.iter().map(|c| c.k).max() else {
                     continue;
                 };
-                let bm25 = Bm25::new(
-                    &index,
-                    Bm25Params {
-                        k1: r_cfg.k1,
-                        b: r_cfg.b,
-                    },
-                );
                 let t = Instant::now();
-                let bar = progress.stage("retrieve", questions.len());
-                let hits: Vec<Vec<Hit>> = questions
-                    .par_iter()
-                    .map(|q| {
-                        let scope = index.scope_mask(q.doc_ids.as_deref());
-                        let h = bm25.search(&query_text(q, r_cfg.query), kmax, scope.as_deref());
-                        bar.inc(1);
-                        h
-                    })
-                    .collect();
-                bar.finish_and_clear();
+                let emb = if r_cfg.needs_embedder() {
+                    Some(embedder.get(&cfg.embedder)?)
+                } else {
+                    None
+                };
+                let hits = retrieve(&index, questions, r_cfg, kmax, emb.as_deref(), &progress)
+                    .with_context(|| format!("retriever `{r_name}` on `{ds_name}`/{s_name}"))?;
                 progress.log(format!(
                     "[{ds_name}] {s_name} × {r_name}: top-{kmax} for {} questions in {:.1}s",
                     questions.len(),
@@ -340,6 +325,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                         })
                         .collect::<Result<_>>()?;
                     bar.finish_and_clear();
+                    write_trec(&dir, &cell.id(), questions, &hits, cell.k, &index)?;
                     let rec = CellRecord {
                         id: cell.id(),
                         cell: cell.clone(),
@@ -368,6 +354,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
     }
     progress.cells.finish_and_clear();
     let run_meta = serde_json::json!({
+        "embedder": embedder.report(),
         "datasets": datasets_meta,
         "cells_reused": reused,
         "threads": rayon::current_num_threads(),
@@ -566,6 +553,137 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<(RunConfig, Vec<CellR
     });
     let (cells, md) = assemble(&cfg, out, extra)?;
     Ok((cfg, cells, md))
+}
+
+/// The run's embedder, loaded on first use (candle BERT-family model behind the on-disk
+/// cache) and shared by every strategy and retriever that embeds.
+#[derive(Default)]
+struct LazyEmbedder {
+    inner: std::sync::OnceLock<std::sync::Arc<embed::CachedEmbedder<embed::BertEmbedder>>>,
+}
+
+impl LazyEmbedder {
+    fn get(
+        &self,
+        cfg: &crate::config::EmbedderConfig,
+    ) -> Result<std::sync::Arc<dyn embed::Embedder>> {
+        if let Some(e) = self.inner.get() {
+            return Ok(e.clone());
+        }
+        let model = embed::BertEmbedder::load(&cfg.model).with_context(|| {
+            format!(
+                "field `embedder.model`: cannot load {}; run `chunkbench models fetch` for the default model",
+                cfg.model.display()
+            )
+        })?;
+        let cached = embed::CachedEmbedder::new(model, &cfg.cache)
+            .with_context(|| format!("field `embedder.cache`: {}", cfg.cache.display()))?;
+        Ok(self
+            .inner
+            .get_or_init(|| std::sync::Arc::new(cached))
+            .clone())
+    }
+
+    /// Identity and counters (texts embedded, truncations, cache hits/misses) for the manifest.
+    fn report(&self) -> serde_json::Value {
+        use embed::Embedder;
+        match self.inner.get() {
+            Some(e) => serde_json::json!({ "identity": e.identity(), "stats": e.stats() }),
+            None => serde_json::Value::Null,
+        }
+    }
+}
+
+/// Top-`kmax` hits per question for one retriever (ranking deterministic, so smaller k take
+/// the prefix). Dense and hybrid embed every passage and query through the run's embedder.
+fn retrieve(
+    index: &PassageIndex,
+    questions: &[Question],
+    r: &crate::config::RetrieverConfig,
+    kmax: usize,
+    embedder: Option<&dyn embed::Embedder>,
+    progress: &Progress,
+) -> Result<Vec<Vec<Hit>>> {
+    use crate::config::RetrieverKind;
+    let queries: Vec<Vec<String>> = questions
+        .iter()
+        .map(|q| retriever::query_texts(r.query, &q.question, &q.options))
+        .collect();
+    let masks: Vec<Option<Vec<bool>>> = questions
+        .iter()
+        .map(|q| index.scope_mask(q.doc_ids.as_deref()))
+        .collect();
+    let depth = match r.kind {
+        RetrieverKind::Hybrid => kmax.max(retriever::RRF_DEPTH),
+        _ => kmax,
+    };
+    let lexical = || -> Vec<Vec<Hit>> {
+        let analyzer = retriever::TextAnalyzer {
+            stop_words: if r.stop_words {
+                retriever::StopWords::English
+            } else {
+                retriever::StopWords::None
+            },
+            stemming: if r.stemming {
+                retriever::Stemming::English
+            } else {
+                retriever::Stemming::None
+            },
+        };
+        let bm25 = Bm25::with_analyzer(index, Bm25Params { k1: r.k1, b: r.b }, analyzer);
+        let bar = progress.stage("bm25", questions.len());
+        let hits = queries
+            .par_iter()
+            .zip(&masks)
+            .map(|(qs, m)| {
+                let h = bm25.search_pooled(qs, depth, m.as_deref());
+                bar.inc(1);
+                h
+            })
+            .collect();
+        bar.finish_and_clear();
+        hits
+    };
+    let dense = || -> Result<Vec<Vec<Hit>>> {
+        let e = embedder.context("dense retrieval needs the run's embedder")?;
+        let texts: Vec<&str> = (0..index.len()).map(|i| index.text(i)).collect();
+        let vectors = e.embed(&texts)?;
+        let dense = retriever::DenseIndex::from_rows(&vectors, e.dim())?;
+        let (qtexts, groups) = retriever::flatten_queries(&queries);
+        let qvecs = e.embed(&qtexts)?;
+        let scopes: Vec<Option<&[bool]>> = masks.iter().map(|m| m.as_deref()).collect();
+        Ok(dense.search_pooled_batch(&qvecs, &groups, depth, &scopes)?)
+    };
+    Ok(match r.kind {
+        RetrieverKind::Bm25 => lexical(),
+        RetrieverKind::Dense => dense()?,
+        RetrieverKind::Hybrid => {
+            let (d, b) = (dense()?, lexical());
+            d.iter()
+                .zip(&b)
+                .map(|(d, b)| retriever::rrf(&[d.as_slice(), b.as_slice()], kmax))
+                .collect()
+        }
+    })
+}
+
+/// Writes the cell's TREC run file `trec/CELL.run` (`qid Q0 docid rank score tag`).
+fn write_trec(
+    dir: &Path,
+    cell_id: &str,
+    questions: &[Question],
+    hits: &[Vec<Hit>],
+    k: usize,
+    index: &PassageIndex,
+) -> Result<()> {
+    let mut buf = Vec::new();
+    {
+        let mut w = retriever::trec::RunWriter::new(&mut buf, cell_id)?;
+        for (q, h) in questions.iter().zip(hits) {
+            w.write_hits(&q.id, &h[..h.len().min(k)], index)?;
+        }
+    }
+    write_atomic(&dir.join("trec").join(format!("{cell_id}.run")), &buf)
 }
 
 /// Retrieval bookkeeping and reading for one question of one cell.

@@ -5,7 +5,12 @@
 //! [`StrategyConfig::build`] turns the entry into a [`Strategy`] that chunks documents.
 
 use anyhow::{bail, Context, Result};
-use chunker::{Chunk, Document, FixedConfig, HfTokenizer, KeepSeparator, RecursiveChunker, Unit};
+use chunker::maxmin::{Comparison, GroupUnit, SizeLimit};
+use chunker::{
+    BreakpointType, Chunk, Document, FixedConfig, HfTokenizer, KamradtConfig, KeepSeparator,
+    MaxMinConfig, RecursiveChunker, Sizer, Unit,
+};
+use embed::Embedder;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,6 +28,12 @@ pub enum StrategyKind {
     /// LangChain `RecursiveCharacterTextSplitter` semantics ([`chunker::RecursiveChunker`]);
     /// unit chars by default.
     Recursive,
+    /// Max-Min semantic chunking (Kiss, Nagy & Szilágyi 2025; hsdslab/MaxMinChunking) over
+    /// sentence embeddings ([`chunker::MaxMinConfig`]); needs the run's embedder.
+    MaxMin,
+    /// Kamradt / LangChain `SemanticChunker` breakpoints over embeddings of buffered
+    /// sentences ([`chunker::KamradtConfig`]); needs the run's embedder.
+    Kamradt,
 }
 
 /// One strategy entry (`strategies.NAME`).
@@ -34,8 +45,36 @@ pub struct StrategyConfig {
     /// Size unit: `words`, `chars` or `tokens` (default words for fixed, chars for recursive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit: Option<Unit>,
-    /// Chunk size in `unit`s.
-    pub size: usize,
+    /// Chunk size in `unit`s (fixed, recursive); for max-min the optional maximum chunk size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<usize>,
+    /// Max-min: minimum chunk size in `unit`s; smaller chunks merge into a neighbour.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_size: Option<usize>,
+    /// Max-min: `fixed_threshold` (reference 0.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed_threshold: Option<f64>,
+    /// Max-min: `c` (reference 0.9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub c: Option<f64>,
+    /// Max-min: `init_constant` (reference 1.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_constant: Option<f64>,
+    /// Max-min: `strict` (reference `>`, default) or `inclusive` (`>=`, Milvus write-up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<String>,
+    /// Max-min: group `sentence`s (default) or `paragraph`s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// Kamradt: `percentile` (default), `standard_deviation`, `interquartile`, `gradient`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breakpoint_type: Option<BreakpointType>,
+    /// Kamradt: the breakpoint amount (type default: 95, 3, 1.5, 95).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breakpoint_amount: Option<f64>,
+    /// Kamradt: sentences joined on each side before embedding (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_size: Option<usize>,
     /// Overlap between consecutive chunks (default 0): a whole number is a count of `unit`s;
     /// a fraction in (0, 1) is that share of `size`, rounded down (0.2 of 100 words = 20).
     #[serde(default)]
@@ -65,15 +104,131 @@ pub enum Strategy {
     Fixed(FixedConfig),
     /// Recursive separator splitting.
     Recursive(RecursiveChunker),
+    /// Max-Min over sentence (or paragraph) embeddings; units longer than `split_limit` are
+    /// split before embedding so the model never drops their tail (CASES.md case 8).
+    MaxMin {
+        /// The rule and its options.
+        config: MaxMinConfig,
+        /// Longest unit passed to the embedder.
+        split_limit: SizeLimit,
+    },
+    /// Kamradt breakpoints.
+    Kamradt(KamradtConfig),
+}
+
+/// What a strategy did over a corpus (for `chunk_stats.csv` and the manifest).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StrategyStats {
+    /// Units (sentences, combined sentences) sent to the embedder.
+    pub embedded_units: usize,
+    /// Units split before embedding because they exceeded the model's input.
+    pub units_split_before_embedding: usize,
+    /// Max-min: accepted units refused by the maximum size (a new chunk was started).
+    pub forced_splits: usize,
+    /// Chunks below the minimum size merged into a neighbour.
+    pub merges: usize,
+    /// Zero or non-finite vectors, given similarity 0 instead of being compared.
+    pub degenerate_vectors: usize,
+    /// Max-min: each chunk's internal minimum pairwise cosine similarity (None for a
+    /// one-unit chunk), in chunk order; empty for other strategies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub min_similarity: Vec<Option<f64>>,
 }
 
 impl Strategy {
-    /// Chunks one document; chunks are exact byte spans of `doc.text`, in order.
-    pub fn chunk(&self, doc: &Document) -> Vec<Chunk> {
-        match self {
-            Strategy::Fixed(f) => f.chunk(doc),
-            Strategy::Recursive(r) => r.chunk(doc),
-        }
+    /// True when the strategy needs sentence embeddings.
+    pub fn needs_embedder(&self) -> bool {
+        matches!(self, Strategy::MaxMin { .. } | Strategy::Kamradt(_))
+    }
+
+    /// Chunks a corpus; chunks are exact byte spans of their documents, in document order.
+    /// Semantic strategies embed all units of the corpus in one call (so the embedder batches
+    /// by length across documents).
+    ///
+    /// # Errors
+    /// A semantic strategy without an embedder, embedding failures, and chunker errors, naming
+    /// the document.
+    pub fn chunk_corpus(
+        &self,
+        docs: &[Document],
+        embedder: Option<&dyn Embedder>,
+    ) -> Result<(Vec<Chunk>, StrategyStats)> {
+        use rayon::prelude::*;
+        let mut stats = StrategyStats::default();
+        let need = || embedder.context("this strategy needs an embedder (the run's `embedder`)");
+        let chunks = match self {
+            Strategy::Fixed(f) => docs.par_iter().flat_map_iter(|d| f.chunk(d)).collect(),
+            Strategy::Recursive(r) => docs.par_iter().flat_map_iter(|d| r.chunk(d)).collect(),
+            Strategy::MaxMin {
+                config,
+                split_limit,
+            } => {
+                let embedder = need()?;
+                let units: Vec<Vec<chunker::Span>> = docs
+                    .par_iter()
+                    .map(|d| {
+                        let (u, s) =
+                            chunker::split_oversized(&d.text, &config.units(&d.text), split_limit);
+                        (u, s.units_split)
+                    })
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .map(|(u, n)| {
+                        stats.units_split_before_embedding += n;
+                        u
+                    })
+                    .collect();
+                let texts: Vec<&str> = docs
+                    .iter()
+                    .zip(&units)
+                    .flat_map(|(d, us)| us.iter().map(|u| &d.text[u.start..u.end]))
+                    .collect();
+                stats.embedded_units = texts.len();
+                let mut vectors = embedder.embed(&texts)?.into_iter();
+                let mut out = Vec::new();
+                for (d, us) in docs.iter().zip(&units) {
+                    let vs: Vec<Vec<f32>> = vectors.by_ref().take(us.len()).collect();
+                    let (c, s) = config
+                        .chunk_with_stats(d, us, &vs)
+                        .with_context(|| format!("max-min on document {}", d.id))?;
+                    stats
+                        .min_similarity
+                        .extend(s.min_similarity.iter().copied());
+                    stats.forced_splits += s.forced_splits;
+                    stats.merges += s.merges;
+                    stats.degenerate_vectors += s.degenerate_vectors;
+                    out.extend(c);
+                }
+                out
+            }
+            Strategy::Kamradt(config) => {
+                let embedder = need()?;
+                let sentences: Vec<Vec<chunker::Span>> = docs
+                    .iter()
+                    .map(|d| chunker::kamradt::split_sentences(&d.text))
+                    .collect();
+                let combined: Vec<Vec<String>> = docs
+                    .iter()
+                    .zip(&sentences)
+                    .map(|(d, s)| config.combined_sentences(&d.text, s))
+                    .collect();
+                let texts: Vec<&str> = combined.iter().flatten().map(String::as_str).collect();
+                stats.embedded_units = texts.len();
+                let mut vectors = embedder.embed(&texts)?.into_iter();
+                let mut out = Vec::new();
+                for ((d, s), c) in docs.iter().zip(&sentences).zip(&combined) {
+                    let vs: Vec<Vec<f32>> = vectors.by_ref().take(c.len()).collect();
+                    let (chunks, st) = config
+                        .chunk_with_stats(d, s, &vs)
+                        .with_context(|| format!("kamradt on document {}", d.id))?;
+                    stats.merges += st.merges;
+                    stats.degenerate_vectors += st.degenerate_vectors;
+                    out.extend(chunks);
+                }
+                out
+            }
+        };
+        Ok((chunks, stats))
     }
 }
 
@@ -83,7 +238,16 @@ impl StrategyConfig {
         StrategyConfig {
             kind: StrategyKind::Fixed,
             unit: Some(Unit::Words),
-            size,
+            size: Some(size),
+            min_size: None,
+            fixed_threshold: None,
+            c: None,
+            init_constant: None,
+            comparison: None,
+            group: None,
+            breakpoint_type: None,
+            breakpoint_amount: None,
+            buffer_size: None,
             overlap: overlap as f64,
             tokenizer: None,
             separators: None,
@@ -96,8 +260,8 @@ impl StrategyConfig {
     /// The unit in force (the kind's default when not given).
     pub fn unit(&self) -> Unit {
         self.unit.unwrap_or(match self.kind {
-            StrategyKind::Fixed => Unit::Words,
             StrategyKind::Recursive => Unit::Chars,
+            _ => Unit::Words,
         })
     }
 
@@ -110,7 +274,7 @@ impl StrategyConfig {
         if o.is_finite() && o >= 0.0 && o.fract() == 0.0 {
             Ok(o as usize)
         } else if o > 0.0 && o < 1.0 {
-            Ok((self.size as f64 * o).floor() as usize)
+            Ok((self.size.unwrap_or(0) as f64 * o).floor() as usize)
         } else {
             bail!(
                 "field `overlap`: {o} is neither a whole number of units nor a fraction in (0, 1)"
@@ -135,33 +299,124 @@ impl StrategyConfig {
     /// # Errors
     /// The first problem, naming the field.
     pub fn check(&self) -> Result<()> {
-        if self.kind == StrategyKind::Fixed {
-            for (field, set) in [
-                ("separators", self.separators.is_some()),
-                ("separator_regex", self.separator_regex.is_some()),
-                ("keep_separator", self.keep_separator.is_some()),
-                ("strip_whitespace", self.strip_whitespace.is_some()),
-            ] {
-                if set {
-                    bail!("field `{field}` applies to kind `recursive`, not `fixed`");
-                }
+        use StrategyKind::*;
+        let fields: [(&str, bool, &[StrategyKind]); 13] = [
+            ("size", self.size.is_some(), &[Fixed, Recursive, MaxMin]),
+            ("overlap", self.overlap != 0.0, &[Fixed, Recursive]),
+            ("separators", self.separators.is_some(), &[Recursive]),
+            (
+                "separator_regex",
+                self.separator_regex.is_some(),
+                &[Recursive],
+            ),
+            (
+                "keep_separator",
+                self.keep_separator.is_some(),
+                &[Recursive],
+            ),
+            (
+                "strip_whitespace",
+                self.strip_whitespace.is_some(),
+                &[Recursive],
+            ),
+            ("min_size", self.min_size.is_some(), &[MaxMin]),
+            ("fixed_threshold", self.fixed_threshold.is_some(), &[MaxMin]),
+            ("c", self.c.is_some(), &[MaxMin]),
+            ("init_constant", self.init_constant.is_some(), &[MaxMin]),
+            ("comparison", self.comparison.is_some(), &[MaxMin]),
+            ("group", self.group.is_some(), &[MaxMin]),
+            (
+                "breakpoint_type",
+                self.breakpoint_type.is_some()
+                    || self.breakpoint_amount.is_some()
+                    || self.buffer_size.is_some(),
+                &[Kamradt],
+            ),
+        ];
+        for (field, set, kinds) in fields {
+            if set && !kinds.contains(&self.kind) {
+                bail!(
+                    "field `{field}` does not apply to kind `{}`",
+                    kind_name(self.kind)
+                );
             }
         }
         if self.tokenizer.is_some() && self.unit() != Unit::Tokens {
             bail!("field `tokenizer` applies only with `unit: tokens`");
         }
         let overlap = self.overlap_units()?;
-        if self.size == 0 {
-            bail!("field `size` must be at least 1");
-        }
-        if overlap >= self.size && !(self.kind == StrategyKind::Recursive && overlap == 0) {
-            bail!(
-                "field `overlap` ({overlap}) must be smaller than field `size` ({})",
-                self.size
-            );
+        if matches!(self.kind, Fixed | Recursive) {
+            let Some(size) = self.size else {
+                bail!(
+                    "field `size` is required for kind `{}`",
+                    kind_name(self.kind)
+                );
+            };
+            if size == 0 {
+                bail!("field `size` must be at least 1");
+            }
+            if overlap >= size {
+                bail!("field `overlap` ({overlap}) must be smaller than field `size` ({size})");
+            }
         }
         self.keep()?;
+        if self.kind == MaxMin {
+            self.maxmin_config(None)?;
+        }
+        if self.kind == Kamradt {
+            self.kamradt_config()?.validate()?;
+        }
         Ok(())
+    }
+
+    fn maxmin_config(&self, tokenizer: Option<Arc<HfTokenizer>>) -> Result<MaxMinConfig> {
+        let mut m = MaxMinConfig::reference();
+        if let Some(v) = self.fixed_threshold {
+            m.fixed_threshold = v;
+        }
+        if let Some(v) = self.c {
+            m.c = v;
+        }
+        if let Some(v) = self.init_constant {
+            m.init_constant = v;
+        }
+        m.comparison = match self.comparison.as_deref() {
+            None | Some("strict") => Comparison::Strict,
+            Some("inclusive") => Comparison::Inclusive,
+            Some(o) => bail!("field `comparison`: {o:?} is not one of strict, inclusive"),
+        };
+        m.unit = match self.group.as_deref() {
+            None | Some("sentence") => GroupUnit::Sentence,
+            Some("paragraph") => GroupUnit::Paragraph,
+            Some(o) => bail!("field `group`: {o:?} is not one of sentence, paragraph"),
+        };
+        let limit = |n: usize, field: &str| -> Result<SizeLimit> {
+            let sizer = match self.unit() {
+                Unit::Tokens => match &tokenizer {
+                    Some(t) => Sizer::Tokens(t.clone()),
+                    // Checked without loading the tokenizer: any positive size is valid.
+                    None => Sizer::Words,
+                },
+                Unit::Words => Sizer::Words,
+                Unit::Chars => Sizer::Chars,
+            };
+            SizeLimit::new(n, sizer).with_context(|| format!("field `{field}`"))
+        };
+        m.max_chunk = self.size.map(|n| limit(n, "size")).transpose()?;
+        m.min_chunk = self.min_size.map(|n| limit(n, "min_size")).transpose()?;
+        m.validate()?;
+        Ok(m)
+    }
+
+    fn kamradt_config(&self) -> Result<KamradtConfig> {
+        let mut k = KamradtConfig::new(self.breakpoint_type.unwrap_or(BreakpointType::Percentile));
+        if let Some(a) = self.breakpoint_amount {
+            k.breakpoint_amount = a;
+        }
+        if let Some(b) = self.buffer_size {
+            k.buffer_size = b;
+        }
+        Ok(k)
     }
 
     /// The tokenizer path for `unit: tokens`.
@@ -188,15 +443,27 @@ impl StrategyConfig {
             }
             _ => None,
         };
+        let size = self.size.unwrap_or(0);
         Ok(match self.kind {
             StrategyKind::Fixed => Strategy::Fixed(FixedConfig::with_unit(
-                self.size,
+                size,
                 overlap,
                 self.unit(),
                 tokenizer,
             )?),
+            StrategyKind::MaxMin => {
+                // Units longer than MiniLM's 256 positions (254 + [CLS] + [SEP]) are split first.
+                let split_tok = HfTokenizer::from_file(DEFAULT_TOKENIZER).with_context(|| {
+                    format!("max-min splits long sentences with {DEFAULT_TOKENIZER}")
+                })?;
+                Strategy::MaxMin {
+                    config: self.maxmin_config(tokenizer)?,
+                    split_limit: SizeLimit::new(254, Sizer::Tokens(Arc::new(split_tok)))?,
+                }
+            }
+            StrategyKind::Kamradt => Strategy::Kamradt(self.kamradt_config()?),
             StrategyKind::Recursive => {
-                let mut r = RecursiveChunker::new(self.size, overlap)?
+                let mut r = RecursiveChunker::new(size, overlap)?
                     .with_keep_separator(self.keep()?)
                     .with_strip_whitespace(self.strip_whitespace.unwrap_or(true))
                     .with_unit(self.unit(), tokenizer)?;
@@ -208,6 +475,15 @@ impl StrategyConfig {
                 Strategy::Recursive(r)
             }
         })
+    }
+}
+
+fn kind_name(k: StrategyKind) -> &'static str {
+    match k {
+        StrategyKind::Fixed => "fixed",
+        StrategyKind::Recursive => "recursive",
+        StrategyKind::MaxMin => "max-min",
+        StrategyKind::Kamradt => "kamradt",
     }
 }
 
@@ -228,14 +504,16 @@ mod tests {
     #[test]
     fn builds_fixed_and_recursive() {
         let d = doc("Apples are red. Bananas are yellow. Cherries are dark.");
+        let docs = [d.clone()];
+        let chunk = |s: &Strategy| s.chunk_corpus(&docs, None).unwrap().0;
         let f = StrategyConfig::fixed_words(3, 0).build().unwrap();
-        assert_eq!(f.chunk(&d).len(), 3);
+        assert_eq!(chunk(&f).len(), 3);
         let mut r = StrategyConfig::fixed_words(20, 0);
         r.kind = StrategyKind::Recursive;
         r.unit = None;
         r.separators = Some(vec![". ".into()]);
         r.keep_separator = Some("end".into());
-        let chunks = r.build().unwrap().chunk(&d);
+        let chunks = chunk(&r.build().unwrap());
         let texts: Vec<&str> = chunks.iter().map(|c| c.text(&d)).collect();
         assert_eq!(
             texts,
@@ -255,6 +533,18 @@ mod tests {
         let mut c = StrategyConfig::fixed_words(10, 0);
         c.tokenizer = Some("x".into());
         assert!(c.check().unwrap_err().to_string().contains("`tokenizer`"));
+        let mut c = StrategyConfig::fixed_words(10, 0);
+        c.kind = StrategyKind::MaxMin;
+        c.c = Some(0.5);
+        c.comparison = Some("loose".into());
+        assert!(c.check().unwrap_err().to_string().contains("`comparison`"));
+        let mut c = StrategyConfig::fixed_words(10, 0);
+        c.fixed_threshold = Some(0.5);
+        assert!(c
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("`fixed_threshold`"));
         let mut c = StrategyConfig::fixed_words(10, 0);
         c.kind = StrategyKind::Recursive;
         c.keep_separator = Some("middle".into());

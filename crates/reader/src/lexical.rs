@@ -75,12 +75,7 @@ impl Reader for LexicalReader {
     }
 
     fn read(&self, input: &ReaderInput<'_>) -> Result<ReaderOutput, ReaderError> {
-        if input.options.is_empty() {
-            return Err(ReaderError::Invalid {
-                reader: self.identity(),
-                message: "the question has no options".into(),
-            });
-        }
+        input.validate(&self.identity())?;
         let q = self.set(input.question);
         let raw_opts: Vec<HashSet<String>> = input.options.iter().map(|o| self.set(o)).collect();
         let shared: HashSet<String> = raw_opts
@@ -90,8 +85,11 @@ impl Reader for LexicalReader {
         let opts: Vec<HashSet<String>> = raw_opts
             .iter()
             .map(|o| {
-                let distinct: HashSet<String> =
-                    o.iter().filter(|t| !q.contains(*t) && !shared.contains(*t)).cloned().collect();
+                let distinct: HashSet<String> = o
+                    .iter()
+                    .filter(|t| !q.contains(*t) && !shared.contains(*t))
+                    .cloned()
+                    .collect();
                 if !distinct.is_empty() {
                     return distinct;
                 }
@@ -128,6 +126,12 @@ impl Reader for LexicalReader {
             scores: keys.iter().map(|k| k.0).collect(),
             tied,
             raw,
+            invalid: false,
+            context: crate::ContextUse {
+                passages_given: input.passages.len(),
+                passages_used: input.passages.len(),
+                ..Default::default()
+            },
         })
     }
 }
@@ -146,7 +150,11 @@ mod tests {
 
     #[test]
     fn picks_supported_option() {
-        let corpus = ["Valve V2 was replaced in March.", "Pumps hum loudly.", "Valves click."];
+        let corpus = [
+            "Valve V2 was replaced in March.",
+            "Pumps hum loudly.",
+            "Valves click.",
+        ];
         let r = LexicalReader::new(corpus);
         let o = opts(&["V1", "V2", "V3", "V4"]);
         let passages = ["Valve V2 was replaced in March."];

@@ -1,0 +1,466 @@
+//! An [`Embedder`] backed by an embedding server.
+//!
+//! Two wire formats:
+//! - OpenAI-compatible `POST /v1/embeddings`: request `{"model": M, "input": [texts],
+//!   "encoding_format": "float"}`, response `{"data": [{"index": i, "embedding": [..]}, ..]}`
+//!   (OpenAI API reference, "Create embeddings"; also served by vLLM, llama.cpp, Ollama, TEI).
+//! - text-embeddings-inference `POST /embed`: request `{"inputs": [texts], "normalize": true,
+//!   "truncate": true}`, response `[[..], ..]` (TEI's OpenAPI spec, `EmbedRequest`).
+//!
+//! Texts are sent in batches of `batch_size`; each request has a timeout; 429 and 5xx answers
+//! and transport errors (timeouts, refused or reset connections) are retried with exponential
+//! backoff (honouring a `Retry-After` header in seconds, capped at 30 s). Other 4xx answers and
+//! malformed bodies fail at once. The API key is read from the environment variable named by
+//! [`HttpConfig::api_key_env`], sent as `Authorization: Bearer <key>`, and never appears in an
+//! error, a `Debug` output or an identity.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::{l2_normalize, EmbedError, EmbedStats, Embedder};
+
+/// Which wire format the server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HttpApi {
+    /// OpenAI-compatible `POST /v1/embeddings`.
+    #[serde(alias = "openai")]
+    OpenAi,
+    /// text-embeddings-inference `POST /embed`.
+    Tei,
+}
+
+/// Configuration of an [`HttpEmbedder`]; deserialisable from the run config (YAML/JSON).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpConfig {
+    /// Wire format.
+    pub api: HttpApi,
+    /// Full endpoint URL, e.g. `http://127.0.0.1:8080/v1/embeddings` or
+    /// `http://127.0.0.1:8080/embed`.
+    pub url: String,
+    /// Model name sent in OpenAI requests (required for [`HttpApi::OpenAi`]; part of the
+    /// identity for both).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Name of the environment variable holding the API key (the key itself is never part of
+    /// the configuration).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Vector dimension; when absent it is learned from a one-text probe request at
+    /// construction.
+    #[serde(default)]
+    pub dim: Option<usize>,
+    /// Texts per request (default 32).
+    #[serde(default = "default_batch_size")]
+    pub batch_size: usize,
+    /// Per-request timeout in milliseconds (default 30000).
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+    /// Retries after the first attempt (default 4).
+    #[serde(default = "default_max_retries")]
+    pub max_retries: u32,
+    /// First backoff in milliseconds, doubled after each failed attempt (default 250).
+    #[serde(default = "default_backoff_ms")]
+    pub backoff_ms: u64,
+}
+
+fn default_batch_size() -> usize {
+    32
+}
+fn default_timeout_ms() -> u64 {
+    30_000
+}
+fn default_max_retries() -> u32 {
+    4
+}
+fn default_backoff_ms() -> u64 {
+    250
+}
+
+impl HttpConfig {
+    /// An OpenAI-compatible endpoint with default batching, timeout and retries.
+    pub fn openai(url: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            model: Some(model.into()),
+            ..Self::base(HttpApi::OpenAi, url.into())
+        }
+    }
+
+    /// A text-embeddings-inference `/embed` endpoint with default batching, timeout and
+    /// retries.
+    pub fn tei(url: impl Into<String>) -> Self {
+        Self::base(HttpApi::Tei, url.into())
+    }
+
+    fn base(api: HttpApi, url: String) -> Self {
+        Self {
+            api,
+            url,
+            model: None,
+            api_key_env: None,
+            dim: None,
+            batch_size: default_batch_size(),
+            timeout_ms: default_timeout_ms(),
+            max_retries: default_max_retries(),
+            backoff_ms: default_backoff_ms(),
+        }
+    }
+}
+
+/// The API key; its `Debug` output is redacted.
+struct ApiKey(String);
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+/// An [`Embedder`] that calls an OpenAI-compatible or TEI embedding server (see the module
+/// docs for the protocol, retries and key handling). Returned vectors are L2-normalised
+/// locally whatever the server does.
+#[derive(Debug)]
+pub struct HttpEmbedder {
+    config: HttpConfig,
+    agent: ureq::Agent,
+    key: Option<ApiKey>,
+    dim: OnceLock<usize>,
+    texts: AtomicU64,
+    requests: AtomicU64,
+}
+
+/// What one attempt produced.
+enum Attempt {
+    Done(Vec<Vec<f32>>),
+    Retry {
+        status: Option<u16>,
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    Fail {
+        status: Option<u16>,
+        message: String,
+    },
+}
+
+impl HttpEmbedder {
+    /// Builds the client, reads the API key from the environment and, if
+    /// [`HttpConfig::dim`] is absent, learns the dimension with a one-text request.
+    ///
+    /// # Errors
+    /// [`EmbedError::Config`] for a zero batch size, a URL that is not `http(s)://`, a missing
+    /// OpenAI model name or an unset/empty key variable (named, never its value);
+    /// [`EmbedError::Http`] if the probe request fails.
+    pub fn new(config: HttpConfig) -> Result<Self, EmbedError> {
+        if config.batch_size == 0 {
+            return Err(EmbedError::Config(
+                "http.batch_size must be positive".into(),
+            ));
+        }
+        if !(config.url.starts_with("http://") || config.url.starts_with("https://")) {
+            return Err(EmbedError::Config(format!(
+                "http.url must start with http:// or https://, got `{}`",
+                config.url
+            )));
+        }
+        if config.api == HttpApi::OpenAi && matches!(config.model.as_deref(), None | Some("")) {
+            return Err(EmbedError::Config(
+                "http.model is required for the OpenAI-compatible API".into(),
+            ));
+        }
+        let key = match &config.api_key_env {
+            None => None,
+            Some(var) => match std::env::var(var) {
+                Ok(k) if !k.is_empty() => Some(ApiKey(k)),
+                _ => {
+                    return Err(EmbedError::Config(format!(
+                        "environment variable `{var}` (http.api_key_env) is not set or empty"
+                    )))
+                }
+            },
+        };
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_millis(config.timeout_ms.max(1))))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let me = Self {
+            dim: OnceLock::new(),
+            config,
+            agent,
+            key,
+            texts: AtomicU64::new(0),
+            requests: AtomicU64::new(0),
+        };
+        if let Some(d) = me.config.dim {
+            let _ = me.dim.set(d);
+        } else {
+            let v = me.request_with_retries(&["dimension probe"])?;
+            let _ = me.dim.set(v[0].len());
+        }
+        Ok(me)
+    }
+
+    /// The configuration (contains the key's variable name, never the key).
+    pub fn config(&self) -> &HttpConfig {
+        &self.config
+    }
+
+    fn redact(&self, s: String) -> String {
+        match &self.key {
+            Some(k) if s.contains(&k.0) => s.replace(&k.0, "<redacted>"),
+            _ => s,
+        }
+    }
+
+    fn http_err(&self, status: Option<u16>, message: String) -> EmbedError {
+        EmbedError::Http {
+            endpoint: self.config.url.clone(),
+            status,
+            message: self.redact(message),
+        }
+    }
+
+    fn request_with_retries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let body = match self.config.api {
+            HttpApi::OpenAi => json!({
+                "model": self.config.model.as_deref().unwrap_or_default(),
+                "input": texts,
+                "encoding_format": "float",
+            }),
+            HttpApi::Tei => json!({ "inputs": texts, "normalize": true, "truncate": true }),
+        };
+        let mut attempt: u32 = 0;
+        loop {
+            attempt += 1;
+            match self.attempt(&body, texts.len()) {
+                Attempt::Done(v) => {
+                    self.requests.fetch_add(1, Ordering::Relaxed);
+                    return Ok(v);
+                }
+                Attempt::Fail { status, message } => {
+                    return Err(self.http_err(status, format!("{message} (attempt {attempt})")))
+                }
+                Attempt::Retry {
+                    status,
+                    message,
+                    retry_after,
+                } => {
+                    if attempt > self.config.max_retries {
+                        return Err(self.http_err(
+                            status,
+                            format!("{message} (gave up after {attempt} attempts)"),
+                        ));
+                    }
+                    let backoff = Duration::from_millis(
+                        self.config
+                            .backoff_ms
+                            .saturating_mul(1u64 << (attempt - 1).min(16)),
+                    );
+                    std::thread::sleep(retry_after.unwrap_or(backoff).min(Duration::from_secs(30)));
+                }
+            }
+        }
+    }
+
+    fn attempt(&self, body: &Value, n: usize) -> Attempt {
+        let mut req = self
+            .agent
+            .post(&self.config.url)
+            .header("Content-Type", "application/json");
+        if let Some(k) = &self.key {
+            req = req.header("Authorization", format!("Bearer {}", k.0));
+        }
+        let mut resp = match req.send_json(body) {
+            Ok(r) => r,
+            Err(e) => {
+                let retryable = matches!(
+                    e,
+                    ureq::Error::Timeout(_)
+                        | ureq::Error::Io(_)
+                        | ureq::Error::ConnectionFailed
+                        | ureq::Error::Protocol(_)
+                        | ureq::Error::HostNotFound
+                );
+                let message = format!("request failed: {e}");
+                return if retryable {
+                    Attempt::Retry {
+                        status: None,
+                        message,
+                        retry_after: None,
+                    }
+                } else {
+                    Attempt::Fail {
+                        status: None,
+                        message,
+                    }
+                };
+            }
+        };
+        let status = resp.status().as_u16();
+        let retry_after = resp
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let text = match resp
+            .body_mut()
+            .with_config()
+            .limit(256 << 20)
+            .read_to_string()
+        {
+            Ok(t) => t,
+            Err(e) => {
+                return Attempt::Retry {
+                    status: Some(status),
+                    message: format!("cannot read response body: {e}"),
+                    retry_after,
+                }
+            }
+        };
+        if status == 429 || status >= 500 {
+            return Attempt::Retry {
+                status: Some(status),
+                message: format!("HTTP {status}: {}", snippet(&text)),
+                retry_after,
+            };
+        }
+        if !(200..300).contains(&status) {
+            return Attempt::Fail {
+                status: Some(status),
+                message: format!("HTTP {status}: {}", snippet(&text)),
+            };
+        }
+        match self.parse(&text, n) {
+            Ok(v) => Attempt::Done(v),
+            Err(message) => Attempt::Fail {
+                status: Some(status),
+                message,
+            },
+        }
+    }
+
+    fn parse(&self, text: &str, n: usize) -> Result<Vec<Vec<f32>>, String> {
+        let v: Value = serde_json::from_str(text)
+            .map_err(|e| format!("malformed JSON response ({e}): {}", snippet(text)))?;
+        let mut vectors: Vec<Vec<f32>> = match self.config.api {
+            HttpApi::Tei => {
+                let rows = v
+                    .as_array()
+                    .ok_or("malformed response: expected a JSON array of vectors")?;
+                rows.iter()
+                    .enumerate()
+                    .map(|(i, r)| vector(r, &format!("[{i}]")))
+                    .collect::<Result<_, _>>()?
+            }
+            HttpApi::OpenAi => {
+                let data = v
+                    .get("data")
+                    .and_then(Value::as_array)
+                    .ok_or("malformed response: missing array field `data`")?;
+                let mut slots: Vec<Option<Vec<f32>>> = vec![None; data.len()];
+                for (i, item) in data.iter().enumerate() {
+                    let idx = match item.get("index") {
+                        None => i,
+                        Some(x) => x
+                            .as_u64()
+                            .map(|x| x as usize)
+                            .filter(|x| *x < data.len())
+                            .ok_or(format!(
+                                "malformed response: `data[{i}].index` is not a valid index"
+                            ))?,
+                    };
+                    let emb = item
+                        .get("embedding")
+                        .ok_or(format!("malformed response: missing `data[{i}].embedding`"))?;
+                    if slots[idx]
+                        .replace(vector(emb, &format!("data[{i}].embedding"))?)
+                        .is_some()
+                    {
+                        return Err(format!("malformed response: duplicate index {idx}"));
+                    }
+                }
+                slots.into_iter().map(|s| s.unwrap_or_default()).collect()
+            }
+        };
+        if vectors.len() != n {
+            return Err(format!(
+                "server returned {} vectors for {n} texts",
+                vectors.len()
+            ));
+        }
+        let dim = vectors[0].len();
+        let want = self.dim.get().copied().unwrap_or(dim);
+        if let Some(bad) = vectors.iter().position(|v| v.len() != want || v.is_empty()) {
+            return Err(format!(
+                "vector {bad} has dimension {}, expected {want}",
+                vectors[bad].len()
+            ));
+        }
+        vectors.iter_mut().for_each(|v| l2_normalize(v));
+        Ok(vectors)
+    }
+}
+
+fn snippet(s: &str) -> String {
+    let s = s.trim();
+    match s.char_indices().nth(200) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+fn vector(v: &Value, field: &str) -> Result<Vec<f32>, String> {
+    let arr = v.as_array().ok_or(format!(
+        "malformed response: `{field}` is not an array of numbers"
+    ))?;
+    arr.iter()
+        .map(|x| {
+            x.as_f64()
+                .filter(|f| f.is_finite())
+                .map(|f| f as f32)
+                .ok_or(format!("malformed response: `{field}` holds a non-number"))
+        })
+        .collect()
+}
+
+impl Embedder for HttpEmbedder {
+    fn dim(&self) -> usize {
+        self.dim.get().copied().unwrap_or(0)
+    }
+
+    /// `http:<api>:<url>:model=<model>:norm=l2` (no key).
+    fn identity(&self) -> String {
+        let api = match self.config.api {
+            HttpApi::OpenAi => "openai",
+            HttpApi::Tei => "tei",
+        };
+        format!(
+            "http:{api}:{}:model={}:norm=l2",
+            self.config.url,
+            self.config.model.as_deref().unwrap_or("")
+        )
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut out = Vec::with_capacity(texts.len());
+        for chunk in texts.chunks(self.config.batch_size) {
+            out.extend(self.request_with_retries(chunk)?);
+        }
+        self.texts.fetch_add(texts.len() as u64, Ordering::Relaxed);
+        Ok(out)
+    }
+
+    fn stats(&self) -> EmbedStats {
+        EmbedStats {
+            texts: self.texts.load(Ordering::Relaxed),
+            batches: self.requests.load(Ordering::Relaxed),
+            ..EmbedStats::default()
+        }
+    }
+}

@@ -1,0 +1,465 @@
+//! An on-disk response cache for readers.
+//!
+//! **Key.** `sha256("chunkbench-reader-cache/1\0" + identity + "\0" + material)` where
+//! `identity` is [`Reader::identity`] (model file sha256 or endpoint + model name, template,
+//! parameters — never secrets) and `material` is [`Reader::cache_material`] (the rendered
+//! prompt for the LLM readers, the canonical JSON of the input otherwise). Keying by the model
+//! identity, not only the prompt, avoids the mistake lm-evaluation-harness's cache once made.
+//!
+//! **Layout.** `DIR/ab/abcdef….json` (first two hex digits as a shard directory), one JSON
+//! document per entry: `{format, key, identity, output, score_bits, output_sha256}`
+//! (`score_bits` keeps the scores bit-exact; the decimal `output.scores` are for people). Writes go to a
+//! temporary file in the same directory, then an atomic rename.
+//!
+//! **Integrity.** An entry whose JSON does not parse, whose key or identity differ from the
+//! request, or whose `output_sha256` does not match its output is *corrupt*: it is counted
+//! ([`CacheStats::corrupt`]), treated as a miss, and (in read-write mode) overwritten.
+//!
+//! **Modes** ([`CacheMode`]): `never` (no reads, no writes), `read-write`, `read-only` (hits
+//! are served; misses are computed by the reader and not stored).
+
+use crate::{Reader, ReaderError, ReaderInput, ReaderOutput};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const FORMAT: &str = "chunkbench-reader-cache/1";
+
+/// Cache mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheMode {
+    /// Neither read nor write.
+    Never,
+    /// Read hits, write misses.
+    #[default]
+    ReadWrite,
+    /// Read hits; misses are computed but not written.
+    ReadOnly,
+}
+
+impl std::str::FromStr for CacheMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "never" => Ok(CacheMode::Never),
+            "read-write" => Ok(CacheMode::ReadWrite),
+            "read-only" => Ok(CacheMode::ReadOnly),
+            other => Err(format!(
+                "unknown cache mode `{other}` (never | read-write | read-only)"
+            )),
+        }
+    }
+}
+
+/// Counters of one cache (since creation).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheStats {
+    /// Entries served.
+    pub hits: u64,
+    /// Lookups with no usable entry (includes corrupt ones).
+    pub misses: u64,
+    /// Entries written.
+    pub writes: u64,
+    /// Entries found corrupt (unparsable, wrong key/identity, checksum mismatch).
+    pub corrupt: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    format: String,
+    key: String,
+    identity: String,
+    output: ReaderOutput,
+    /// `f64::to_bits` of each score: JSON decimal parsing is not guaranteed to round-trip
+    /// floats bit-exactly (serde_json without `float_roundtrip`), the bits are.
+    score_bits: Vec<u64>,
+    output_sha256: String,
+}
+
+impl Entry {
+    /// The output with its exact scores restored from `score_bits`, if consistent.
+    fn restore(mut self) -> Option<ReaderOutput> {
+        if self.score_bits.len() != self.output.scores.len() {
+            return None;
+        }
+        for (s, b) in self.output.scores.iter_mut().zip(&self.score_bits) {
+            let exact = f64::from_bits(*b);
+            // The decimal must be the same number up to parsing error.
+            if !exact.is_finite() || (exact - *s).abs() > 1e-9 * exact.abs().max(1.0) {
+                return None;
+            }
+            *s = exact;
+        }
+        Some(self.output)
+    }
+}
+
+fn output_sha(o: &ReaderOutput) -> String {
+    crate::sha256_hex(serde_json::to_string(o).unwrap_or_default().as_bytes())
+}
+
+/// The on-disk cache (module docs).
+#[derive(Debug)]
+pub struct ResponseCache {
+    dir: PathBuf,
+    mode: CacheMode,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    writes: AtomicU64,
+    corrupt: AtomicU64,
+}
+
+impl ResponseCache {
+    /// Opens (creating it for read-write) the cache directory `dir` in `mode`.
+    ///
+    /// # Errors
+    /// [`ReaderError::Cache`] when the directory cannot be created.
+    pub fn new(dir: impl Into<PathBuf>, mode: CacheMode) -> Result<Self, ReaderError> {
+        let dir = dir.into();
+        if mode == CacheMode::ReadWrite {
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| ReaderError::Cache(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        Ok(ResponseCache {
+            dir,
+            mode,
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            writes: AtomicU64::new(0),
+            corrupt: AtomicU64::new(0),
+        })
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> CacheMode {
+        self.mode
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The cache key (64 hex digits) of `identity` and `material`.
+    pub fn key(identity: &str, material: &str) -> String {
+        let mut bytes = Vec::with_capacity(FORMAT.len() + identity.len() + material.len() + 2);
+        bytes.extend_from_slice(FORMAT.as_bytes());
+        bytes.push(0);
+        bytes.extend_from_slice(identity.as_bytes());
+        bytes.push(0);
+        bytes.extend_from_slice(material.as_bytes());
+        crate::sha256_hex(&bytes)
+    }
+
+    /// Path of the entry for `key`.
+    pub fn path(&self, key: &str) -> PathBuf {
+        self.dir
+            .join(&key[..2.min(key.len())])
+            .join(format!("{key}.json"))
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            writes: self.writes.load(Ordering::Relaxed),
+            corrupt: self.corrupt.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Looks up `key` for `identity` (always `None` in mode `never`); counts a hit, a miss or
+    /// a corrupt entry.
+    pub fn get(&self, key: &str, identity: &str) -> Option<ReaderOutput> {
+        if self.mode == CacheMode::Never {
+            return None;
+        }
+        let bytes = match std::fs::read(self.path(key)) {
+            Ok(b) => b,
+            Err(_) => {
+                self.misses.fetch_add(1, Ordering::Relaxed);
+                return None;
+            }
+        };
+        let ok = serde_json::from_slice::<Entry>(&bytes)
+            .ok()
+            .filter(|e| e.format == FORMAT && e.key == key && e.identity == identity)
+            .and_then(|e| {
+                let sha = e.output_sha256.clone();
+                e.restore().filter(|o| output_sha(o) == sha)
+            });
+        match ok {
+            Some(out) => {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                Some(out)
+            }
+            None => {
+                self.corrupt.fetch_add(1, Ordering::Relaxed);
+                self.misses.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+
+    /// Stores `output` under `key` (only in read-write mode), atomically.
+    ///
+    /// # Errors
+    /// [`ReaderError::Cache`] for I/O failures, or an output with non-finite scores (which
+    /// JSON cannot carry).
+    pub fn put(&self, key: &str, identity: &str, output: &ReaderOutput) -> Result<(), ReaderError> {
+        if self.mode != CacheMode::ReadWrite {
+            return Ok(());
+        }
+        if output.scores.iter().any(|s| !s.is_finite()) {
+            return Err(ReaderError::Cache(
+                "refusing to cache an output with non-finite scores".into(),
+            ));
+        }
+        let entry = Entry {
+            format: FORMAT.into(),
+            key: key.into(),
+            identity: identity.into(),
+            output: output.clone(),
+            score_bits: output.scores.iter().map(|s| s.to_bits()).collect(),
+            output_sha256: output_sha(output),
+        };
+        let path = self.path(key);
+        let dir = path.parent().unwrap_or(&self.dir);
+        let io = |e: std::io::Error| ReaderError::Cache(format!("{}: {e}", path.display()));
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
+        let json = serde_json::to_vec(&entry).map_err(|e| ReaderError::Cache(e.to_string()))?;
+        tmp.write_all(&json).map_err(io)?;
+        tmp.as_file().sync_all().map_err(io)?;
+        tmp.persist(&path).map_err(|e| io(e.error))?;
+        self.writes.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// A reader behind a [`ResponseCache`]; its identity is the inner reader's.
+#[derive(Debug)]
+pub struct CachedReader<R> {
+    inner: R,
+    cache: ResponseCache,
+}
+
+impl<R: Reader> CachedReader<R> {
+    /// Wraps `inner` with `cache`.
+    pub fn new(inner: R, cache: ResponseCache) -> Self {
+        CachedReader { inner, cache }
+    }
+
+    /// The cache (for its [`ResponseCache::stats`]).
+    pub fn cache(&self) -> &ResponseCache {
+        &self.cache
+    }
+
+    /// The wrapped reader.
+    pub fn inner(&self) -> &R {
+        &self.inner
+    }
+}
+
+impl<R: Reader> Reader for CachedReader<R> {
+    fn identity(&self) -> String {
+        self.inner.identity()
+    }
+
+    fn read(&self, input: &ReaderInput<'_>) -> Result<ReaderOutput, ReaderError> {
+        if self.cache.mode() == CacheMode::Never {
+            return self.inner.read(input);
+        }
+        let identity = self.inner.identity();
+        let key = ResponseCache::key(&identity, &self.inner.cache_material(input)?);
+        if let Some(hit) = self.cache.get(&key, &identity) {
+            return Ok(hit);
+        }
+        let out = self.inner.read(input)?;
+        self.cache.put(&key, &identity, &out)?;
+        Ok(out)
+    }
+
+    fn cache_material(&self, input: &ReaderInput<'_>) -> Result<String, ReaderError> {
+        self.inner.cache_material(input)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::LexicalReader;
+    use std::sync::atomic::AtomicUsize;
+
+    /// Counts how often the inner reader really runs.
+    struct Counting {
+        inner: LexicalReader,
+        calls: AtomicUsize,
+        tag: &'static str,
+    }
+
+    impl Reader for Counting {
+        fn identity(&self) -> String {
+            format!("counting-{}", self.tag)
+        }
+        fn read(&self, input: &ReaderInput<'_>) -> Result<ReaderOutput, ReaderError> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            self.inner.read(input)
+        }
+    }
+
+    fn counting(tag: &'static str) -> Counting {
+        Counting {
+            inner: LexicalReader::new(["Valve V2 was replaced in March.", "Pumps hum."]),
+            calls: AtomicUsize::new(0),
+            tag,
+        }
+    }
+
+    fn opts() -> Vec<String> {
+        ["V1", "V2", "V3", "V4"].map(String::from).to_vec()
+    }
+
+    #[test]
+    fn read_write_then_hit_then_read_only_and_never() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = opts();
+        let input = ReaderInput {
+            question: "Which valve was replaced?",
+            options: &o,
+            passages: &["Valve V2 was replaced in March."],
+        };
+        let r = CachedReader::new(
+            counting("a"),
+            ResponseCache::new(dir.path(), CacheMode::ReadWrite).unwrap(),
+        );
+        let first = r.read(&input).unwrap();
+        let second = r.read(&input).unwrap();
+        assert_eq!(first, second);
+        assert_eq!(r.inner().calls.load(Ordering::SeqCst), 1);
+        assert_eq!(
+            r.cache().stats(),
+            CacheStats {
+                hits: 1,
+                misses: 1,
+                writes: 1,
+                corrupt: 0
+            }
+        );
+
+        // Read-only: serves the hit, computes a miss without writing it.
+        let ro = CachedReader::new(
+            counting("a"),
+            ResponseCache::new(dir.path(), CacheMode::ReadOnly).unwrap(),
+        );
+        assert_eq!(ro.read(&input).unwrap(), first);
+        let other = ReaderInput {
+            passages: &["Pumps hum."],
+            ..input
+        };
+        ro.read(&other).unwrap();
+        ro.read(&other).unwrap();
+        assert_eq!(ro.inner().calls.load(Ordering::SeqCst), 2);
+        assert_eq!(ro.cache().stats().writes, 0);
+
+        // Never: always computes.
+        let nv = CachedReader::new(
+            counting("a"),
+            ResponseCache::new(dir.path(), CacheMode::Never).unwrap(),
+        );
+        nv.read(&input).unwrap();
+        assert_eq!(nv.inner().calls.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn keyed_by_identity() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = opts();
+        let input = ReaderInput::closed_book("Which valve was replaced?", &o);
+        let a = CachedReader::new(
+            counting("a"),
+            ResponseCache::new(dir.path(), CacheMode::ReadWrite).unwrap(),
+        );
+        a.read(&input).unwrap();
+        let b = CachedReader::new(
+            counting("b"),
+            ResponseCache::new(dir.path(), CacheMode::ReadWrite).unwrap(),
+        );
+        b.read(&input).unwrap();
+        assert_eq!(
+            b.inner().calls.load(Ordering::SeqCst),
+            1,
+            "another model must miss"
+        );
+        assert_ne!(
+            ResponseCache::key("counting-a", "x"),
+            ResponseCache::key("counting-b", "x")
+        );
+    }
+
+    #[test]
+    fn corrupt_entries_are_detected_and_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = opts();
+        let input = ReaderInput::closed_book("Which valve was replaced?", &o);
+        let r = CachedReader::new(
+            counting("a"),
+            ResponseCache::new(dir.path(), CacheMode::ReadWrite).unwrap(),
+        );
+        let good = r.read(&input).unwrap();
+        let key = ResponseCache::key("counting-a", &input.canonical_json());
+        let path = r.cache().path(&key);
+        // 1. Truncated JSON.
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        assert_eq!(r.read(&input).unwrap(), good);
+        assert_eq!(r.cache().stats().corrupt, 1);
+        // 2. Valid JSON whose output was edited (checksum mismatch).
+        let text = std::fs::read_to_string(&path).unwrap();
+        let edited = text.replacen("\"choice\":0", "\"choice\":1", 1);
+        assert_ne!(text, edited);
+        std::fs::write(&path, edited).unwrap();
+        assert_eq!(r.read(&input).unwrap(), good);
+        assert_eq!(r.cache().stats().corrupt, 2);
+        // Rewritten: now a clean hit.
+        assert_eq!(r.read(&input).unwrap(), good);
+        assert_eq!(r.cache().stats().corrupt, 2);
+        assert_eq!(r.inner().calls.load(Ordering::SeqCst), 3);
+        // No temporary files are left behind.
+        let n = std::fs::read_dir(path.parent().unwrap()).unwrap().count();
+        assert_eq!(n, 1);
+    }
+
+    /// Scores come back bit-identical (decimal JSON alone does not guarantee that).
+    #[test]
+    fn scores_round_trip_bit_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ResponseCache::new(dir.path(), CacheMode::ReadWrite).unwrap();
+        let scores: Vec<f64> = (1..200)
+            .map(|i| -(i as f64).ln() / 7.3 - 1e-17 * i as f64)
+            .collect();
+        let out = ReaderOutput {
+            choice: 0,
+            scores,
+            tied: 1,
+            raw: "x".into(),
+            invalid: false,
+            context: crate::ContextUse::default(),
+        };
+        cache.put("abcd", "id", &out).unwrap();
+        assert_eq!(cache.get("abcd", "id").unwrap(), out);
+        assert!(cache.get("abcd", "other-identity").is_none());
+        assert_eq!(cache.stats().corrupt, 1);
+    }
+
+    #[test]
+    fn mode_parses() {
+        assert_eq!(
+            "read-only".parse::<CacheMode>().unwrap(),
+            CacheMode::ReadOnly
+        );
+        assert!("sometimes".parse::<CacheMode>().is_err());
+    }
+}

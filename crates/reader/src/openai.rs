@@ -1,0 +1,631 @@
+//! A reader for OpenAI-compatible chat-completions servers (vLLM, llama.cpp server, Ollama,
+//! OpenAI).
+//!
+//! **Request** (OpenAI API reference, `POST {base_url}/chat/completions`): `model`,
+//! `messages` (optional system message, then the user message rendered by
+//! [`crate::PromptTemplate`] — the answer cue always ends the user message, since a standard
+//! server cannot prefill the assistant turn), `temperature: 0`, `max_tokens`, optional `seed`,
+//! and, unless logprobs are off, `logprobs: true` with `top_logprobs`.
+//!
+//! **Scoring.** The reply text is parsed with [`crate::parse_answer`] (anchored rules, CASES
+//! 32). When the server returned log-probs and the answer was given as a letter, the first
+//! generated token that *is* that letter (after stripping spaces, brackets, `*`, `.` and `:`)
+//! is located and every option is scored by the best log-prob of its letter among that
+//! position's `top_logprobs` (letters not listed score [`ABSENT_LOGPROB`]); the choice is their
+//! argmax. Otherwise the parsed option scores 1 and the others 0. Unparsable or ambiguous
+//! replies give an invalid output (a full tie, never correct) and are counted
+//! ([`OpenAiStats`]).
+//!
+//! **Logprobs negotiation** ([`LogprobsMode::Auto`], default): the first request asks for
+//! log-probs; a server that answers HTTP 400 to that is retried once without them, and from
+//! then on this reader does not ask again (counted in [`OpenAiStats::logprobs_rejected`]).
+//!
+//! **Robustness.** Each attempt has a total timeout ([`OpenAiConfig::timeout_secs`]). HTTP 429
+//! and 5xx, connection errors and timeouts are retried up to [`OpenAiConfig::max_retries`]
+//! times with exponential backoff (`backoff_initial_ms · 2^attempt`, capped at
+//! `backoff_max_ms`; a numeric `Retry-After` header, in seconds, is honoured up to the cap).
+//! Other 4xx statuses and malformed JSON are not retried. At most
+//! [`OpenAiConfig::concurrency`] requests are in flight per reader.
+//!
+//! **Secrets.** The API key is read once from the environment variable named by
+//! [`OpenAiConfig::api_key_env`]; it is sent only in the `Authorization` header and never
+//! appears in the identity, `Debug` output, errors or cache entries.
+
+use crate::parse::{parse_answer, ParsedAnswer};
+use crate::prompt::{CuePlacement, PromptTemplate};
+use crate::{argmax_with_ties, ContextUse, Reader, ReaderError, ReaderInput, ReaderOutput};
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+/// Score of a letter absent from the `top_logprobs` list (natural log; below any listed
+/// value in practice).
+pub const ABSENT_LOGPROB: f64 = -1000.0;
+
+/// Whether to ask the server for log-probs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum LogprobsMode {
+    /// Ask; fall back to text parsing if the server rejects the request (HTTP 400).
+    #[default]
+    Auto,
+    /// Ask; a rejection is an error.
+    On,
+    /// Never ask; always parse the text.
+    Off,
+}
+
+/// Configuration of [`OpenAiReader`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OpenAiConfig {
+    /// Base URL up to the API version, e.g. `http://localhost:8000/v1` (vLLM),
+    /// `http://localhost:11434/v1` (Ollama), `https://api.openai.com/v1`.
+    pub base_url: String,
+    /// Model name sent in each request.
+    pub model: String,
+    /// Name of the environment variable holding the API key (`None`: no `Authorization`).
+    pub api_key_env: Option<String>,
+    /// The multiple-choice prompt (the cue always ends the user message).
+    pub template: PromptTemplate,
+    /// `max_tokens` of each completion.
+    pub max_tokens: u32,
+    /// Log-prob negotiation.
+    pub logprobs: LogprobsMode,
+    /// `top_logprobs` (OpenAI allows 0..=20).
+    pub top_logprobs: u32,
+    /// `seed`, for servers that support it.
+    pub seed: Option<u64>,
+    /// Total time allowed for one attempt (connect, send, wait, read), seconds.
+    pub timeout_secs: f64,
+    /// Retries after the first attempt on 429, 5xx, connection errors and timeouts.
+    pub max_retries: u32,
+    /// First backoff, milliseconds.
+    pub backoff_initial_ms: u64,
+    /// Backoff cap (also caps `Retry-After`), milliseconds.
+    pub backoff_max_ms: u64,
+    /// Requests in flight at once (≥ 1).
+    pub concurrency: usize,
+}
+
+impl Default for OpenAiConfig {
+    fn default() -> Self {
+        OpenAiConfig {
+            base_url: "http://localhost:8000/v1".into(),
+            model: String::new(),
+            api_key_env: None,
+            template: PromptTemplate {
+                cue_placement: CuePlacement::User,
+                ..PromptTemplate::default()
+            },
+            max_tokens: 16,
+            logprobs: LogprobsMode::Auto,
+            top_logprobs: 20,
+            seed: Some(0),
+            timeout_secs: 60.0,
+            max_retries: 4,
+            backoff_initial_ms: 500,
+            backoff_max_ms: 30_000,
+            concurrency: 4,
+        }
+    }
+}
+
+/// Counters of one [`OpenAiReader`] (since creation).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenAiStats {
+    /// HTTP attempts made.
+    pub requests: u64,
+    /// Attempts that were retries (after 429, 5xx, timeouts, connection errors).
+    pub retries: u64,
+    /// Answers scored from letter log-probs.
+    pub logprob_scored: u64,
+    /// Answers scored by parsing the text.
+    pub parsed: u64,
+    /// Replies with no recognisable answer (counted wrong).
+    pub unparsable: u64,
+    /// Replies naming several different options (counted wrong).
+    pub ambiguous: u64,
+    /// 1 when the server rejected log-prob requests and this reader stopped asking.
+    pub logprobs_rejected: u64,
+}
+
+struct Secret(String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// A counting semaphore (concurrency limit).
+#[derive(Debug)]
+struct Semaphore {
+    free: Mutex<usize>,
+    cv: Condvar,
+}
+
+impl Semaphore {
+    fn acquire(&self) -> Permit<'_> {
+        let mut n = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        while *n == 0 {
+            n = self.cv.wait(n).unwrap_or_else(|e| e.into_inner());
+        }
+        *n -= 1;
+        Permit(self)
+    }
+}
+
+struct Permit<'a>(&'a Semaphore);
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        self.0.cv.notify_one();
+    }
+}
+
+/// The OpenAI-compatible reader (module docs).
+#[derive(Debug)]
+pub struct OpenAiReader {
+    cfg: OpenAiConfig,
+    url: String,
+    api_key: Option<Secret>,
+    agent: ureq::Agent,
+    sem: Semaphore,
+    logprobs_off: AtomicBool,
+    stats: [AtomicU64; 7],
+}
+
+enum Attempt {
+    Done(String),
+    Transient {
+        what: String,
+        timeout: bool,
+        retry_after: Option<f64>,
+    },
+    Rejected(u16, String),
+}
+
+impl OpenAiReader {
+    /// Builds the reader; reads the API key from the environment now.
+    ///
+    /// # Errors
+    /// [`ReaderError::Config`] for an empty model name, a base URL that is not http(s), a
+    /// non-positive timeout, `concurrency = 0`, or an `api_key_env` variable that is unset or
+    /// empty (the message names the variable, never a value).
+    pub fn new(cfg: OpenAiConfig) -> Result<Self, ReaderError> {
+        let bad = |m: String| Err(ReaderError::Config(m));
+        if cfg.model.trim().is_empty() {
+            return bad("openai reader: `model` is empty".into());
+        }
+        if !(cfg.base_url.starts_with("http://") || cfg.base_url.starts_with("https://")) {
+            return bad(format!(
+                "openai reader: base_url `{}` must start with http:// or https://",
+                cfg.base_url
+            ));
+        }
+        if !(cfg.timeout_secs.is_finite() && cfg.timeout_secs > 0.0) {
+            return bad("openai reader: timeout_secs must be positive".into());
+        }
+        if cfg.concurrency == 0 {
+            return bad("openai reader: concurrency must be at least 1".into());
+        }
+        let api_key = match &cfg.api_key_env {
+            None => None,
+            Some(var) => match std::env::var(var) {
+                Ok(v) if !v.trim().is_empty() => Some(Secret(v.trim().to_string())),
+                _ => {
+                    return bad(format!(
+                        "openai reader: environment variable `{var}` (api_key_env) is not set"
+                    ))
+                }
+            },
+        };
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs_f64(cfg.timeout_secs)))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let url = format!("{}/chat/completions", cfg.base_url.trim_end_matches('/'));
+        Ok(OpenAiReader {
+            url,
+            api_key,
+            agent,
+            sem: Semaphore {
+                free: Mutex::new(cfg.concurrency),
+                cv: Condvar::new(),
+            },
+            logprobs_off: AtomicBool::new(cfg.logprobs == LogprobsMode::Off),
+            stats: Default::default(),
+            cfg,
+        })
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> OpenAiStats {
+        let g = |i: usize| self.stats[i].load(Ordering::Relaxed);
+        OpenAiStats {
+            requests: g(0),
+            retries: g(1),
+            logprob_scored: g(2),
+            parsed: g(3),
+            unparsable: g(4),
+            ambiguous: g(5),
+            logprobs_rejected: g(6),
+        }
+    }
+
+    fn bump(&self, i: usize) {
+        self.stats[i].fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn messages(&self, input: &ReaderInput<'_>) -> Vec<serde_json::Value> {
+        let mut t = self.cfg.template.clone();
+        t.cue_placement = CuePlacement::User;
+        let r = t.render(input.question, input.options, input.passages);
+        let mut msgs = Vec::new();
+        if let Some(s) = r.system {
+            msgs.push(serde_json::json!({"role": "system", "content": s}));
+        }
+        msgs.push(serde_json::json!({"role": "user", "content": r.user}));
+        msgs
+    }
+
+    fn body(&self, input: &ReaderInput<'_>, logprobs: bool) -> serde_json::Value {
+        let mut b = serde_json::json!({
+            "model": self.cfg.model,
+            "messages": self.messages(input),
+            "temperature": 0,
+            "max_tokens": self.cfg.max_tokens,
+        });
+        if let Some(seed) = self.cfg.seed {
+            b["seed"] = seed.into();
+        }
+        if logprobs {
+            b["logprobs"] = true.into();
+            b["top_logprobs"] = self.cfg.top_logprobs.into();
+        }
+        b
+    }
+
+    fn attempt(&self, body: &[u8]) -> Attempt {
+        let _permit = self.sem.acquire();
+        self.bump(0);
+        let mut req = self
+            .agent
+            .post(&self.url)
+            .header("Content-Type", "application/json");
+        if let Some(key) = &self.api_key {
+            req = req.header("Authorization", &format!("Bearer {}", key.0));
+        }
+        let classify = |e: ureq::Error| {
+            let timeout = matches!(e, ureq::Error::Timeout(_))
+                || matches!(&e, ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut);
+            Attempt::Transient {
+                what: e.to_string(),
+                timeout,
+                retry_after: None,
+            }
+        };
+        let resp = match req.send(body) {
+            Ok(r) => r,
+            Err(e) => return classify(e),
+        };
+        let status = resp.status().as_u16();
+        let retry_after = resp
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0);
+        let text = match resp.into_body().read_to_string() {
+            Ok(t) => t,
+            Err(e) => return classify(e),
+        };
+        match status {
+            200..=299 => Attempt::Done(text),
+            429 | 500..=599 => Attempt::Transient {
+                what: format!("HTTP {status}: {}", crate::clip(&text, 200)),
+                timeout: false,
+                retry_after,
+            },
+            _ => Attempt::Rejected(status, crate::clip(&text, 300)),
+        }
+    }
+
+    /// Sends the request with retries; returns the response body of a 2xx reply.
+    fn complete(&self, input: &ReaderInput<'_>) -> Result<String, ReaderError> {
+        let mut retries_left = self.cfg.max_retries;
+        let mut attempt_no = 0u32;
+        loop {
+            let want_lp = !self.logprobs_off.load(Ordering::Relaxed);
+            let body = serde_json::to_vec(&self.body(input, want_lp))
+                .map_err(|e| ReaderError::Protocol(e.to_string()))?;
+            match self.attempt(&body) {
+                Attempt::Done(text) => return Ok(text),
+                Attempt::Rejected(400, _) if want_lp && self.cfg.logprobs == LogprobsMode::Auto => {
+                    // The server does not take logprobs: stop asking, retry at once.
+                    if !self.logprobs_off.swap(true, Ordering::Relaxed) {
+                        self.bump(6);
+                    }
+                }
+                Attempt::Rejected(status, msg) => {
+                    return Err(ReaderError::Http(format!(
+                        "{} answered HTTP {status}: {msg}",
+                        self.url
+                    )))
+                }
+                Attempt::Transient {
+                    what,
+                    timeout,
+                    retry_after,
+                } => {
+                    if retries_left == 0 {
+                        let msg = format!(
+                            "{} failed after {} attempt(s): {what}",
+                            self.url,
+                            attempt_no + 1
+                        );
+                        return Err(if timeout {
+                            ReaderError::Timeout(msg)
+                        } else {
+                            ReaderError::Http(msg)
+                        });
+                    }
+                    retries_left -= 1;
+                    self.bump(1);
+                    let exp = self
+                        .cfg
+                        .backoff_initial_ms
+                        .saturating_mul(1u64 << attempt_no.min(20));
+                    let wait_ms = match retry_after {
+                        Some(s) => (s * 1000.0) as u64,
+                        None => exp,
+                    }
+                    .min(self.cfg.backoff_max_ms);
+                    std::thread::sleep(Duration::from_millis(wait_ms));
+                    attempt_no += 1;
+                }
+            }
+        }
+    }
+
+    /// Scores a chat-completion response body for `options`.
+    fn score(&self, body: &str, options: &[String]) -> Result<ReaderOutput, ReaderError> {
+        let v: serde_json::Value = serde_json::from_str(body).map_err(|e| {
+            ReaderError::Protocol(format!(
+                "malformed JSON from {}: {e}: {}",
+                self.url,
+                crate::clip(body, 200)
+            ))
+        })?;
+        let choice = v.get("choices").and_then(|c| c.get(0)).ok_or_else(|| {
+            ReaderError::Protocol(format!(
+                "no `choices[0]` in the reply: {}",
+                crate::clip(body, 200)
+            ))
+        })?;
+        let content = choice
+            .pointer("/message/content")
+            .and_then(|c| c.as_str())
+            .unwrap_or("");
+        let lp_tokens = choice
+            .pointer("/logprobs/content")
+            .and_then(|c| c.as_array());
+        score_reply(content, lp_tokens.map(Vec::as_slice), options).map(|(out, kind)| {
+            self.bump(match kind {
+                Scored::Logprobs => 2,
+                Scored::Parsed => 3,
+                Scored::Unparsable => 4,
+                Scored::Ambiguous => 5,
+            });
+            out
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scored {
+    Logprobs,
+    Parsed,
+    Unparsable,
+    Ambiguous,
+}
+
+fn norm_token(t: &str) -> &str {
+    t.trim_matches(|c: char| c.is_whitespace() || "()[]*.:".contains(c))
+}
+
+/// Scores a reply's text and optional `logprobs.content` list (module docs).
+fn score_reply(
+    content: &str,
+    lp: Option<&[serde_json::Value]>,
+    options: &[String],
+) -> Result<(ReaderOutput, Scored), ReaderError> {
+    let n = options.len();
+    let raw_text = crate::clip(content, 300);
+    let parsed = parse_answer(content, options);
+    let (index, rule) = match parsed {
+        ParsedAnswer::Choice { index, rule } => (index, rule),
+        ParsedAnswer::Ambiguous(v) => {
+            return Ok((
+                ReaderOutput::invalid(n, format!("ambiguous {v:?}: {raw_text}")),
+                Scored::Ambiguous,
+            ))
+        }
+        ParsedAnswer::Unparsable => {
+            return Ok((
+                ReaderOutput::invalid(n, format!("unparsable: {raw_text}")),
+                Scored::Unparsable,
+            ))
+        }
+    };
+    let letter = crate::letter(index).to_string();
+    let position = lp
+        .filter(|_| rule != "anchored-text" && rule != "whole-text")
+        .and_then(|toks| {
+            toks.iter().find(|t| {
+                t.get("token")
+                    .and_then(|x| x.as_str())
+                    .is_some_and(|s| norm_token(s) == letter)
+            })
+        });
+    if let Some(pos) = position {
+        let mut scores = vec![ABSENT_LOGPROB; n];
+        let mut consider = |tok: &str, lp: f64| {
+            let t = norm_token(tok);
+            let mut cs = t.chars();
+            if let (Some(c), None) = (cs.next(), cs.next()) {
+                if let Some(i) = (c as u32).checked_sub('A' as u32).map(|i| i as usize) {
+                    if i < n && lp.is_finite() && lp > scores[i] {
+                        scores[i] = lp;
+                    }
+                }
+            }
+        };
+        if let (Some(t), Some(l)) = (
+            pos.get("token").and_then(|x| x.as_str()),
+            pos.get("logprob").and_then(|x| x.as_f64()),
+        ) {
+            consider(t, l);
+        }
+        for alt in pos
+            .get("top_logprobs")
+            .and_then(|x| x.as_array())
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+        {
+            if let (Some(t), Some(l)) = (
+                alt.get("token").and_then(|x| x.as_str()),
+                alt.get("logprob").and_then(|x| x.as_f64()),
+            ) {
+                consider(t, l);
+            }
+        }
+        let keys: Vec<(f64, f64)> = scores.iter().map(|s| (*s, 0.0)).collect();
+        let (choice, tied) = argmax_with_ties(&keys);
+        return Ok((
+            ReaderOutput {
+                choice,
+                scores,
+                tied,
+                raw: format!("logprobs({rule}): {raw_text}"),
+                invalid: false,
+                context: ContextUse::default(),
+            },
+            Scored::Logprobs,
+        ));
+    }
+    let mut scores = vec![0.0; n];
+    scores[index] = 1.0;
+    Ok((
+        ReaderOutput {
+            choice: index,
+            scores,
+            tied: 1,
+            raw: format!("parsed({rule}): {raw_text}"),
+            invalid: false,
+            context: ContextUse::default(),
+        },
+        Scored::Parsed,
+    ))
+}
+
+impl Reader for OpenAiReader {
+    fn identity(&self) -> String {
+        format!(
+            "openai-chat-v1(endpoint={},model={},template={},max_tokens={},logprobs={},\
+             top_logprobs={},seed={},temperature=0)",
+            self.cfg.base_url.trim_end_matches('/'),
+            self.cfg.model,
+            self.cfg.template.fingerprint(),
+            self.cfg.max_tokens,
+            serde_json::to_string(&self.cfg.logprobs)
+                .unwrap_or_default()
+                .trim_matches('"'),
+            self.cfg.top_logprobs,
+            self.cfg
+                .seed
+                .map_or_else(|| "none".to_string(), |s| s.to_string()),
+        )
+    }
+
+    fn read(&self, input: &ReaderInput<'_>) -> Result<ReaderOutput, ReaderError> {
+        input.validate(&self.identity())?;
+        let body = self.complete(input)?;
+        let mut out = self.score(&body, input.options)?;
+        let used = input
+            .passages
+            .iter()
+            .filter(|p| !p.trim().is_empty())
+            .count();
+        out.context = ContextUse {
+            passages_given: input.passages.len(),
+            passages_used: used,
+            ..Default::default()
+        };
+        Ok(out)
+    }
+
+    fn cache_material(&self, input: &ReaderInput<'_>) -> Result<String, ReaderError> {
+        serde_json::to_string(&self.messages(input))
+            .map_err(|e| ReaderError::Protocol(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn logprob_scoring_at_the_letter_position() {
+        let lp: Vec<serde_json::Value> = serde_json::from_str(
+            r#"[{"token":"Answer","logprob":-0.01,"top_logprobs":[]},
+                {"token":":","logprob":-0.01,"top_logprobs":[]},
+                {"token":" B","logprob":-0.2,"top_logprobs":[
+                    {"token":" B","logprob":-0.2},{"token":" A","logprob":-1.9},
+                    {"token":"A","logprob":-2.5},{"token":" E","logprob":-3.0}]}]"#,
+        )
+        .unwrap();
+        let o = opts(&["2", "4", "6", "8"]);
+        let (out, kind) = score_reply("Answer: B", Some(&lp), &o).unwrap();
+        assert_eq!(kind, Scored::Logprobs);
+        assert_eq!((out.choice, out.tied), (1, 1));
+        assert_eq!(out.scores, vec![-1.9, -0.2, ABSENT_LOGPROB, ABSENT_LOGPROB]);
+    }
+
+    #[test]
+    fn text_answers_without_logprobs_and_invalid_replies() {
+        let o = opts(&["2", "4", "6", "All of the above"]);
+        let (out, kind) = score_reply("ANSWER: All of the above", None, &o).unwrap();
+        assert_eq!((out.choice, kind), (3, Scored::Parsed));
+        assert!(out.is_correct(3));
+        let (out, kind) = score_reply("None of these", None, &o).unwrap();
+        assert_eq!(kind, Scored::Unparsable);
+        assert!(out.invalid && (0..4).all(|g| !out.is_correct(g)));
+        let (_, kind) = score_reply("Answer: A\nAnswer: B", None, &o).unwrap();
+        assert_eq!(kind, Scored::Ambiguous);
+    }
+
+    #[test]
+    fn config_errors_name_the_variable_not_the_value() {
+        let cfg = OpenAiConfig {
+            model: "m".into(),
+            api_key_env: Some("CHUNKBENCH_TEST_SURELY_UNSET_KEY".into()),
+            ..Default::default()
+        };
+        let e = OpenAiReader::new(cfg).unwrap_err().to_string();
+        assert!(e.contains("CHUNKBENCH_TEST_SURELY_UNSET_KEY"), "{e}");
+        let cfg = OpenAiConfig {
+            model: String::new(),
+            ..Default::default()
+        };
+        assert!(OpenAiReader::new(cfg).is_err());
+    }
+}
