@@ -687,7 +687,7 @@ readers:
             "k=[5]".to_string(),
         ];
         let c = RunConfig::parse_with(GOOD, "t", &sets).unwrap();
-        assert_eq!(c.strategies["fixed-100"].size, 300);
+        assert_eq!(c.strategies["fixed-100"].size, Some(300));
         assert_eq!(c.k, [5]);
         let e = RunConfig::parse_with(GOOD, "t", &["strategies.nope.size=3".into()])
             .unwrap_err()
