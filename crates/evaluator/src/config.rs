@@ -94,13 +94,20 @@ fn default_b() -> f64 {
     0.75
 }
 
-/// Reader kinds available in this build.
+/// Reader kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReaderKind {
     /// The lexical baseline ([`reader::LexicalReader`]).
     Lexical,
+    /// A local GGUF LLM through candle ([`reader::LlmReader`]); SmolLM2-135M-Instruct by default.
+    Llm,
+    /// An OpenAI-compatible chat-completions server ([`reader::OpenAiReader`]).
+    Openai,
 }
+
+/// Default GGUF model of `kind: llm` (unpacked by `chunkbench models fetch`).
+pub const DEFAULT_LLM: &str = "models/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf";
 
 /// One reader entry (`readers.NAME`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -108,6 +115,19 @@ pub enum ReaderKind {
 pub struct ReaderConfig {
     /// Reader kind.
     pub kind: ReaderKind,
+    /// `llm`: the GGUF file (default [`DEFAULT_LLM`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<PathBuf>,
+    /// `llm`: prompt template, chat format, scoring (`letters` | `cloze` | `cloze-norm`), ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm: Option<reader::LlmConfig>,
+    /// `openai`: endpoint, model, API key variable, timeout, retries, concurrency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub openai: Option<reader::OpenAiConfig>,
+    /// Response cache for `llm` and `openai`: `never`, `read-write` (default) or `read-only`,
+    /// under `.cache/responses`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<reader::CacheMode>,
 }
 
 /// The whole run configuration (a YAML file).

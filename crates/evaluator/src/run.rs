@@ -221,6 +221,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
     let mut datasets_meta = Vec::new();
     let progress = Progress::new(mine.len());
     let embedder = LazyEmbedder::default();
+    let readers = ModelReaders::default();
     for ds_name in &cfg.datasets {
         let ds = Dataset::load(&store.join(ds_name))
             .with_context(|| format!("dataset `{ds_name}` (listed in `datasets`)"))?;
@@ -306,8 +307,13 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                     t.elapsed().as_secs_f64()
                 ));
                 for cell in r_cells {
+                    let model_reader;
                     let reader: &dyn Reader = match cell.reader_config.kind {
                         crate::config::ReaderKind::Lexical => &lexical,
+                        _ => {
+                            model_reader = readers.get(&cell.reader, &cell.reader_config)?;
+                            model_reader.as_ref()
+                        }
                     };
                     progress.cells.set_message(format!(
                         "{} × {} × k={} × {}",
@@ -591,6 +597,56 @@ impl LazyEmbedder {
             Some(e) => serde_json::json!({ "identity": e.identity(), "stats": e.stats() }),
             None => serde_json::Value::Null,
         }
+    }
+}
+
+/// LLM and server readers, built on first use and shared by every cell that names them,
+/// each behind its response cache.
+#[derive(Default)]
+struct ModelReaders {
+    built: std::sync::Mutex<HashMap<String, std::sync::Arc<dyn Reader>>>,
+}
+
+impl ModelReaders {
+    fn get(
+        &self,
+        name: &str,
+        cfg: &crate::config::ReaderConfig,
+    ) -> Result<std::sync::Arc<dyn Reader>> {
+        use crate::config::ReaderKind;
+        let mut built = self.built.lock().expect("reader registry");
+        if let Some(r) = built.get(name) {
+            return Ok(r.clone());
+        }
+        let cache = reader::ResponseCache::new(
+            Path::new(".cache/responses"),
+            cfg.cache.unwrap_or(reader::CacheMode::ReadWrite),
+        )
+        .with_context(|| format!("field `readers.{name}.cache`"))?;
+        let r: std::sync::Arc<dyn Reader> = match cfg.kind {
+            ReaderKind::Llm => {
+                let model = cfg
+                    .model
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from(crate::config::DEFAULT_LLM));
+                let llm = reader::LlmReader::load(&model, cfg.llm.clone().unwrap_or_default())
+                    .with_context(|| {
+                        format!("field `readers.{name}.model`: {}", model.display())
+                    })?;
+                std::sync::Arc::new(reader::CachedReader::new(llm, cache))
+            }
+            ReaderKind::Openai => {
+                let conf = cfg.openai.clone().with_context(|| {
+                    format!("field `readers.{name}.openai`: give base_url, model and api_key_env")
+                })?;
+                let oa = reader::OpenAiReader::new(conf)
+                    .with_context(|| format!("field `readers.{name}.openai`"))?;
+                std::sync::Arc::new(reader::CachedReader::new(oa, cache))
+            }
+            ReaderKind::Lexical => bail!("the lexical reader is built per dataset"),
+        };
+        built.insert(name.to_string(), r.clone());
+        Ok(r)
     }
 }
 
