@@ -5,7 +5,7 @@
 //!   cell has fewer words and higher accuracy) joined by a line.
 //! - `forest--DATASET--READER`: accuracy delta against the baseline in points with its paired
 //!   bootstrap 95 % interval, one row per comparison, and the line Δ = 0.
-//! - `size-sweep--DATASET--READER`: accuracy and evidence hit@k against chunk size, one line
+//! - `size-sweep--DATASET--READER`: accuracy and recall@k against chunk size, one line
 //!   per strategy family × retriever × k, when a strategy was swept over `size`.
 //! - `chunk-lengths--DATASET`: histogram of words per chunk, one panel per strategy.
 //!
@@ -273,7 +273,7 @@ fn draw_sweep<DB: DrawingBackend>(
     );
     for (panel, (what, pick)) in panels
         .iter()
-        .zip([("accuracy (%)", 0usize), ("evidence hit@k (%)", 1usize)])
+        .zip([("accuracy (%)", 0usize), ("recall@k (%)", 1usize)])
     {
         let mut chart = ChartBuilder::on(panel)
             .caption(format!("{title}: {what}"), ("sans-serif", 18))
@@ -494,7 +494,7 @@ pub fn write_plots(
                     .push((
                         size,
                         c.summary.accuracy * 100.0,
-                        c.summary.evidence_hit_rate.map(|h| h * 100.0),
+                        c.summary.recall.map(|h| h * 100.0),
                     ));
             }
         }

@@ -37,6 +37,24 @@ pub struct CellSummary {
     pub evidence_n: usize,
     /// Share of those whose top-k overlaps the evidence (None without evidence).
     pub evidence_hit_rate: Option<f64>,
+    /// Mean recall@k over questions with evidence.
+    #[serde(default)]
+    pub recall: Option<f64>,
+    /// Mean MRR@k over questions with evidence.
+    #[serde(default)]
+    pub mrr: Option<f64>,
+    /// Mean nDCG@k over questions with evidence.
+    #[serde(default)]
+    pub ndcg: Option<f64>,
+    /// Mean span IoU in words over questions with evidence.
+    #[serde(default)]
+    pub span_iou: Option<f64>,
+    /// Mean span precision in words over questions with evidence.
+    #[serde(default)]
+    pub span_precision: Option<f64>,
+    /// Mean Bhat-style answer recall@k.
+    #[serde(default)]
+    pub answer_recall: Option<f64>,
 }
 
 /// Aggregates one cell's rows.
@@ -58,7 +76,17 @@ pub fn summarize(rows: &[QuestionRow]) -> CellSummary {
         }
     };
     let ev: Vec<u8> = rows.iter().filter_map(|r| r.evidence_hit).collect();
+    let avg = |f: &dyn Fn(&QuestionRow) -> Option<f64>| {
+        let xs: Vec<f64> = rows.iter().filter_map(f).collect();
+        stats::mean(&xs)
+    };
     CellSummary {
+        recall: avg(&|r| r.recall),
+        mrr: avg(&|r| r.mrr),
+        ndcg: avg(&|r| r.ndcg),
+        span_iou: avg(&|r| r.span_iou),
+        span_precision: avg(&|r| r.span_precision),
+        answer_recall: avg(&|r| r.answer_recall),
         n,
         correct,
         accuracy: if n == 0 {
@@ -227,6 +255,12 @@ pub fn write_reports(
         "words_reduction_pct",
         "words_reduction_ci_low",
         "words_reduction_ci_high",
+        "recall_at_k",
+        "mrr_at_k",
+        "ndcg_at_k",
+        "span_iou",
+        "span_precision",
+        "answer_recall_at_k",
     ])?;
     let mut md = format!(
         "# {}\n\nBaseline strategy: `{}`.\n",
@@ -243,7 +277,7 @@ pub fn write_reports(
     for (ds, rd) in &groups {
         let _ = write!(
             md,
-            "\n## {ds} · reader `{rd}`\n\n| strategy | retriever | k | n | accuracy [95% CI] | ties | words (mean) | unique words | Δ acc pts [95% CI] | McNemar p | Holm p | words reduction % [95% CI] | evidence hit@k |\n|---|---|---:|---:|---|---:|---:|---:|---|---:|---:|---|---:|\n"
+            "\n## {ds} · reader `{rd}`\n\n| strategy | retriever | k | n | accuracy [95% CI] | ties | words (mean) | unique words | Δ acc pts [95% CI] | McNemar p | Holm p | words reduction % [95% CI] | recall@k | nDCG@k |\n|---|---|---:|---:|---|---:|---:|---:|---|---:|---:|---|---:|---:|\n"
         );
         for c in cells
             .iter()
@@ -287,6 +321,12 @@ pub fn write_reports(
                 f(cmp.and_then(|m| m.words_reduction_pct), 3),
                 wlo,
                 whi,
+                f(s.recall, 6),
+                f(s.mrr, 6),
+                f(s.ndcg, 6),
+                f(s.span_iou, 6),
+                f(s.span_precision, 6),
+                f(s.answer_recall, 6),
             ])?;
             let (delta, p, holm, red) = match cmp {
                 _ if is_base => (
@@ -316,7 +356,7 @@ pub fn write_reports(
             };
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {:.1} % [{:.1}, {:.1}] | {} | {:.1} | {:.1} | {delta} | {p} | {holm} | {red} | {} |",
+                "| {} | {} | {} | {} | {:.1} % [{:.1}, {:.1}] | {} | {:.1} | {:.1} | {delta} | {p} | {holm} | {red} | {} | {} |",
                 c.cell.strategy,
                 c.cell.retriever,
                 c.cell.k,
@@ -327,7 +367,8 @@ pub fn write_reports(
                 s.ties,
                 s.words_mean,
                 s.unique_words_mean,
-                s.evidence_hit_rate.map_or("–".into(), |h| format!("{:.1} %", 100.0 * h)),
+                s.recall.map_or("–".into(), |h| format!("{h:.3}")),
+                s.ndcg.map_or("–".into(), |h| format!("{h:.3}")),
             );
         }
     }
@@ -372,6 +413,11 @@ pub fn write_parquet(path: &Path, rows: &[QuestionRow]) -> Result<()> {
     let s = |f: &dyn Fn(&QuestionRow) -> &str| -> ArrayRef {
         Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
     };
+    let o = |f: &dyn Fn(&QuestionRow) -> Option<f64>| -> ArrayRef {
+        Arc::new(arrow_array::Float64Array::from(
+            rows.iter().map(f).collect::<Vec<_>>(),
+        ))
+    };
     let u = |f: &dyn Fn(&QuestionRow) -> u64| -> ArrayRef {
         Arc::new(UInt64Array::from_iter_values(rows.iter().map(f)))
     };
@@ -401,6 +447,13 @@ pub fn write_parquet(path: &Path, rows: &[QuestionRow]) -> Result<()> {
                 rows.iter().map(|r| r.evidence_hit).collect::<Vec<_>>(),
             )) as ArrayRef,
         ),
+        ("recall", o(&|r| r.recall)),
+        ("mrr", o(&|r| r.mrr)),
+        ("ndcg", o(&|r| r.ndcg)),
+        ("span_recall", o(&|r| r.span_recall)),
+        ("span_precision", o(&|r| r.span_precision)),
+        ("span_iou", o(&|r| r.span_iou)),
+        ("answer_recall", o(&|r| r.answer_recall)),
     ])
     .context("building the per-question table")?;
     let props = parquet::file::properties::WriterProperties::builder()
@@ -483,6 +536,13 @@ mod tests {
             words: 2,
             unique_words: 2,
             evidence_hit: None,
+            recall: None,
+            mrr: None,
+            ndcg: None,
+            span_recall: None,
+            span_precision: None,
+            span_iou: None,
+            answer_recall: None,
         };
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("x.parquet");
@@ -503,7 +563,7 @@ mod tests {
             .unwrap();
         let batches: Vec<_> = reader.map(Result::unwrap).collect();
         assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 2);
-        assert_eq!(batches[0].num_columns(), 17);
+        assert_eq!(batches[0].num_columns(), 24);
         assert_eq!(batches[0].column(16).null_count(), 1);
     }
 

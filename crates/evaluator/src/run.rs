@@ -62,6 +62,21 @@ pub struct QuestionRow {
     /// Whether a retrieved passage overlaps a gold evidence span; empty when the question
     /// has no evidence.
     pub evidence_hit: Option<u8>,
+    /// recall@k over distinct evidence spans (pytrec_eval/BEIR semantics, each evidence
+    /// counted once); empty without evidence.
+    pub recall: Option<f64>,
+    /// MRR@k; empty without evidence.
+    pub mrr: Option<f64>,
+    /// nDCG@k with binary, once-per-evidence gains; empty without evidence.
+    pub ndcg: Option<f64>,
+    /// Span recall in words (Chroma, Smith & Troynikov 2024); empty without evidence.
+    pub span_recall: Option<f64>,
+    /// Span precision in words, retrieved length counted with multiplicity.
+    pub span_precision: Option<f64>,
+    /// Span IoU in words.
+    pub span_iou: Option<f64>,
+    /// Bhat-style answer recall@k: the lower-cased gold option text occurs in a passage.
+    pub answer_recall: Option<f64>,
 }
 
 /// What a cell stores next to its rows in `cells/ID.json`.
@@ -238,6 +253,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
         let docs: HashMap<&str, &chunker::Document> =
             ds.documents.iter().map(|d| (d.id.as_str(), d)).collect();
         let lexical = LexicalReader::new(ds.documents.iter().map(|d| d.text.as_str()));
+        let word_map = retriever::metrics::WordMap::new(&ds.documents);
         for (s_name, s_cfg) in &cfg.strategies {
             let mut pending = Vec::new();
             for &c in mine
@@ -324,8 +340,15 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                         .par_iter()
                         .zip(&hits)
                         .map(|(q, h)| {
-                            let row =
-                                answer(cell, q, &h[..h.len().min(cell.k)], &index, &docs, reader);
+                            let row = answer(
+                                cell,
+                                q,
+                                &h[..h.len().min(cell.k)],
+                                &index,
+                                &docs,
+                                &word_map,
+                                reader,
+                            );
                             bar.inc(1);
                             row
                         })
@@ -749,6 +772,7 @@ fn answer(
     hits: &[Hit],
     index: &PassageIndex,
     docs: &HashMap<&str, &chunker::Document>,
+    words: &retriever::metrics::WordMap,
     reader: &dyn Reader,
 ) -> Result<QuestionRow> {
     let passages: Vec<&str> = hits.iter().map(|h| index.text(h.passage)).collect();
@@ -774,6 +798,20 @@ fn answer(
                 .any(|e| e.doc_id == c.doc_id && c.span.overlap(&e.span()) > 0)
         }))
     });
+    let retrieved: Vec<retriever::metrics::DocSpan> = chunks
+        .iter()
+        .map(|c| retriever::metrics::DocSpan::from(*c))
+        .collect();
+    let evidence: Vec<retriever::metrics::DocSpan> = q
+        .evidence
+        .iter()
+        .flatten()
+        .map(|e| retriever::metrics::DocSpan::new(&e.doc_id, e.start, e.end))
+        .collect();
+    let rank = retriever::metrics::rank_metrics(&retrieved, &evidence, cell.k);
+    let span = words.span_metrics(&retrieved, &evidence);
+    let answer_recall =
+        retriever::metrics::answer_recall_at_k(&passages, &q.options[q.gold()], cell.k);
     Ok(QuestionRow {
         cell_id: cell.id(),
         dataset: cell.dataset.clone(),
@@ -792,6 +830,13 @@ fn answer(
         words: chunks.iter().map(|c| c.words).sum(),
         unique_words: unique,
         evidence_hit,
+        recall: rank.map(|m| m.recall),
+        mrr: rank.map(|m| m.mrr),
+        ndcg: rank.map(|m| m.ndcg),
+        span_recall: span.map(|m| m.recall),
+        span_precision: span.map(|m| m.precision),
+        span_iou: span.map(|m| m.iou),
+        answer_recall,
     })
 }
 
