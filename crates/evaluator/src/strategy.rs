@@ -284,12 +284,8 @@ impl StrategyConfig {
 
     fn keep(&self) -> Result<KeepSeparator> {
         Ok(match self.keep_separator.as_deref() {
-            None | Some("start") | Some("true") => KeepSeparator::Start,
-            Some("end") => KeepSeparator::End,
-            Some("false") => KeepSeparator::Discard,
-            Some(other) => {
-                bail!("field `keep_separator`: {other:?} is not one of start, end, false")
-            }
+            None | Some("true") => KeepSeparator::Start,
+            Some(v) => v.parse()?,
         })
     }
 
@@ -381,14 +377,14 @@ impl StrategyConfig {
             m.init_constant = v;
         }
         m.comparison = match self.comparison.as_deref() {
-            None | Some("strict") => Comparison::Strict,
-            Some("inclusive") => Comparison::Inclusive,
-            Some(o) => bail!("field `comparison`: {o:?} is not one of strict, inclusive"),
+            None => Comparison::Strict,
+            Some(v) => v.parse()?,
         };
         m.unit = match self.group.as_deref() {
-            None | Some("sentence") => GroupUnit::Sentence,
-            Some("paragraph") => GroupUnit::Paragraph,
-            Some(o) => bail!("field `group`: {o:?} is not one of sentence, paragraph"),
+            None => GroupUnit::Sentence,
+            Some(v) => v
+                .parse()
+                .map_err(|e| anyhow::anyhow!("field `group`: {e}"))?,
         };
         let limit = |n: usize, field: &str| -> Result<SizeLimit> {
             let sizer = match self.unit() {
