@@ -261,6 +261,7 @@ pub fn write_reports(
         "span_iou",
         "span_precision",
         "answer_recall_at_k",
+        "accuracy_pts_per_1000_words",
     ])?;
     let mut md = format!(
         "# {}\n\nBaseline strategy: `{}`.\n",
@@ -277,7 +278,7 @@ pub fn write_reports(
     for (ds, rd) in &groups {
         let _ = write!(
             md,
-            "\n## {ds} · reader `{rd}`\n\n| strategy | retriever | k | n | accuracy [95% CI] | ties | words (mean) | unique words | Δ acc pts [95% CI] | McNemar p | Holm p | words reduction % [95% CI] | recall@k | nDCG@k |\n|---|---|---:|---:|---|---:|---:|---:|---|---:|---:|---|---:|---:|\n"
+            "\n## {ds} · reader `{rd}`\n\n| strategy | retriever | k | n | accuracy [95% CI] | ties | words (mean) | unique words | acc pts / 1k words | Δ acc pts [95% CI] | McNemar p | Holm p | words reduction % [95% CI] | recall@k | nDCG@k |\n|---|---|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---|---:|---:|\n"
         );
         for c in cells
             .iter()
@@ -327,6 +328,7 @@ pub fn write_reports(
                 f(s.span_iou, 6),
                 f(s.span_precision, 6),
                 f(s.answer_recall, 6),
+                f(acc_per_kw(s), 3),
             ])?;
             let (delta, p, holm, red) = match cmp {
                 _ if is_base => (
@@ -356,7 +358,7 @@ pub fn write_reports(
             };
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {:.1} % [{:.1}, {:.1}] | {} | {:.1} | {:.1} | {delta} | {p} | {holm} | {red} | {} | {} |",
+                "| {} | {} | {} | {} | {:.1} % [{:.1}, {:.1}] | {} | {:.1} | {:.1} | {} | {delta} | {p} | {holm} | {red} | {} | {} |",
                 c.cell.strategy,
                 c.cell.retriever,
                 c.cell.k,
@@ -367,6 +369,7 @@ pub fn write_reports(
                 s.ties,
                 s.words_mean,
                 s.unique_words_mean,
+                acc_per_kw(s).map_or("–".into(), |v| format!("{v:.1}")),
                 s.recall.map_or("–".into(), |h| format!("{h:.3}")),
                 s.ndcg.map_or("–".into(), |h| format!("{h:.3}")),
             );
@@ -400,6 +403,12 @@ pub fn write_reports(
     write_atomic(&dir.join("summary.csv"), &w.into_inner()?)?;
     write_atomic(&dir.join("summary.md"), md.as_bytes())?;
     Ok((md, comparisons))
+}
+
+/// Accuracy in points per 1,000 words retrieved (mean words, with multiplicity); None when
+/// nothing was retrieved.
+fn acc_per_kw(s: &CellSummary) -> Option<f64> {
+    (s.words_mean > 0.0).then(|| 100.0 * s.accuracy / (s.words_mean / 1000.0))
 }
 
 /// Writes the per-question rows as Parquet (snappy-compressed; one column per
