@@ -7,7 +7,9 @@ cd "$(dirname "$0")/.."
 if [ -z "${CHUNKBENCH_DATA:-}" ] && [ -d ../shared/datasets ]; then
   export CHUNKBENCH_DATA="$(cd ../shared/datasets && pwd)"
 fi
-cargo build -p chunkbench
+# Build the tests first: this also builds the chunkbench binary with the same features, so
+# the test run below compiles nothing twice.
+cargo test --workspace --no-run
 bin=target/debug/chunkbench
 [ -n "${CARGO_TARGET_DIR:-}" ] && bin="$CARGO_TARGET_DIR/debug/chunkbench"
 "$bin" data fetch
