@@ -336,12 +336,14 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                         cell.strategy, cell.retriever, cell.k, cell.reader
                     ));
                     let bar = progress.stage("read", questions.len());
+                    let cell_id = cell.id();
                     let rows: Vec<QuestionRow> = questions
                         .par_iter()
                         .zip(&hits)
                         .map(|(q, h)| {
                             let row = answer(
                                 cell,
+                                &cell_id,
                                 q,
                                 &h[..h.len().min(cell.k)],
                                 &index,
@@ -766,8 +768,10 @@ fn write_trec(
 }
 
 /// Retrieval bookkeeping and reading for one question of one cell.
+#[allow(clippy::too_many_arguments)]
 fn answer(
     cell: &Cell,
+    cell_id: &str,
     q: &Question,
     hits: &[Hit],
     index: &PassageIndex,
@@ -792,12 +796,6 @@ fn answer(
         .iter()
         .map(|(d, spans)| docs.get(d).map_or(0, |doc| unique_words(&doc.text, spans)))
         .sum();
-    let evidence_hit = q.evidence.as_ref().map(|ev| {
-        u8::from(chunks.iter().any(|c| {
-            ev.iter()
-                .any(|e| e.doc_id == c.doc_id && c.span.overlap(&e.span()) > 0)
-        }))
-    });
     let retrieved: Vec<retriever::metrics::DocSpan> = chunks
         .iter()
         .map(|c| retriever::metrics::DocSpan::from(*c))
@@ -809,11 +807,13 @@ fn answer(
         .map(|e| retriever::metrics::DocSpan::new(&e.doc_id, e.start, e.end))
         .collect();
     let rank = retriever::metrics::rank_metrics(&retrieved, &evidence, cell.k);
+    // hit@k is the evidence hit: some retrieved passage overlaps a gold span.
+    let evidence_hit = rank.map(|m| u8::from(m.hit > 0.0));
     let span = words.span_metrics(&retrieved, &evidence);
     let answer_recall =
         retriever::metrics::answer_recall_at_k(&passages, &q.options[q.gold()], cell.k);
     Ok(QuestionRow {
-        cell_id: cell.id(),
+        cell_id: cell_id.to_string(),
         dataset: cell.dataset.clone(),
         strategy: cell.strategy.clone(),
         retriever: cell.retriever.clone(),
