@@ -58,7 +58,7 @@ fn finish(dir: &Path, mut manifest: DatasetManifest) -> Result<DatasetManifest> 
 }
 
 /// Writes documents and questions after validating them together.
-fn write_dataset(dir: &Path, docs: &[Document], questions: &[Question]) -> Result<()> {
+pub(crate) fn write_dataset(dir: &Path, docs: &[Document], questions: &[Question]) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     // An old manifest must not vouch for new files while they are being replaced.
     let _ = std::fs::remove_file(dir.join("manifest.json"));

@@ -8,6 +8,7 @@ pub mod dataset;
 pub mod fetch;
 pub mod import;
 pub mod io;
+pub mod openstax;
 pub mod plots;
 pub mod report;
 pub mod run;

@@ -1,0 +1,753 @@
+//! The OpenStax textbook corpus: four books cleaned into narrative pages (issue #10; the EAR
+//! paper's "four cleaned textbook files", DESIGN.md §5).
+//!
+//! # Sources
+//! A local mirror directory (`--data-dir DIR`, `CHUNKBENCH_DATA`; the books are read from
+//! `DIR/openstax/`, see `../shared/datasets/openstax/SOURCE.md`). Each book folder has a
+//! `SOURCE_COMMIT` file whose first word is the upstream commit; it is recorded in the manifest.
+//!
+//! | folder | book | format | page order |
+//! |---|---|---|---|
+//! | `osbooks-us-history` | U.S. History | CNXML 0.7 `modules/mNNNNN/index.cnxml` | `collections/*.collection.xml` |
+//! | `osbooks-psychology` | Psychology 2e | CNXML 0.7 | idem |
+//! | `osbooks-astronomy` | Astronomy 2e | CNXML 0.7 | idem |
+//! | `philschatz-biology-book` | Biology (2014) | Markdown + YAML front matter, `contents/mNNNNN.md` | `SUMMARY.md` |
+//!
+//! # Pages and blocks
+//! One page per module named in the book's order file (no module is skipped; a module that is
+//! named but missing is an error). A page is cut into *blocks*, its structural units in document
+//! order: paragraphs, headings, lists, figures, tables, equations, media, code, exercises,
+//! glossary entries, footnotes. The block structure does not depend on the cleaning decisions;
+//! the rules below only decide whether each block is kept and, if not, why ([`Reason`]). A block
+//! inside a dropped container (a review-questions section, a link-to-learning note, ...) is
+//! removed with the container's reason; the outermost dropped container wins.
+//!
+//! **Kept:** narrative paragraphs: CNXML `para` (and `quote` without inner paragraphs) and
+//! Markdown paragraphs, in the body and in the books' feature boxes that carry prose (U.S.
+//! History "My Story", "Defining American", "Americana"; Psychology "Dig Deeper", "Everyday
+//! Connection", "Connect the Concepts", "What Do You Think?"; Astronomy "Making Connections",
+//! "Voyagers in Astronomy", "Astronomy Basics", "Seeing for Yourself"; Biology "Evolution",
+//! "Career", "Everyday" and "Scientific Method" connections). Quoted primary sources (block
+//! `quote` paragraphs, the appendix texts of the Declaration of Independence and the
+//! Constitution) are kept: they are prose of the book.
+//!
+//! **Removed, by reason** (CNXML classes and Markdown `data-type`s as found in the mirrored
+//! files):
+//! - `heading`: document, section, note and figure titles and labels; Biology `#` headings and
+//!   `data-type="title"` divs/spans. The page title is in the document's `title` field.
+//! - `figure`: `figure` (with its caption), Markdown images and `<figure>` blocks.
+//! - `table`: `table`, HTML `<table>`.
+//! - `equation`: `equation`, display `math`, Biology `data-type="equation"` divs.
+//! - `media`: `media` outside figures, Biology `data-type="media"` and `<iframe>`.
+//! - `code`: `code`/`preformat` blocks.
+//! - `list`: bulleted and enumerated lists (CNXML `list`, Markdown list items, HTML lists),
+//!   including lists nested in a paragraph.
+//! - `exercise`: `exercise` (problem and solution), worked `example`s, sections of class
+//!   `review-questions`, `critical-thinking`, `personal-application`, `thought-questions`,
+//!   `figuring-for-yourself`, `group-activities`; Biology `data-type="exercise"` divs,
+//!   `art-connection` notes (a figure and its question), and everything under the headings
+//!   "Review Questions", "Free Response", "Art Connections", "Multiple Choice".
+//! - `glossary`: `glossary` definitions (key terms); Biology `data-type="glossary"`.
+//! - `summary`: sections of class `summary`; Biology "Section Summary".
+//! - `references`: sections of class `references` and `further-exploration`; Biology
+//!   footnote lists; the appendix pages listed in [`REFERENCE_PAGES`].
+//! - `learning-objectives`: the metadata abstract ("By the end of this section ..."), sections
+//!   of class `learning-objectives`, Biology `data-type="abstract"`.
+//! - `link-to-learning`: notes of class `link-to-learning` / `click-and-explore`; Biology
+//!   `interactive`, `interactive-embedded-reading` and `interactive-embedded-homework` notes.
+//! - `footnote`: inline footnotes (their markers are removed from the paragraph).
+//! - `front-matter`: `preface` documents, contributor sections (`sr-contrib-auth`,
+//!   `contrib-auth`) and the pages listed in [`FRONT_MATTER_PAGES`].
+//! - `empty`: a paragraph with no text once markup is removed.
+//!
+//! # Inline markup
+//! Paragraph text is the text content with markup flattened: emphasis, terms, `sup`/`sub`,
+//! spans and links keep their text; a numeric superscript after a digit becomes `^N`
+//! (`10^8`); cross-references without text (`<link target-id=.../>`, Biology `[\[link\]](#..)`)
+//! are dropped, and parentheses left empty by them are removed; inline MathML is linearised
+//! (`msup` as `^`, `msub` as `_`, `mfrac` as `/`, `msqrt` as `sqrt(..)`); Markdown escapes,
+//! HTML entities, images and kramdown attribute lists (`{: ...}`) are resolved or removed.
+//! Whitespace runs collapse to one space; no space is left before `.,;:!?)`.
+//!
+//! # Documents
+//! A page is *narrative* when it keeps at least one block ([`NARRATIVE_MIN_BLOCKS`]). Each
+//! narrative page is one document `openstax-BOOK-MODULE`; its `text` is the kept blocks joined
+//! by `"\n\n"` (no title line: the title, "chapter — page", is in `title`), so every byte of the
+//! text is narrative and each kept block's byte span is recorded in the block log.
+//!
+//! # Outputs
+//! [`write_corpus`] writes the dataset store directory `openstax/`: `documents.jsonl`, an empty
+//! `questions.jsonl`, `blocks.jsonl` (one row per block of every page: kept or removed, reason,
+//! source line, byte span in the document when kept) and `manifest.json` with the counts per
+//! book and in total.
+
+mod cnxml;
+mod markdown;
+
+use crate::dataset::DatasetManifest;
+use crate::io::{sha256_file, sha256_hex, write_json, write_jsonl};
+use anyhow::{bail, Context, Result};
+use chunker::{Document, Span};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+/// Folder of the mirror under the data directory, and name of the corpus dataset.
+pub const DIR: &str = "openstax";
+
+/// Version of the cleaning rules; part of the manifests, so a rule change shows in them.
+pub const RULES_VERSION: &str = "openstax-clean-1";
+
+/// A page is narrative when it keeps at least this many blocks.
+pub const NARRATIVE_MIN_BLOCKS: usize = 1;
+
+/// Appendix pages whose every block is removed as `references` (bibliographies and lists of
+/// websites), by exact page title.
+pub const REFERENCE_PAGES: &[&str] = &[
+    "Further Reading",
+    "Astronomy Websites, Images, and Apps",
+    "Star Chart and Sky Event Resources",
+];
+
+/// Pages whose every block is removed as `front-matter` (advice about the course, not subject
+/// matter), by exact page title. `preface` documents are front matter too.
+pub const FRONT_MATTER_PAGES: &[&str] = &[
+    "Preface",
+    "How to Study for an Introductory Astronomy Class",
+];
+
+/// The source format of a book.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// CNXML 0.7 modules ordered by a collection file.
+    Cnxml,
+    /// Markdown with YAML front matter ordered by `SUMMARY.md` (philschatz/biology-book).
+    Markdown,
+}
+
+/// One of the four books.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BookSpec {
+    /// Folder under `openstax/`.
+    pub folder: &'static str,
+    /// Short name used in document ids (`openstax-SLUG-MODULE`) and counts.
+    pub slug: &'static str,
+    /// Title of the book.
+    pub title: &'static str,
+    /// Upstream repository (the commit is in the folder's `SOURCE_COMMIT`).
+    pub repository: &'static str,
+    /// Source format.
+    pub format: Format,
+    /// License of the text at the mirrored commit (SPDX id).
+    pub license: &'static str,
+    /// MMLU subjects whose questions this book may support.
+    pub subjects: &'static [&'static str],
+}
+
+/// The four books, in the order they are read and reported.
+pub const BOOKS: [BookSpec; 4] = [
+    BookSpec {
+        folder: "osbooks-us-history",
+        slug: "us-history",
+        title: "U.S. History",
+        repository: "github.com/openstax/osbooks-us-history",
+        format: Format::Cnxml,
+        license: "CC-BY-4.0",
+        subjects: &["high_school_us_history"],
+    },
+    BookSpec {
+        folder: "osbooks-psychology",
+        slug: "psychology",
+        title: "Psychology 2e",
+        repository: "github.com/openstax/osbooks-psychology",
+        format: Format::Cnxml,
+        license: "CC-BY-4.0",
+        subjects: &["high_school_psychology"],
+    },
+    BookSpec {
+        folder: "osbooks-astronomy",
+        slug: "astronomy",
+        title: "Astronomy 2e",
+        repository: "github.com/openstax/osbooks-astronomy",
+        format: Format::Cnxml,
+        license: "CC-BY-4.0",
+        subjects: &["astronomy"],
+    },
+    BookSpec {
+        folder: "philschatz-biology-book",
+        slug: "biology",
+        title: "Biology",
+        repository: "github.com/philschatz/biology-book",
+        format: Format::Markdown,
+        license: "CC-BY-3.0",
+        subjects: &["high_school_biology", "college_biology"],
+    },
+];
+
+/// Why a block was removed. Serialised in kebab case (`link-to-learning`, ...); the module
+/// documentation lists what falls under each reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reason {
+    /// Titles and labels.
+    Heading,
+    /// Figures with their captions, images.
+    Figure,
+    /// Tables.
+    Table,
+    /// Display equations.
+    Equation,
+    /// Media outside figures (videos, iframes).
+    Media,
+    /// Code and preformatted blocks.
+    Code,
+    /// Bulleted and enumerated lists.
+    List,
+    /// Exercises, review and critical-thinking questions, worked examples.
+    Exercise,
+    /// Glossary definitions (key terms).
+    Glossary,
+    /// Section summaries.
+    Summary,
+    /// References, bibliographies, further reading, footnote lists.
+    References,
+    /// Learning objectives (section abstracts).
+    LearningObjectives,
+    /// Link-to-learning / click-and-explore boxes (pointers to outside resources).
+    LinkToLearning,
+    /// Inline footnotes.
+    Footnote,
+    /// Prefaces, contributor lists, study advice.
+    FrontMatter,
+    /// Paragraphs without text after flattening.
+    Empty,
+}
+
+impl Reason {
+    /// Every reason, in reporting order.
+    pub const ALL: [Reason; 16] = [
+        Reason::Heading,
+        Reason::Figure,
+        Reason::Table,
+        Reason::Equation,
+        Reason::Media,
+        Reason::Code,
+        Reason::List,
+        Reason::Exercise,
+        Reason::Glossary,
+        Reason::Summary,
+        Reason::References,
+        Reason::LearningObjectives,
+        Reason::LinkToLearning,
+        Reason::Footnote,
+        Reason::FrontMatter,
+        Reason::Empty,
+    ];
+
+    /// The kebab-case name used in the block log and manifest counts.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Heading => "heading",
+            Reason::Figure => "figure",
+            Reason::Table => "table",
+            Reason::Equation => "equation",
+            Reason::Media => "media",
+            Reason::Code => "code",
+            Reason::List => "list",
+            Reason::Exercise => "exercise",
+            Reason::Glossary => "glossary",
+            Reason::Summary => "summary",
+            Reason::References => "references",
+            Reason::LearningObjectives => "learning-objectives",
+            Reason::LinkToLearning => "link-to-learning",
+            Reason::Footnote => "footnote",
+            Reason::FrontMatter => "front-matter",
+            Reason::Empty => "empty",
+        }
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One structural unit of a page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    /// What it is in the source: the CNXML element (`para`, `figure`, ...) or the Markdown
+    /// construct (`paragraph`, `image`, `div.exercise`, ...).
+    pub element: String,
+    /// The outermost dropped container it sits in (`section.review-questions`,
+    /// `note.link-to-learning`, ...), if any.
+    pub context: Option<String>,
+    /// 1-based line of the block's start in its source file.
+    pub line: usize,
+    /// The block's text with markup flattened and whitespace collapsed (for removed blocks
+    /// this is the plain text content, kept for audit and leak tests).
+    pub text: String,
+    /// `None` when kept; the reason otherwise.
+    pub removed: Option<Reason>,
+}
+
+impl Block {
+    /// True when the block is part of the document text.
+    pub fn kept(&self) -> bool {
+        self.removed.is_none()
+    }
+}
+
+/// One module of a book, cleaned.
+#[derive(Debug, Clone)]
+pub struct Page {
+    /// The book's slug.
+    pub book: &'static str,
+    /// Module id (`m49986`).
+    pub module: String,
+    /// The page's own title.
+    pub title: String,
+    /// Chapter title from the order file, when the page is inside a chapter.
+    pub chapter: Option<String>,
+    /// Source file relative to the book folder.
+    pub path: String,
+    /// Blocks in document order.
+    pub blocks: Vec<Block>,
+}
+
+impl Page {
+    /// Document id: `openstax-BOOK-MODULE`.
+    pub fn doc_id(&self) -> String {
+        format!("openstax-{}-{}", self.book, self.module)
+    }
+
+    /// True when the page keeps at least [`NARRATIVE_MIN_BLOCKS`] blocks.
+    pub fn is_narrative(&self) -> bool {
+        self.blocks.iter().filter(|b| b.kept()).count() >= NARRATIVE_MIN_BLOCKS
+    }
+
+    /// The document title: "chapter — page title", or the page title outside chapters.
+    pub fn display_title(&self) -> String {
+        match &self.chapter {
+            Some(c) if c != &self.title => format!("{c} — {}", self.title),
+            _ => self.title.clone(),
+        }
+    }
+
+    /// The cleaned text (kept blocks joined by `"\n\n"`) and, per block, its byte span in
+    /// that text (`None` for removed blocks).
+    pub fn text_and_spans(&self) -> (String, Vec<Option<Span>>) {
+        let mut text = String::new();
+        let mut spans = Vec::with_capacity(self.blocks.len());
+        for b in &self.blocks {
+            if b.kept() {
+                if !text.is_empty() {
+                    text.push_str("\n\n");
+                }
+                let start = text.len();
+                text.push_str(&b.text);
+                spans.push(Some(Span {
+                    start,
+                    end: text.len(),
+                }));
+            } else {
+                spans.push(None);
+            }
+        }
+        (text, spans)
+    }
+}
+
+/// One book as read from the mirror.
+#[derive(Debug, Clone)]
+pub struct Book {
+    /// Which book.
+    pub spec: BookSpec,
+    /// Upstream commit (first word of `SOURCE_COMMIT`).
+    pub commit: String,
+    /// Pages in book order.
+    pub pages: Vec<Page>,
+}
+
+/// Page and block counts of one book or of the whole corpus.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Pages (modules in the order file).
+    pub pages: u64,
+    /// Pages that keep at least one block.
+    pub narrative_pages: u64,
+    /// Blocks kept.
+    pub blocks_kept: u64,
+    /// Blocks removed.
+    pub blocks_removed: u64,
+    /// Blocks removed, per reason (every reason present, zero included).
+    pub removed_by_reason: BTreeMap<Reason, u64>,
+    /// Words (whitespace tokens) of the kept text.
+    pub words_kept: u64,
+}
+
+impl Counts {
+    fn add_page(&mut self, page: &Page) {
+        self.pages += 1;
+        self.narrative_pages += u64::from(page.is_narrative());
+        for b in &page.blocks {
+            match b.removed {
+                None => {
+                    self.blocks_kept += 1;
+                    self.words_kept += chunker::count_words(&b.text) as u64;
+                }
+                Some(r) => {
+                    self.blocks_removed += 1;
+                    *self.removed_by_reason.entry(r).or_default() += 1;
+                }
+            }
+        }
+    }
+
+    fn add(&mut self, other: &Counts) {
+        self.pages += other.pages;
+        self.narrative_pages += other.narrative_pages;
+        self.blocks_kept += other.blocks_kept;
+        self.blocks_removed += other.blocks_removed;
+        self.words_kept += other.words_kept;
+        for (r, n) in &other.removed_by_reason {
+            *self.removed_by_reason.entry(*r).or_default() += n;
+        }
+    }
+
+    fn new() -> Counts {
+        Counts {
+            removed_by_reason: Reason::ALL.iter().map(|r| (*r, 0)).collect(),
+            ..Counts::default()
+        }
+    }
+
+    /// Flat `key -> count` entries with `prefix` (e.g. `us-history.`), as stored in manifests.
+    pub fn entries(&self, prefix: &str) -> Vec<(String, u64)> {
+        let mut v = vec![
+            (format!("{prefix}pages"), self.pages),
+            (format!("{prefix}narrative_pages"), self.narrative_pages),
+            (format!("{prefix}blocks_kept"), self.blocks_kept),
+            (format!("{prefix}blocks_removed"), self.blocks_removed),
+            (format!("{prefix}words_kept"), self.words_kept),
+        ];
+        for (r, n) in &self.removed_by_reason {
+            v.push((format!("{prefix}removed.{r}"), *n));
+        }
+        v
+    }
+}
+
+/// The four books, cleaned.
+#[derive(Debug, Clone)]
+pub struct Corpus {
+    /// The mirror directory read (`DATA_DIR/openstax`).
+    pub root: PathBuf,
+    /// The books in [`BOOKS`] order.
+    pub books: Vec<Book>,
+    /// sha256 over the sorted listing `relative path NUL sha256-of-file` of every file the
+    /// conversion read (order files, pages, `SOURCE_COMMIT`s): the identity of the input.
+    pub input_sha256: String,
+}
+
+impl Corpus {
+    /// Counts per book (keyed by slug) and in total.
+    pub fn counts(&self) -> (Vec<(&'static str, Counts)>, Counts) {
+        let mut total = Counts::new();
+        let per: Vec<(&'static str, Counts)> = self
+            .books
+            .iter()
+            .map(|b| {
+                let mut c = Counts::new();
+                for p in &b.pages {
+                    c.add_page(p);
+                }
+                total.add(&c);
+                (b.spec.slug, c)
+            })
+            .collect();
+        (per, total)
+    }
+
+    /// The narrative pages as canonical documents, in book order.
+    pub fn documents(&self) -> Vec<Document> {
+        let mut docs = Vec::new();
+        for book in &self.books {
+            for page in book.pages.iter().filter(|p| p.is_narrative()) {
+                let (text, _) = page.text_and_spans();
+                docs.push(Document {
+                    id: page.doc_id(),
+                    title: page.display_title(),
+                    text,
+                    source: format!(
+                        "OpenStax {} ({}@{}) {}",
+                        book.spec.title,
+                        book.spec.repository,
+                        short(&book.commit),
+                        page.path
+                    ),
+                    license: book.spec.license.into(),
+                });
+            }
+        }
+        docs
+    }
+
+    /// The upstream commits, `folder -> commit`.
+    pub fn commits(&self) -> BTreeMap<String, String> {
+        self.books
+            .iter()
+            .map(|b| (b.spec.folder.to_string(), b.commit.clone()))
+            .collect()
+    }
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
+}
+
+/// Reads and cleans the four books from `root` (the `openstax/` folder of a data directory).
+///
+/// # Errors
+/// A missing book folder, `SOURCE_COMMIT` or order file; a module named in the order file but
+/// missing; malformed XML or front matter; an element the cleaning rules do not know. Each
+/// error names the file (and line where there is one) and what to fix.
+pub fn load_corpus(root: &Path) -> Result<Corpus> {
+    if !root.is_dir() {
+        bail!(
+            "{} is not a directory; point --data-dir (or CHUNKBENCH_DATA) at the directory that \
+             holds {DIR}/ (e.g. ../shared/datasets)",
+            root.display()
+        );
+    }
+    let mut listing: Vec<(String, String)> = Vec::new();
+    let mut books = Vec::new();
+    for spec in BOOKS {
+        let dir = root.join(spec.folder);
+        if !dir.is_dir() {
+            bail!(
+                "{}: book folder missing; the mirror must hold {} (see SOURCE.md)",
+                dir.display(),
+                BOOKS.map(|b| b.folder).join(", ")
+            );
+        }
+        let commit_path = dir.join("SOURCE_COMMIT");
+        let commit_text = std::fs::read_to_string(&commit_path).with_context(|| {
+            format!(
+                "cannot read {}; each mirrored book records its upstream commit there",
+                commit_path.display()
+            )
+        })?;
+        let commit = commit_text
+            .split_whitespace()
+            .next()
+            .filter(|c| c.len() == 40 && c.bytes().all(|b| b.is_ascii_hexdigit()))
+            .with_context(|| {
+                format!(
+                    "{}:1: expected a 40-hex-digit commit as the first word, found {:?}",
+                    commit_path.display(),
+                    commit_text.lines().next().unwrap_or("")
+                )
+            })?
+            .to_string();
+        let mut read = |rel: &str| -> Result<String> {
+            let p = dir.join(rel);
+            let bytes =
+                std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?;
+            listing.push((format!("{}/{rel}", spec.folder), sha256_hex(&bytes)));
+            String::from_utf8(bytes).with_context(|| format!("{}: not UTF-8", p.display()))
+        };
+        read("SOURCE_COMMIT")?;
+        let pages = match spec.format {
+            Format::Cnxml => cnxml::read_book(&spec, &dir, &mut read)?,
+            Format::Markdown => markdown::read_book(&spec, &dir, &mut read)?,
+        };
+        books.push(Book {
+            spec,
+            commit,
+            pages,
+        });
+    }
+    listing.sort();
+    let mut h = String::new();
+    for (p, s) in &listing {
+        h.push_str(p);
+        h.push('\0');
+        h.push_str(s);
+        h.push('\n');
+    }
+    Ok(Corpus {
+        root: root.to_path_buf(),
+        books,
+        input_sha256: sha256_hex(h.as_bytes()),
+    })
+}
+
+/// The reason a whole page is removed for, by its title or document class.
+fn page_reason(title: &str, is_preface: bool) -> Option<Reason> {
+    if is_preface || FRONT_MATTER_PAGES.contains(&title) {
+        Some(Reason::FrontMatter)
+    } else if REFERENCE_PAGES.contains(&title) {
+        Some(Reason::References)
+    } else {
+        None
+    }
+}
+
+static EMPTY_PARENS: LazyLock<regex::Regex> =
+    LazyLock::new(|| regex::Regex::new(r"\s*\((?:\s|see|See|and|,|;)*\)").expect("static regex"));
+static SPACE_BEFORE_PUNCT: LazyLock<regex::Regex> =
+    LazyLock::new(|| regex::Regex::new(r" +([.,;:!?)])").expect("static regex"));
+static SPACE_AFTER_OPEN: LazyLock<regex::Regex> =
+    LazyLock::new(|| regex::Regex::new(r"\( +").expect("static regex"));
+
+/// Final text of a block: whitespace runs collapsed to one space, parentheses left empty by
+/// dropped cross-references removed ("(see )", "( )"), no space before `.,;:!?)` or after
+/// `(`, trimmed.
+pub(crate) fn tidy(raw: &str) -> String {
+    let s = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    let s = EMPTY_PARENS.replace_all(&s, "");
+    let s = SPACE_BEFORE_PUNCT.replace_all(&s, "$1");
+    let s = SPACE_AFTER_OPEN.replace_all(&s, "(");
+    s.trim().to_string()
+}
+
+/// Collapses whitespace only (text of removed blocks, headings).
+pub(crate) fn squash(raw: &str) -> String {
+    raw.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// One row of `blocks.jsonl`.
+#[derive(Serialize)]
+struct BlockRow<'a> {
+    doc_id: String,
+    book: &'a str,
+    module: &'a str,
+    file: String,
+    line: usize,
+    block: usize,
+    element: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    context: Option<&'a str>,
+    kept: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<Reason>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    end: Option<usize>,
+    words: usize,
+    excerpt: String,
+}
+
+fn excerpt(text: &str) -> String {
+    const MAX: usize = 80;
+    if text.len() <= MAX {
+        return text.to_string();
+    }
+    let mut end = MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// Adds the corpus counts (per book and total) and commits to `counts`/`notes`.
+fn corpus_counts(corpus: &Corpus, counts: &mut BTreeMap<String, u64>) {
+    let (per, total) = corpus.counts();
+    for (slug, c) in &per {
+        counts.extend(c.entries(&format!("{slug}.")));
+    }
+    counts.extend(total.entries(""));
+}
+
+/// Writes the cleaned corpus to `store/openstax/`: `documents.jsonl` (narrative pages),
+/// an empty `questions.jsonl`, `blocks.jsonl` (the block log) and `manifest.json` (last).
+///
+/// # Errors
+/// I/O errors naming the file; an invalid document set (duplicate ids).
+pub fn write_corpus(corpus: &Corpus, store: &Path) -> Result<DatasetManifest> {
+    let dir = store.join(DIR);
+    let docs = corpus.documents();
+    crate::import::write_dataset(&dir, &docs, &[])?;
+    let mut rows = Vec::new();
+    for book in &corpus.books {
+        for page in &book.pages {
+            let (_, spans) = page.text_and_spans();
+            let doc_id = page.doc_id();
+            for (i, (b, span)) in page.blocks.iter().zip(&spans).enumerate() {
+                rows.push(BlockRow {
+                    doc_id: doc_id.clone(),
+                    book: book.spec.slug,
+                    module: &page.module,
+                    file: format!("{}/{}", book.spec.folder, page.path),
+                    line: b.line,
+                    block: i,
+                    element: &b.element,
+                    context: b.context.as_deref(),
+                    kept: b.kept(),
+                    reason: b.removed,
+                    start: span.map(|s| s.start),
+                    end: span.map(|s| s.end),
+                    words: chunker::count_words(&b.text),
+                    excerpt: excerpt(&b.text),
+                });
+            }
+        }
+    }
+    write_jsonl(&dir.join("blocks.jsonl"), &rows)?;
+    let mut counts = BTreeMap::from([
+        ("documents".into(), docs.len() as u64),
+        ("questions".into(), 0),
+    ]);
+    corpus_counts(corpus, &mut counts);
+    let mut manifest = DatasetManifest {
+        name: DIR.into(),
+        source: source_line(corpus),
+        version: format!("{RULES_VERSION}; {}", commits_line(corpus)),
+        sha256: corpus.input_sha256.clone(),
+        license: license_line(),
+        counts,
+        notes: corpus_notes(),
+        files: BTreeMap::new(),
+    };
+    for f in ["documents.jsonl", "questions.jsonl", "blocks.jsonl"] {
+        manifest.files.insert(f.into(), sha256_file(&dir.join(f))?);
+    }
+    write_json(&dir.join("manifest.json"), &manifest)?;
+    Ok(manifest)
+}
+
+fn source_line(corpus: &Corpus) -> String {
+    format!(
+        "local mirror {} of {}",
+        corpus.root.display(),
+        BOOKS.map(|b| b.repository).join(", ")
+    )
+}
+
+fn commits_line(corpus: &Corpus) -> String {
+    corpus
+        .commits()
+        .iter()
+        .map(|(f, c)| format!("{f}@{c}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn license_line() -> String {
+    "OpenStax U.S. History, Psychology 2e, Astronomy 2e: CC-BY-4.0; Biology (2014): CC-BY-3.0"
+        .into()
+}
+
+fn corpus_notes() -> Vec<String> {
+    vec![
+        "one page per module of the book's order file (collection XML, or SUMMARY.md for Biology)".into(),
+        format!("a page is narrative when it keeps >= {NARRATIVE_MIN_BLOCKS} block; documents are the narrative pages, id openstax-BOOK-MODULE"),
+        "document text: kept blocks joined by \"\\n\\n\"; no title line (title = \"chapter — page\")".into(),
+        "kept: narrative paragraphs (para, quote text, Markdown paragraphs) outside dropped containers; removed blocks by reason in counts removed.REASON; rules in evaluator::openstax and datasets/README.md".into(),
+        "sha256: of the sorted listing of every input file with its sha256".into(),
+        "blocks.jsonl: every block of every page with kept/reason, source line and byte span".into(),
+    ]
+}
