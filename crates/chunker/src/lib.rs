@@ -9,6 +9,7 @@
 
 #![warn(missing_docs)]
 
+pub mod anchor;
 pub mod fixed;
 pub mod kamradt;
 pub mod maxmin;

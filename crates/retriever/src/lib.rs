@@ -17,6 +17,7 @@
 pub mod analyzer;
 pub mod bm25;
 pub mod dense;
+pub mod ear;
 pub mod hybrid;
 pub mod metrics;
 pub mod query;
