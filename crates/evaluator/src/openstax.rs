@@ -83,8 +83,9 @@
 
 mod cnxml;
 mod markdown;
+pub mod support;
 
-use crate::dataset::DatasetManifest;
+use crate::dataset::{DatasetManifest, Question};
 use crate::io::{sha256_file, sha256_hex, write_json, write_jsonl};
 use anyhow::{bail, Context, Result};
 use chunker::{Document, Span};
@@ -446,8 +447,7 @@ pub struct Corpus {
     pub root: PathBuf,
     /// The books in [`BOOKS`] order.
     pub books: Vec<Book>,
-    /// sha256 over the sorted listing `relative path NUL sha256-of-file` of every file the
-    /// conversion read (order files, pages, `SOURCE_COMMIT`s): the identity of the input.
+    /// [`input_sha256`] of the mirror: the identity of the input.
     pub input_sha256: String,
 }
 
@@ -521,67 +521,135 @@ pub fn load_corpus(root: &Path) -> Result<Corpus> {
             root.display()
         );
     }
-    let mut listing: Vec<(String, String)> = Vec::new();
-    let mut books = Vec::new();
+    let input_sha256 = input_sha256(root)?;
+    use rayon::prelude::*;
+    // The books are independent: clean them in parallel (rayon keeps the order).
+    let books = BOOKS
+        .par_iter()
+        .map(|spec| -> Result<Book> {
+            let dir = root.join(spec.folder);
+            let commit = source_commit(&dir)?;
+            let mut read = |rel: &str| -> Result<String> {
+                let p = dir.join(rel);
+                std::fs::read_to_string(&p)
+                    .with_context(|| format!("cannot read {} as UTF-8", p.display()))
+            };
+            let pages = match spec.format {
+                Format::Cnxml => cnxml::read_book(spec, &dir, &mut read)?,
+                Format::Markdown => markdown::read_book(spec, &dir, &mut read)?,
+            };
+            Ok(Book {
+                spec: *spec,
+                commit,
+                pages,
+            })
+        })
+        .collect::<Result<Vec<Book>>>()?;
+    Ok(Corpus {
+        root: root.to_path_buf(),
+        books,
+        input_sha256,
+    })
+}
+
+/// Cleans one CNXML module (the text of an `index.cnxml`) into a [`Page`] with its blocks;
+/// `path` is used in error messages only. The page's `book`, `module`, `chapter` and `path`
+/// are left empty.
+///
+/// # Errors
+/// Malformed XML, a missing `<title>` or `<content>`, or an element without a cleaning rule,
+/// naming `path`, the line and the element.
+pub fn clean_cnxml(text: &str, path: &Path) -> Result<Page> {
+    cnxml::clean_page(text, path)
+}
+
+/// Cleans one Markdown page of the Biology book (YAML front matter and kramdown body) into a
+/// [`Page`]; `path` is used in error messages only.
+///
+/// # Errors
+/// Malformed front matter, unbalanced `<div>`s or HTML blocks, a `<div data-type>` without a
+/// rule, or unparsable inline MathML, naming `path` and the line.
+pub fn clean_markdown(text: &str, path: &Path) -> Result<Page> {
+    markdown::clean_page(text, path)
+}
+
+/// The upstream commit of a mirrored book: the first word of `DIR/SOURCE_COMMIT`.
+///
+/// # Errors
+/// A missing book folder or file, or a first word that is not a 40-hex-digit commit.
+pub fn source_commit(dir: &Path) -> Result<String> {
+    if !dir.is_dir() {
+        bail!(
+            "{}: book folder missing; the mirror must hold {} (see SOURCE.md)",
+            dir.display(),
+            BOOKS.map(|b| b.folder).join(", ")
+        );
+    }
+    let commit_path = dir.join("SOURCE_COMMIT");
+    let commit_text = std::fs::read_to_string(&commit_path).with_context(|| {
+        format!(
+            "cannot read {}; each mirrored book records its upstream commit there",
+            commit_path.display()
+        )
+    })?;
+    Ok(commit_text
+        .split_whitespace()
+        .next()
+        .filter(|c| c.len() == 40 && c.bytes().all(|b| b.is_ascii_hexdigit()))
+        .with_context(|| {
+            format!(
+                "{}:1: expected a 40-hex-digit commit as the first word, found {:?}",
+                commit_path.display(),
+                commit_text.lines().next().unwrap_or("")
+            )
+        })?
+        .to_string())
+}
+
+/// The identity of the mirror: sha256 over the sorted lines `BOOK/RELATIVE/PATH NUL sha256`
+/// of every file under the four book folders (symlinks followed, hidden files included).
+///
+/// # Errors
+/// A missing book folder or an unreadable file, naming it.
+pub fn input_sha256(root: &Path) -> Result<String> {
+    fn walk(dir: &Path, rel: &str, out: &mut Vec<(String, String)>) -> Result<()> {
+        let rd =
+            std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
+        for e in rd {
+            let e = e.with_context(|| format!("cannot list {}", dir.display()))?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            let path = e.path();
+            let r = format!("{rel}/{name}");
+            if path.is_dir() {
+                walk(&path, &r, out)?;
+            } else {
+                out.push((r, sha256_file(&path)?));
+            }
+        }
+        Ok(())
+    }
+    let mut listing = Vec::new();
     for spec in BOOKS {
         let dir = root.join(spec.folder);
         if !dir.is_dir() {
             bail!(
-                "{}: book folder missing; the mirror must hold {} (see SOURCE.md)",
+                "{}: book folder missing; point --openstax-mirror (or --data-dir) at a mirror \
+                 holding {} (see SOURCE.md)",
                 dir.display(),
                 BOOKS.map(|b| b.folder).join(", ")
             );
         }
-        let commit_path = dir.join("SOURCE_COMMIT");
-        let commit_text = std::fs::read_to_string(&commit_path).with_context(|| {
-            format!(
-                "cannot read {}; each mirrored book records its upstream commit there",
-                commit_path.display()
-            )
-        })?;
-        let commit = commit_text
-            .split_whitespace()
-            .next()
-            .filter(|c| c.len() == 40 && c.bytes().all(|b| b.is_ascii_hexdigit()))
-            .with_context(|| {
-                format!(
-                    "{}:1: expected a 40-hex-digit commit as the first word, found {:?}",
-                    commit_path.display(),
-                    commit_text.lines().next().unwrap_or("")
-                )
-            })?
-            .to_string();
-        let mut read = |rel: &str| -> Result<String> {
-            let p = dir.join(rel);
-            let bytes =
-                std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?;
-            listing.push((format!("{}/{rel}", spec.folder), sha256_hex(&bytes)));
-            String::from_utf8(bytes).with_context(|| format!("{}: not UTF-8", p.display()))
-        };
-        read("SOURCE_COMMIT")?;
-        let pages = match spec.format {
-            Format::Cnxml => cnxml::read_book(&spec, &dir, &mut read)?,
-            Format::Markdown => markdown::read_book(&spec, &dir, &mut read)?,
-        };
-        books.push(Book {
-            spec,
-            commit,
-            pages,
-        });
+        walk(&dir, spec.folder, &mut listing)?;
     }
     listing.sort();
     let mut h = String::new();
-    for (p, s) in &listing {
+    for (p, sha) in &listing {
         h.push_str(p);
         h.push('\0');
-        h.push_str(s);
+        h.push_str(sha);
         h.push('\n');
     }
-    Ok(Corpus {
-        root: root.to_path_buf(),
-        books,
-        input_sha256: sha256_hex(h.as_bytes()),
-    })
+    Ok(sha256_hex(h.as_bytes()))
 }
 
 /// The reason a whole page is removed for, by its title or document class.
@@ -702,7 +770,7 @@ pub fn write_corpus(corpus: &Corpus, store: &Path) -> Result<DatasetManifest> {
         ("questions".into(), 0),
     ]);
     corpus_counts(corpus, &mut counts);
-    let mut manifest = DatasetManifest {
+    let manifest = DatasetManifest {
         name: DIR.into(),
         source: source_line(corpus),
         version: format!("{RULES_VERSION}; {}", commits_line(corpus)),
@@ -712,11 +780,11 @@ pub fn write_corpus(corpus: &Corpus, store: &Path) -> Result<DatasetManifest> {
         notes: corpus_notes(),
         files: BTreeMap::new(),
     };
-    for f in ["documents.jsonl", "questions.jsonl", "blocks.jsonl"] {
-        manifest.files.insert(f.into(), sha256_file(&dir.join(f))?);
-    }
-    write_json(&dir.join("manifest.json"), &manifest)?;
-    Ok(manifest)
+    finish_with(
+        &dir,
+        manifest,
+        &["documents.jsonl", "questions.jsonl", "blocks.jsonl"],
+    )
 }
 
 fn source_line(corpus: &Corpus) -> String {
@@ -747,7 +815,235 @@ fn corpus_notes() -> Vec<String> {
         format!("a page is narrative when it keeps >= {NARRATIVE_MIN_BLOCKS} block; documents are the narrative pages, id openstax-BOOK-MODULE"),
         "document text: kept blocks joined by \"\\n\\n\"; no title line (title = \"chapter — page\")".into(),
         "kept: narrative paragraphs (para, quote text, Markdown paragraphs) outside dropped containers; removed blocks by reason in counts removed.REASON; rules in evaluator::openstax and datasets/README.md".into(),
-        "sha256: of the sorted listing of every input file with its sha256".into(),
+        "sha256: of the sorted listing of every file of the four book folders with its sha256".into(),
         "blocks.jsonl: every block of every page with kept/reason, source line and byte span".into(),
     ]
+}
+
+/// Default size of the sampled question set: the EAR paper's 153 supported questions.
+pub const DEFAULT_SAMPLE: usize = 153;
+
+/// Name of the dataset of all supported questions.
+pub const MMLU_DATASET: &str = "openstax-mmlu";
+
+/// Name of the sampled dataset for a sample size: `openstax-mmlu-N`.
+pub fn sample_dataset(sample: usize) -> String {
+    format!("{MMLU_DATASET}-{sample}")
+}
+
+/// The input identity of the question datasets: sha256 of the corpus identity, both rule
+/// versions, the MMLU test manifest's sha256, the sample size and the seed. Stored as the
+/// `sha256` of their manifests, so a change of any of them triggers a new conversion.
+pub fn mmlu_input_key(
+    corpus_sha256: &str,
+    mmlu_manifest_sha256: &str,
+    sample: usize,
+    seed: u64,
+) -> String {
+    sha256_hex(
+        format!(
+            "{corpus_sha256}\u{1f}{RULES_VERSION}\u{1f}{}\u{1f}{mmlu_manifest_sha256}\u{1f}{sample}\u{1f}{seed}",
+            support::SUPPORT_RULE
+        )
+        .as_bytes(),
+    )
+}
+
+/// A seeded sample of at most `size` questions, stratified by subject, returned as indexes
+/// into `questions` in increasing order.
+///
+/// Allocation: subject `s` with `n_s` of the `N` questions gets `floor(size·n_s/N)`; the
+/// remaining places go to the largest remainders (ties: subject name). Within a subject the
+/// questions with the smallest `sha256("SEED\x1fID")` are taken. `size >= N` keeps all.
+pub fn stratified_sample(questions: &[Question], size: usize, seed: u64) -> Vec<usize> {
+    let n = questions.len();
+    if size >= n {
+        return (0..n).collect();
+    }
+    let mut by_subject: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, q) in questions.iter().enumerate() {
+        by_subject
+            .entry(q.subject.as_deref().unwrap_or(""))
+            .or_default()
+            .push(i);
+    }
+    let mut quota: Vec<(&str, usize, usize)> = by_subject
+        .iter()
+        .map(|(s, v)| (*s, size * v.len() / n, size * v.len() % n))
+        .collect();
+    let mut left = size - quota.iter().map(|q| q.1).sum::<usize>();
+    let mut order: Vec<usize> = (0..quota.len()).collect();
+    order.sort_by(|&a, &b| quota[b].2.cmp(&quota[a].2).then(quota[a].0.cmp(quota[b].0)));
+    for i in order {
+        if left == 0 {
+            break;
+        }
+        quota[i].1 += 1;
+        left -= 1;
+    }
+    let mut picked = Vec::with_capacity(size);
+    for (subject, take, _) in quota {
+        let mut v = by_subject[subject].clone();
+        v.sort_by_cached_key(|&i| {
+            sha256_hex(format!("{seed}\u{1f}{}", questions[i].id).as_bytes())
+        });
+        picked.extend(v.into_iter().take(take));
+    }
+    picked.sort_unstable();
+    picked
+}
+
+/// Writes `store/openstax-mmlu/` (every supported question, the support audit
+/// `support.jsonl`) and `store/openstax-mmlu-SAMPLE/` (the [`stratified_sample`]), both with
+/// the corpus's narrative pages as documents, from the MMLU test questions in `mmlu`.
+/// Questions keep their MMLU ids and `subject`, have no retrieval scope (the whole corpus) and
+/// no evidence spans.
+///
+/// # Errors
+/// A considered question without a gold answer, an invalid result, or I/O errors.
+pub fn write_mmlu(
+    corpus: &Corpus,
+    mmlu: &crate::dataset::Dataset,
+    store: &Path,
+    sample: usize,
+    seed: u64,
+) -> Result<Vec<DatasetManifest>> {
+    let decisions = support::decide_all(corpus, &mmlu.questions)?;
+    let supported_ids: std::collections::HashSet<&str> = decisions
+        .iter()
+        .filter(|d| d.supported)
+        .map(|d| d.id.as_str())
+        .collect();
+    let questions: Vec<Question> = mmlu
+        .questions
+        .iter()
+        .filter(|q| supported_ids.contains(q.id.as_str()))
+        .cloned()
+        .collect();
+    let docs = corpus.documents();
+    let key = mmlu_input_key(&corpus.input_sha256, &mmlu.manifest_sha256, sample, seed);
+    let version = format!(
+        "{RULES_VERSION}; {}; MMLU {} ({}); {}",
+        support::SUPPORT_RULE,
+        mmlu.manifest.version,
+        mmlu.name,
+        commits_line(corpus)
+    );
+    let source = format!(
+        "{} x {} test questions of {}",
+        source_line(corpus),
+        mmlu.manifest.source,
+        BOOKS
+            .iter()
+            .flat_map(|b| b.subjects.iter().copied())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let license = format!("{}; questions: {}", license_line(), mmlu.manifest.license);
+
+    // All supported questions, with the audit file.
+    let dir = store.join(MMLU_DATASET);
+    crate::import::write_dataset(&dir, &docs, &questions)?;
+    write_jsonl(&dir.join("support.jsonl"), &decisions)?;
+    let mut counts = BTreeMap::from([
+        ("documents".into(), docs.len() as u64),
+        ("questions".into(), questions.len() as u64),
+        ("considered".into(), decisions.len() as u64),
+    ]);
+    for d in &decisions {
+        *counts
+            .entry(format!("considered.{}", d.subject))
+            .or_default() += 1;
+        let e = counts
+            .entry(format!("supported.{}", d.subject))
+            .or_default();
+        *e += u64::from(d.supported);
+        if d.supported {
+            *counts
+                .entry(format!("supported_by.gold-{}", d.gold_support.as_str()))
+                .or_default() += 1;
+        } else if d.gold_support == support::GoldSupport::None {
+            *counts
+                .entry("unsupported.gold-not-found".into())
+                .or_default() += 1;
+        } else {
+            *counts.entry("unsupported.not-anchored".into()).or_default() += 1;
+        }
+    }
+    let mut notes = vec![
+        format!("considered: every {} question of the subjects the books cover; each is checked against its subject's book", mmlu.name),
+        "supported (rule in evaluator::openstax::support): (a) a gold-option anchor occurs in the book exactly or as a phrase, or, for a gold option without anchors, all its content words occur in one kept paragraph; and (b) an anchor of the question or an option equals a corpus anchor of the book".into(),
+        "support.jsonl: one row per considered question: decision, reason, gold anchors with the first corpus occurrence (doc_id, byte span), content-word evidence, exact question/option anchor matches".into(),
+        "documents: the narrative pages of the four books (same as the openstax dataset); questions keep their MMLU ids and subject, no doc_ids (whole corpus), no evidence".into(),
+        format!("sha256: mmlu_input_key(corpus, rules, {} manifest, sample={sample}, seed={seed})", mmlu.name),
+    ];
+    let manifest = finish_with(
+        &dir,
+        DatasetManifest {
+            name: MMLU_DATASET.into(),
+            source: source.clone(),
+            version: version.clone(),
+            sha256: key.clone(),
+            license: license.clone(),
+            counts,
+            notes: notes.clone(),
+            files: BTreeMap::new(),
+        },
+        &["documents.jsonl", "questions.jsonl", "support.jsonl"],
+    )?;
+
+    // The seeded, stratified sample.
+    let name = sample_dataset(sample);
+    let picked: Vec<Question> = stratified_sample(&questions, sample, seed)
+        .into_iter()
+        .map(|i| questions[i].clone())
+        .collect();
+    let sdir = store.join(&name);
+    crate::import::write_dataset(&sdir, &docs, &picked)?;
+    let mut scounts = BTreeMap::from([
+        ("documents".into(), docs.len() as u64),
+        ("questions".into(), picked.len() as u64),
+        ("supported".into(), questions.len() as u64),
+    ]);
+    for q in &picked {
+        *scounts
+            .entry(format!("questions.{}", q.subject.as_deref().unwrap_or("")))
+            .or_default() += 1;
+    }
+    notes.insert(
+        0,
+        format!(
+            "a seeded sample of {MMLU_DATASET}: at most {sample} questions, stratified by subject (largest remainder), within a subject the smallest sha256(\"{seed}\\x1fID\"); source order kept"
+        ),
+    );
+    let smanifest = finish_with(
+        &sdir,
+        DatasetManifest {
+            name: name.clone(),
+            source,
+            version,
+            sha256: key,
+            license,
+            counts: scounts,
+            notes,
+            files: BTreeMap::new(),
+        },
+        &["documents.jsonl", "questions.jsonl"],
+    )?;
+    Ok(vec![manifest, smanifest])
+}
+
+/// Records the sha256 of `files` in `manifest` and writes it last.
+fn finish_with(
+    dir: &Path,
+    mut manifest: DatasetManifest,
+    files: &[&str],
+) -> Result<DatasetManifest> {
+    for f in files {
+        manifest
+            .files
+            .insert((*f).into(), sha256_file(&dir.join(f))?);
+    }
+    write_json(&dir.join("manifest.json"), &manifest)?;
+    Ok(manifest)
 }
