@@ -2,7 +2,8 @@
 //!
 //! Commands: `data fetch` (pinned datasets into the dataset store), `models fetch` (pinned
 //! models), `run CONFIG` (a YAML sweep), `validate CONFIG`, `chunk FILE` (print chunks with
-//! byte offsets). See README.md for the tour.
+//! byte offsets), `explain RUN QID` (why a question was answered as it was), `compare` (the
+//! regression gate). See README.md for the tour.
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -97,6 +98,18 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value = "jsonl")]
         format: ChunkFormat,
+    },
+    /// Explain one question of a finished run: per cell its answer, failure attribution and
+    /// retrieved passages; for EAR cells the anchors, which query anchor matched which corpus
+    /// anchor (kinds, normalised forms, byte offsets) and the score parts.
+    Explain {
+        /// The run directory (`OUTPUT/NAME`, as printed by `chunkbench run`).
+        run: PathBuf,
+        /// The question id (column `question_id` of per_question.csv).
+        question_id: String,
+        /// Only cells whose id starts with this prefix.
+        #[arg(long)]
+        cell: Option<String>,
     },
 }
 
@@ -222,9 +235,20 @@ fn real_main() -> Result<()> {
                 ListWhat::Strategies => vec![
                     ("fixed".into(), "fixed-size windows; unit words|chars|tokens (tokenizer), size, overlap (count or fraction of size)"),
                     ("recursive".into(), "LangChain RecursiveCharacterTextSplitter; unit chars|tokens|words, size, overlap, separators, separator_regex, keep_separator, strip_whitespace"),
+                    ("max-min".into(), "Max-Min semantic chunking over MiniLM sentence embeddings; fixed_threshold (0.6), c (0.9), init_constant (1.5), comparison, group, size (max), min_size"),
+                    ("kamradt".into(), "LangChain SemanticChunker breakpoints; breakpoint_type, breakpoint_amount, buffer_size"),
+                    ("ear".into(), "EAR anchor windows over 260/60-word parents; ear: {radius, snap_sentences, weights {anchor 1, lexical 1, date 0.5}, dedup drop|merge, dedup_threshold 0.5, expand none|parent|summary, summary_words, anchors {domain_suffixes, short_option_max_words}}"),
                 ],
-                ListWhat::Retrievers => vec![("bm25".into(), "Okapi BM25, Lucene idf; k1 (1.2), b (0.75); query: question | question+options")],
-                ListWhat::Readers => vec![("lexical".into(), "lexical evidence reader (IR-solver style); ties count as wrong")],
+                ListWhat::Retrievers => vec![
+                    ("bm25".into(), "Okapi BM25, Lucene idf; k1 (1.2), b (0.75), stop_words, stemming; query: question | question+options | per-option"),
+                    ("dense".into(), "exact cosine top-k over the run's embedder (MiniLM)"),
+                    ("hybrid".into(), "reciprocal rank fusion (k = 60) of dense and BM25"),
+                ],
+                ListWhat::Readers => vec![
+                    ("lexical".into(), "lexical evidence reader (IR-solver style); ties count as wrong"),
+                    ("llm".into(), "local GGUF model through candle (SmolLM2-135M by default); llm: {scoring letters|cloze, ...}"),
+                    ("openai".into(), "any OpenAI-compatible server; openai: {base_url, model, api_key_env, ...}"),
+                ],
                 ListWhat::Metrics => vec![
                     ("accuracy".into(), "share correct, Wilson 95 % interval; ties count as wrong"),
                     ("words".into(), "words retrieved per question, with multiplicity; mean/median/p95"),
@@ -234,6 +258,11 @@ fn real_main() -> Result<()> {
                     ("mcnemar".into(), "exact and mid-p on discordant pairs; Holm-adjusted over the run"),
                     ("words_reduction".into(), "vs baseline, %, paired bootstrap 95 % interval"),
                     ("mde".into(), "minimum detectable effect, points (alpha 0.05, power 0.8)"),
+                    ("recall/mrr/ndcg".into(), "recall@k, MRR@k, nDCG@k over gold evidence spans"),
+                    ("span_iou".into(), "Chroma span recall/precision/IoU in words"),
+                    ("answer_recall".into(), "Bhat et al.: gold option text inside a retrieved passage"),
+                    ("failure".into(), "per question: correct | extraction | matching | ranking | reading | no-evidence"),
+                    ("ear_coverage".into(), "EAR: exact anchor matches, anchors/question, windows before/after dedup, fallbacks"),
                 ],
                 ListWhat::Datasets => {
                     let mut v = Vec::new();
@@ -258,6 +287,17 @@ fn real_main() -> Result<()> {
             for (name, about) in rows {
                 println!("{name:<16} {about}");
             }
+            Ok(())
+        }
+        Command::Explain {
+            run,
+            question_id,
+            cell,
+        } => {
+            print!(
+                "{}",
+                evaluator::explain::explain(&run, &question_id, cell.as_deref())?
+            );
             Ok(())
         }
         Command::Validate { config } => {

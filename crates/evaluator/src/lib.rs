@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod dataset;
+pub mod explain;
 pub mod fetch;
 pub mod import;
 pub mod io;
