@@ -2,15 +2,16 @@
 //!
 //! Commands: `data fetch` (pinned datasets into the dataset store), `models fetch` (pinned
 //! models), `run CONFIG` (a YAML sweep), `validate CONFIG`, `chunk FILE` (print chunks with
-//! byte offsets), `explain RUN QID` (why a question was answered as it was), `compare` (the
-//! regression gate). See README.md for the tour.
+//! byte offsets), `explain RUN QID` (why a question was answered as it was), `compare
+//! BASELINE CANDIDATE` (the regression gate; exit 0 pass, 1 regression, 2 unusable input).
+//! See README.md for the tour.
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use evaluator::dataset::DatasetManifest;
 use evaluator::fetch::{self, PinnedWheel};
 use evaluator::io::sha256_file;
-use evaluator::{import, run, RunConfig};
+use evaluator::{compare, import, run, RunConfig};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -69,6 +70,31 @@ enum Command {
         /// Dataset store (for `datasets`).
         #[arg(long, env = "CHUNKBENCH_STORE", default_value = "data")]
         store: PathBuf,
+    },
+    /// Compare a candidate run with a baseline run cell by cell: the regression gate.
+    ///
+    /// Exit 0: no regression; 1: a matched cell regressed; 2: unusable input. A cell regresses
+    /// when its accuracy drops by more than PTS points and its Holm-adjusted McNemar exact p is
+    /// below A, or when its mean words retrieved grow by more than PCT %. Writes compare.md and
+    /// compare.json.
+    Compare {
+        /// The baseline run directory (OUTPUT/NAME of `chunkbench run`), e.g.
+        /// results/baselines/quickstart.
+        baseline: PathBuf,
+        /// The candidate run directory.
+        candidate: PathBuf,
+        /// Largest accuracy drop that passes, in percentage points.
+        #[arg(long, value_name = "PTS", default_value_t = compare::DEFAULT_MAX_ACCURACY_DROP_PTS)]
+        max_accuracy_drop: f64,
+        /// Largest increase of mean words retrieved that passes, in percent.
+        #[arg(long, value_name = "PCT", default_value_t = compare::DEFAULT_MAX_WORDS_INCREASE_PCT)]
+        max_words_increase: f64,
+        /// Significance level for the Holm-adjusted McNemar exact p.
+        #[arg(long, value_name = "A", default_value_t = compare::DEFAULT_ALPHA)]
+        alpha: f64,
+        /// Where compare.md and compare.json go (default: the candidate run directory).
+        #[arg(long, value_name = "DIR")]
+        output: Option<PathBuf>,
     },
     /// Check a configuration without running it; prints the cells it expands to.
     Validate {
@@ -175,11 +201,65 @@ enum ModelsAction {
 fn main() -> ExitCode {
     match real_main() {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(2)
-        }
+        Err(e) => match e.downcast_ref::<RegressionFound>() {
+            Some(r) => {
+                eprintln!("{r}");
+                ExitCode::from(1)
+            }
+            None => {
+                eprintln!("error: {e:#}");
+                ExitCode::from(2)
+            }
+        },
     }
+}
+
+/// `compare` found a regression: the process exits with code 1 (unusable input exits 2).
+#[derive(Debug)]
+struct RegressionFound {
+    /// Matched cells that regressed.
+    regressions: usize,
+    /// Matched cells.
+    cells: usize,
+    /// The Markdown report.
+    report: PathBuf,
+}
+
+impl std::fmt::Display for RegressionFound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "regression: {} of {} matched cells regressed; see {}",
+            self.regressions,
+            self.cells,
+            self.report.display()
+        )
+    }
+}
+
+impl std::error::Error for RegressionFound {}
+
+/// `chunkbench compare`: compares, writes compare.md and compare.json, prints the Markdown,
+/// and returns [`RegressionFound`] when a cell regressed.
+fn compare_command(
+    baseline: &Path,
+    candidate: &Path,
+    tolerances: &compare::Tolerances,
+    output: Option<&Path>,
+) -> Result<()> {
+    let report = compare::compare_runs(baseline, candidate, tolerances)?;
+    let (md, json) = compare::write_report(output.unwrap_or(candidate), &report)?;
+    println!("{}", compare::render_markdown(&report));
+    eprintln!("-> {}  {}", md.display(), json.display());
+    if report.is_regression() {
+        return Err(RegressionFound {
+            regressions: report.regressions,
+            cells: report.cells.len(),
+            report: md,
+        }
+        .into());
+    }
+    Ok(())
 }
 
 fn real_main() -> Result<()> {
@@ -300,6 +380,23 @@ fn real_main() -> Result<()> {
             );
             Ok(())
         }
+        Command::Compare {
+            baseline,
+            candidate,
+            max_accuracy_drop,
+            max_words_increase,
+            alpha,
+            output,
+        } => compare_command(
+            &baseline,
+            &candidate,
+            &compare::Tolerances {
+                max_accuracy_drop_pts: max_accuracy_drop,
+                max_words_increase_pct: max_words_increase,
+                alpha,
+            },
+            output.as_deref(),
+        ),
         Command::Validate { config } => {
             let cfg = RunConfig::load(&config)?;
             let cells = cfg.cells();
