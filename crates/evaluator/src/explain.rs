@@ -201,17 +201,25 @@ fn render_ear(out: &mut String, v: &serde_json::Value) {
                 ""
             }
         );
+        // One line per corpus occurrence, listing every question/option anchor it matched.
+        let mut lines: Vec<(String, Vec<String>)> = Vec::new();
         for m in p["matches"].as_array().into_iter().flatten() {
-            let _ = writeln!(
-                out,
-                "      {} {} {:?} ↔ corpus {} {:?} at bytes {}",
-                m["source"].as_str().unwrap_or(""),
+            let key = format!(
+                "{} {:?} ↔ corpus {} {:?} at bytes {}",
                 m["query_kind"].as_str().unwrap_or(""),
                 m["query_text"].as_str().unwrap_or(""),
                 m["corpus_kind"].as_str().unwrap_or(""),
                 m["corpus_text"].as_str().unwrap_or(""),
                 m["corpus_span"]
             );
+            let src = m["source"].as_str().unwrap_or("").to_string();
+            match lines.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, srcs)) => srcs.push(src),
+                None => lines.push((key, vec![src])),
+            }
+        }
+        for (key, srcs) in lines {
+            let _ = writeln!(out, "      {}: {key}", srcs.join(", "));
         }
         if let Some(s) = p["summary"].as_array().filter(|s| !s.is_empty()) {
             let ids: Vec<&str> = s.iter().filter_map(|x| x.as_str()).collect();
