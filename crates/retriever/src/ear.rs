@@ -21,7 +21,8 @@
 //!    anchors whose year interval overlaps a date anchor in the window (0 without dates);
 //! 5. windows sorted by score (ties: document order, then start), then deduplicated
 //!    greedily: a window overlapping a kept one of the same document by at least
-//!    `dedup_threshold` of the shorter window is dropped or merged into it (union span);
+//!    `dedup_threshold` of the shorter window is dropped (default) or, with the same parent,
+//!    merged into it (union span);
 //! 6. top-k; each may be expanded to its parent passage or followed by an extractive summary
 //!    of the parent (its sentences with the highest idf-weighted overlap with the question,
 //!    in document order, within `summary_words`).
@@ -64,7 +65,8 @@ impl Default for EarWeights {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Dedup {
-    /// Widen the kept window to the union of both spans.
+    /// Widen the kept window to the union of both spans when both lie in the same parent
+    /// (otherwise drop the worse one, so windows never leave their parent).
     Merge,
     /// Drop the worse window (default: windows keep their radius, as in EAR's word budget).
     #[default]
@@ -783,6 +785,9 @@ impl<'a> EarIndex<'a> {
             match (hit, self.config.dedup) {
                 (None, _) => kept.push(i),
                 (Some(_), Dedup::Drop) => {}
+                // Windows of different parents are not merged (the union would leave
+                // both parents): the worse one is dropped.
+                (Some(j), Dedup::Merge) if cands[kept[j]].parent != c.parent => {}
                 (Some(j), Dedup::Merge) => {
                     let j = kept[j];
                     let (s, f) = (c.span, c.forms.clone());
