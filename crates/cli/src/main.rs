@@ -2,14 +2,16 @@
 //!
 //! Commands: `data fetch` (pinned datasets into the dataset store), `models fetch` (pinned
 //! models), `run CONFIG` (a YAML sweep), `validate CONFIG`, `chunk FILE` (print chunks with
-//! byte offsets). See README.md for the tour.
+//! byte offsets), `explain RUN QID` (why a question was answered as it was), `compare
+//! BASELINE CANDIDATE` (the regression gate; exit 0 pass, 1 regression, 2 unusable input).
+//! See README.md for the tour.
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use evaluator::dataset::DatasetManifest;
 use evaluator::fetch::{self, PinnedWheel};
 use evaluator::io::sha256_file;
-use evaluator::{import, run, RunConfig};
+use evaluator::{compare, import, run, RunConfig};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -69,6 +71,31 @@ enum Command {
         #[arg(long, env = "CHUNKBENCH_STORE", default_value = "data")]
         store: PathBuf,
     },
+    /// Compare a candidate run with a baseline run cell by cell: the regression gate.
+    ///
+    /// Exit 0: no regression; 1: a matched cell regressed; 2: unusable input. A cell regresses
+    /// when its accuracy drops by more than PTS points and its Holm-adjusted McNemar exact p is
+    /// below A, or when its mean words retrieved grow by more than PCT %. Writes compare.md and
+    /// compare.json.
+    Compare {
+        /// The baseline run directory (OUTPUT/NAME of `chunkbench run`), e.g.
+        /// results/baselines/quickstart.
+        baseline: PathBuf,
+        /// The candidate run directory.
+        candidate: PathBuf,
+        /// Largest accuracy drop that passes, in percentage points.
+        #[arg(long, value_name = "PTS", default_value_t = compare::DEFAULT_MAX_ACCURACY_DROP_PTS)]
+        max_accuracy_drop: f64,
+        /// Largest increase of mean words retrieved that passes, in percent.
+        #[arg(long, value_name = "PCT", default_value_t = compare::DEFAULT_MAX_WORDS_INCREASE_PCT)]
+        max_words_increase: f64,
+        /// Significance level for the Holm-adjusted McNemar exact p.
+        #[arg(long, value_name = "A", default_value_t = compare::DEFAULT_ALPHA)]
+        alpha: f64,
+        /// Where compare.md and compare.json go (default: the candidate run directory).
+        #[arg(long, value_name = "DIR")]
+        output: Option<PathBuf>,
+    },
     /// Check a configuration without running it; prints the cells it expands to.
     Validate {
         /// The run configuration (YAML).
@@ -97,6 +124,18 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value = "jsonl")]
         format: ChunkFormat,
+    },
+    /// Explain one question of a finished run: per cell its answer, failure attribution and
+    /// retrieved passages; for EAR cells the anchors, which query anchor matched which corpus
+    /// anchor (kinds, normalised forms, byte offsets) and the score parts.
+    Explain {
+        /// The run directory (`OUTPUT/NAME`, as printed by `chunkbench run`).
+        run: PathBuf,
+        /// The question id (column `question_id` of per_question.csv).
+        question_id: String,
+        /// Only cells whose id starts with this prefix.
+        #[arg(long)]
+        cell: Option<String>,
     },
 }
 
@@ -173,11 +212,65 @@ enum ModelsAction {
 fn main() -> ExitCode {
     match real_main() {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(2)
-        }
+        Err(e) => match e.downcast_ref::<RegressionFound>() {
+            Some(r) => {
+                eprintln!("{r}");
+                ExitCode::from(1)
+            }
+            None => {
+                eprintln!("error: {e:#}");
+                ExitCode::from(2)
+            }
+        },
     }
+}
+
+/// `compare` found a regression: the process exits with code 1 (unusable input exits 2).
+#[derive(Debug)]
+struct RegressionFound {
+    /// Matched cells that regressed.
+    regressions: usize,
+    /// Matched cells.
+    cells: usize,
+    /// The Markdown report.
+    report: PathBuf,
+}
+
+impl std::fmt::Display for RegressionFound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "regression: {} of {} matched cells regressed; see {}",
+            self.regressions,
+            self.cells,
+            self.report.display()
+        )
+    }
+}
+
+impl std::error::Error for RegressionFound {}
+
+/// `chunkbench compare`: compares, writes compare.md and compare.json, prints the Markdown,
+/// and returns [`RegressionFound`] when a cell regressed.
+fn compare_command(
+    baseline: &Path,
+    candidate: &Path,
+    tolerances: &compare::Tolerances,
+    output: Option<&Path>,
+) -> Result<()> {
+    let report = compare::compare_runs(baseline, candidate, tolerances)?;
+    let (md, json) = compare::write_report(output.unwrap_or(candidate), &report)?;
+    println!("{}", compare::render_markdown(&report));
+    eprintln!("-> {}  {}", md.display(), json.display());
+    if report.is_regression() {
+        return Err(RegressionFound {
+            regressions: report.regressions,
+            cells: report.cells.len(),
+            report: md,
+        }
+        .into());
+    }
+    Ok(())
 }
 
 fn real_main() -> Result<()> {
@@ -255,9 +348,20 @@ fn real_main() -> Result<()> {
                 ListWhat::Strategies => vec![
                     ("fixed".into(), "fixed-size windows; unit words|chars|tokens (tokenizer), size, overlap (count or fraction of size)"),
                     ("recursive".into(), "LangChain RecursiveCharacterTextSplitter; unit chars|tokens|words, size, overlap, separators, separator_regex, keep_separator, strip_whitespace"),
+                    ("max-min".into(), "Max-Min semantic chunking over MiniLM sentence embeddings; fixed_threshold (0.6), c (0.9), init_constant (1.5), comparison, group, size (max), min_size"),
+                    ("kamradt".into(), "LangChain SemanticChunker breakpoints; breakpoint_type, breakpoint_amount, buffer_size"),
+                    ("ear".into(), "EAR anchor windows over 260/60-word parents; ear: {radius, snap_sentences, weights {anchor 1, lexical 1, date 0.5}, dedup drop|merge, dedup_threshold 0.5, expand none|parent|summary, summary_words, anchors {domain_suffixes, short_option_max_words}}"),
                 ],
-                ListWhat::Retrievers => vec![("bm25".into(), "Okapi BM25, Lucene idf; k1 (1.2), b (0.75); query: question | question+options")],
-                ListWhat::Readers => vec![("lexical".into(), "lexical evidence reader (IR-solver style); ties count as wrong")],
+                ListWhat::Retrievers => vec![
+                    ("bm25".into(), "Okapi BM25, Lucene idf; k1 (1.2), b (0.75), stop_words, stemming; query: question | question+options | per-option"),
+                    ("dense".into(), "exact cosine top-k over the run's embedder (MiniLM)"),
+                    ("hybrid".into(), "reciprocal rank fusion (k = 60) of dense and BM25"),
+                ],
+                ListWhat::Readers => vec![
+                    ("lexical".into(), "lexical evidence reader (IR-solver style); ties count as wrong"),
+                    ("llm".into(), "local GGUF model through candle (SmolLM2-135M by default); llm: {scoring letters|cloze, ...}"),
+                    ("openai".into(), "any OpenAI-compatible server; openai: {base_url, model, api_key_env, ...}"),
+                ],
                 ListWhat::Metrics => vec![
                     ("accuracy".into(), "share correct, Wilson 95 % interval; ties count as wrong"),
                     ("words".into(), "words retrieved per question, with multiplicity; mean/median/p95"),
@@ -267,6 +371,11 @@ fn real_main() -> Result<()> {
                     ("mcnemar".into(), "exact and mid-p on discordant pairs; Holm-adjusted over the run"),
                     ("words_reduction".into(), "vs baseline, %, paired bootstrap 95 % interval"),
                     ("mde".into(), "minimum detectable effect, points (alpha 0.05, power 0.8)"),
+                    ("recall/mrr/ndcg".into(), "recall@k, MRR@k, nDCG@k over gold evidence spans"),
+                    ("span_iou".into(), "Chroma span recall/precision/IoU in words"),
+                    ("answer_recall".into(), "Bhat et al.: gold option text inside a retrieved passage"),
+                    ("failure".into(), "per question: correct | extraction | matching | ranking | reading | no-evidence"),
+                    ("ear_coverage".into(), "EAR: exact anchor matches, anchors/question, windows before/after dedup, fallbacks"),
                 ],
                 ListWhat::Datasets => {
                     let mut v = Vec::new();
@@ -293,6 +402,34 @@ fn real_main() -> Result<()> {
             }
             Ok(())
         }
+        Command::Explain {
+            run,
+            question_id,
+            cell,
+        } => {
+            print!(
+                "{}",
+                evaluator::explain::explain(&run, &question_id, cell.as_deref())?
+            );
+            Ok(())
+        }
+        Command::Compare {
+            baseline,
+            candidate,
+            max_accuracy_drop,
+            max_words_increase,
+            alpha,
+            output,
+        } => compare_command(
+            &baseline,
+            &candidate,
+            &compare::Tolerances {
+                max_accuracy_drop_pts: max_accuracy_drop,
+                max_words_increase_pct: max_words_increase,
+                alpha,
+            },
+            output.as_deref(),
+        ),
         Command::Validate { config } => {
             let cfg = RunConfig::load(&config)?;
             let cells = cfg.cells();

@@ -1,10 +1,13 @@
 //! The chunkbench evaluator: datasets and their importers, run configuration, the runner,
-//! aggregates and reports (DESIGN.md §1, stages "aggregate" and "report").
+//! aggregates and reports, and the regression gate between two runs (DESIGN.md §1, stages
+//! "aggregate" and "report", and "compare -> CI gate").
 
 #![warn(missing_docs)]
 
+pub mod compare;
 pub mod config;
 pub mod dataset;
+pub mod explain;
 pub mod fetch;
 pub mod import;
 pub mod io;

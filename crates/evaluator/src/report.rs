@@ -55,6 +55,30 @@ pub struct CellSummary {
     /// Mean Bhat-style answer recall@k.
     #[serde(default)]
     pub answer_recall: Option<f64>,
+    /// Questions per failure attribution (`correct`, `extraction`, `matching`, `ranking`,
+    /// `reading`, `no-evidence`; [`crate::run::Failure`]).
+    #[serde(default)]
+    pub failures: std::collections::BTreeMap<String, usize>,
+    /// EAR cells: anchor coverage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ear: Option<EarCoverage>,
+}
+
+/// Anchor coverage of an EAR cell (EAR reports exact anchoring for 151/153 questions).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EarCoverage {
+    /// Questions with at least one exact anchor match.
+    pub exact_match: usize,
+    /// Questions (denominator).
+    pub questions: usize,
+    /// Mean anchors per question (question and options).
+    pub anchors_mean: f64,
+    /// Mean candidate windows per question before deduplication.
+    pub windows_before_mean: f64,
+    /// Mean windows per question after deduplication.
+    pub windows_after_mean: f64,
+    /// Questions answered from the fallback ranking of parents.
+    pub fallbacks: usize,
 }
 
 /// Aggregates one cell's rows.
@@ -80,7 +104,30 @@ pub fn summarize(rows: &[QuestionRow]) -> CellSummary {
         let xs: Vec<f64> = rows.iter().filter_map(f).collect();
         stats::mean(&xs)
     };
+    let mut failures = std::collections::BTreeMap::new();
+    for r in rows.iter().filter(|r| !r.failure.is_empty()) {
+        *failures.entry(r.failure.clone()).or_insert(0) += 1;
+    }
+    let ear_rows: Vec<&QuestionRow> = rows.iter().filter(|r| r.anchors.is_some()).collect();
+    let ear = (!ear_rows.is_empty()).then(|| {
+        let m = |f: &dyn Fn(&QuestionRow) -> Option<usize>| {
+            ear_rows.iter().filter_map(|r| f(r)).sum::<usize>() as f64 / ear_rows.len() as f64
+        };
+        EarCoverage {
+            exact_match: ear_rows
+                .iter()
+                .filter(|r| r.anchor_match == Some(1))
+                .count(),
+            questions: ear_rows.len(),
+            anchors_mean: m(&|r| r.anchors),
+            windows_before_mean: m(&|r| r.windows_before),
+            windows_after_mean: m(&|r| r.windows_after),
+            fallbacks: ear_rows.iter().filter(|r| r.fallback == Some(1)).count(),
+        }
+    });
     CellSummary {
+        failures,
+        ear,
         recall: avg(&|r| r.recall),
         mrr: avg(&|r| r.mrr),
         ndcg: avg(&|r| r.ndcg),
@@ -375,6 +422,53 @@ pub fn write_reports(
             );
         }
     }
+    let ear_cells: Vec<&CellRecord> = cells.iter().filter(|c| c.summary.ear.is_some()).collect();
+    if !ear_cells.is_empty() {
+        md.push_str(
+            "\n## EAR anchor coverage\n\n| dataset | strategy | retriever | k | reader | exact anchor match | anchors / question | windows before dedup | windows after dedup | fallbacks |\n|---|---|---|---:|---|---:|---:|---:|---:|---:|\n",
+        );
+        for c in ear_cells {
+            let e = c.summary.ear.as_ref().expect("filtered");
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {}/{} | {:.2} | {:.1} | {:.1} | {} |",
+                c.cell.dataset,
+                c.cell.strategy,
+                c.cell.retriever,
+                c.cell.k,
+                c.cell.reader,
+                e.exact_match,
+                e.questions,
+                e.anchors_mean,
+                e.windows_before_mean,
+                e.windows_after_mean,
+                e.fallbacks
+            );
+        }
+    }
+    if cells.iter().any(|c| !c.summary.failures.is_empty()) {
+        md.push_str(
+            "\n## Failure attribution\n\nQuestions per first failing stage: extraction (EAR: no anchors), matching (EAR: no corpus occurrence), ranking (gold evidence not in the top-k), reading (evidence retrieved, answer wrong); no-evidence = wrong answer without gold evidence to attribute it.\n\n| dataset | strategy | retriever | k | reader | correct | extraction | matching | ranking | reading | no-evidence |\n|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|\n",
+        );
+        for c in cells {
+            let n = |k: &str| c.summary.failures.get(k).copied().unwrap_or(0);
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                c.cell.dataset,
+                c.cell.strategy,
+                c.cell.retriever,
+                c.cell.k,
+                c.cell.reader,
+                n("correct"),
+                n("extraction"),
+                n("matching"),
+                n("ranking"),
+                n("reading"),
+                n("no-evidence")
+            );
+        }
+    }
     let mde: Vec<f64> = comparisons
         .values()
         .filter_map(|c| c.paired.mde_points)
@@ -430,6 +524,9 @@ pub fn write_parquet(path: &Path, rows: &[QuestionRow]) -> Result<()> {
     let u = |f: &dyn Fn(&QuestionRow) -> u64| -> ArrayRef {
         Arc::new(UInt64Array::from_iter_values(rows.iter().map(f)))
     };
+    let uo = |f: &dyn Fn(&QuestionRow) -> Option<u64>| -> ArrayRef {
+        Arc::new(UInt64Array::from(rows.iter().map(f).collect::<Vec<_>>()))
+    };
     let batch = RecordBatch::try_from_iter([
         ("cell_id", s(&|r| &r.cell_id)),
         ("dataset", s(&|r| &r.dataset)),
@@ -463,6 +560,15 @@ pub fn write_parquet(path: &Path, rows: &[QuestionRow]) -> Result<()> {
         ("span_precision", o(&|r| r.span_precision)),
         ("span_iou", o(&|r| r.span_iou)),
         ("answer_recall", o(&|r| r.answer_recall)),
+        ("failure", s(&|r| &r.failure)),
+        ("anchors", uo(&|r| r.anchors.map(|v| v as u64))),
+        ("anchor_match", uo(&|r| r.anchor_match.map(u64::from))),
+        (
+            "windows_before",
+            uo(&|r| r.windows_before.map(|v| v as u64)),
+        ),
+        ("windows_after", uo(&|r| r.windows_after.map(|v| v as u64))),
+        ("fallback", uo(&|r| r.fallback.map(u64::from))),
     ])
     .context("building the per-question table")?;
     let props = parquet::file::properties::WriterProperties::builder()
@@ -552,6 +658,12 @@ mod tests {
             span_precision: None,
             span_iou: None,
             answer_recall: None,
+            failure: "correct".into(),
+            anchors: Some(3),
+            anchor_match: Some(1),
+            windows_before: Some(5),
+            windows_after: Some(2),
+            fallback: Some(0),
         };
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("x.parquet");

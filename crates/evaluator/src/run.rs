@@ -77,6 +77,81 @@ pub struct QuestionRow {
     pub span_iou: Option<f64>,
     /// Bhat-style answer recall@k: the lower-cased gold option text occurs in a passage.
     pub answer_recall: Option<f64>,
+    /// Failure attribution ([`Failure`]): `correct`, or the first stage that failed —
+    /// `extraction`, `matching` (EAR only), `ranking`, `reading` — or `no-evidence` for a
+    /// wrong answer to a question without gold evidence (nothing to attribute it to).
+    #[serde(default)]
+    pub failure: String,
+    /// EAR: anchors in the question and its options; empty for other strategies.
+    #[serde(default)]
+    pub anchors: Option<usize>,
+    /// EAR: 1 when some query anchor equals a corpus anchor (exact anchor match).
+    #[serde(default)]
+    pub anchor_match: Option<u8>,
+    /// EAR: candidate windows before deduplication.
+    #[serde(default)]
+    pub windows_before: Option<usize>,
+    /// EAR: windows after deduplication.
+    #[serde(default)]
+    pub windows_after: Option<usize>,
+    /// EAR: 1 when no anchor matched and the parents' ranking was used.
+    #[serde(default)]
+    pub fallback: Option<u8>,
+}
+
+/// Where a question's answer went wrong (issue: "failure attribution"), checked in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Failure {
+    /// Answered correctly.
+    Correct,
+    /// EAR: no anchors in the question or its options.
+    Extraction,
+    /// EAR: anchors, but none occurs in the (scoped) corpus.
+    Matching,
+    /// Gold evidence is known and none of the top-k passages overlaps it.
+    Ranking,
+    /// Evidence retrieved, answer wrong.
+    Reading,
+    /// Wrong answer, and the question has no gold evidence: the stage is unknown.
+    NoEvidence,
+}
+
+impl Failure {
+    /// The kebab-case name written to `per_question.csv`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Failure::Correct => "correct",
+            Failure::Extraction => "extraction",
+            Failure::Matching => "matching",
+            Failure::Ranking => "ranking",
+            Failure::Reading => "reading",
+            Failure::NoEvidence => "no-evidence",
+        }
+    }
+
+    /// Attributes one answer: `ear` is `(anchors, matched forms)` for EAR cells.
+    pub fn attribute(correct: bool, ear: Option<(usize, usize)>, evidence_hit: Option<u8>) -> Self {
+        match (correct, ear, evidence_hit) {
+            (true, ..) => Failure::Correct,
+            (false, Some((0, _)), _) => Failure::Extraction,
+            (false, Some((_, 0)), _) => Failure::Matching,
+            (false, _, Some(0)) => Failure::Ranking,
+            (false, _, Some(_)) => Failure::Reading,
+            (false, _, None) => Failure::NoEvidence,
+        }
+    }
+}
+
+/// One rank of a cell's retrieval: the passages it contributes (one for chunk retrieval; an
+/// EAR window and its summary sentences with `expand: summary`), all byte spans of their
+/// documents, and its score.
+#[derive(Debug, Clone)]
+pub struct Ranked {
+    /// Passages of this rank, in reading order.
+    pub chunks: Vec<chunker::Chunk>,
+    /// Retriever score.
+    pub score: f64,
 }
 
 /// What a cell stores next to its rows in `cells/ID.json`.
@@ -300,6 +375,20 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                 index.len(),
                 ds.documents.len()
             ));
+            let ear = match &strategy {
+                crate::strategy::Strategy::Ear { config, .. } => {
+                    let t = Instant::now();
+                    let e = retriever::ear::EarIndex::new(&ds.documents, &index, config.clone())
+                        .map_err(|e| anyhow::anyhow!("strategy `{s_name}`: field `ear`: {e}"))?;
+                    progress.log(format!(
+                        "[{ds_name}] {s_name}: anchor index of {} forms in {:.1}s",
+                        e.anchor_forms(),
+                        t.elapsed().as_secs_f64()
+                    ));
+                    Some(e)
+                }
+                _ => None,
+            };
             for (r_name, r_cfg) in &cfg.retrievers {
                 let r_cells: Vec<&Cell> = pending
                     .iter()
@@ -317,6 +406,35 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                 };
                 let hits = retrieve(&index, questions, r_cfg, kmax, emb.as_deref(), &progress)
                     .with_context(|| format!("retriever `{r_name}` on `{ds_name}`/{s_name}"))?;
+                let ear_results: Option<Vec<retriever::ear::EarResult>> = ear.as_ref().map(|e| {
+                    let bar = progress.stage("ear", questions.len());
+                    let out = questions
+                        .par_iter()
+                        .zip(&hits)
+                        .map(|(q, h)| {
+                            let r =
+                                e.search(&q.question, &q.options, kmax, q.doc_ids.as_deref(), h);
+                            bar.inc(1);
+                            r
+                        })
+                        .collect();
+                    bar.finish_and_clear();
+                    out
+                });
+                let ranked: Vec<Vec<Ranked>> = match &ear_results {
+                    Some(rs) => rs.iter().map(|r| ear_ranked(r, &ds.documents)).collect(),
+                    None => hits
+                        .iter()
+                        .map(|h| {
+                            h.iter()
+                                .map(|h| Ranked {
+                                    chunks: vec![index.passages()[h.passage].clone()],
+                                    score: h.score,
+                                })
+                                .collect()
+                        })
+                        .collect(),
+                };
                 progress.log(format!(
                     "[{ds_name}] {s_name} × {r_name}: top-{kmax} for {} questions in {:.1}s",
                     questions.len(),
@@ -339,14 +457,15 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                     let cell_id = cell.id();
                     let rows: Vec<QuestionRow> = questions
                         .par_iter()
-                        .zip(&hits)
-                        .map(|(q, h)| {
+                        .zip(&ranked)
+                        .enumerate()
+                        .map(|(i, (q, h))| {
                             let row = answer(
                                 cell,
                                 &cell_id,
                                 q,
                                 &h[..h.len().min(cell.k)],
-                                &index,
+                                ear_results.as_ref().map(|r| &r[i].stats),
                                 &docs,
                                 &word_map,
                                 reader,
@@ -356,7 +475,10 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                         })
                         .collect::<Result<_>>()?;
                     bar.finish_and_clear();
-                    write_trec(&dir, &cell.id(), questions, &hits, cell.k, &index)?;
+                    write_trec(&dir, &cell_id, questions, &ranked, cell.k)?;
+                    if let Some(rs) = &ear_results {
+                        write_explain(&dir, &cell_id, questions, rs, &rows, cell.k, &ds.documents)?;
+                    }
                     let rec = CellRecord {
                         id: cell.id(),
                         cell: cell.clone(),
@@ -748,23 +870,133 @@ fn retrieve(
     })
 }
 
-/// Writes the cell's TREC run file `trec/CELL.run` (`qid Q0 docid rank score tag`).
+/// Writes the cell's TREC run file `trec/CELL.run` (`qid Q0 docid rank score tag`); every
+/// passage of a rank gets its own line, with the rank's score.
 fn write_trec(
     dir: &Path,
     cell_id: &str,
     questions: &[Question],
-    hits: &[Vec<Hit>],
+    ranked: &[Vec<Ranked>],
     k: usize,
-    index: &PassageIndex,
 ) -> Result<()> {
     let mut buf = Vec::new();
     {
         let mut w = retriever::trec::RunWriter::new(&mut buf, cell_id)?;
-        for (q, h) in questions.iter().zip(hits) {
-            w.write_hits(&q.id, &h[..h.len().min(k)], index)?;
+        for (q, r) in questions.iter().zip(ranked) {
+            let lines: Vec<(String, f64)> = r
+                .iter()
+                .take(k)
+                .flat_map(|g| g.chunks.iter().map(move |c| (c.id(), g.score)))
+                .collect();
+            w.write_ranking(&q.id, &lines)?;
         }
     }
     write_atomic(&dir.join("trec").join(format!("{cell_id}.run")), &buf)
+}
+
+/// An EAR result as ranks: each passage (window, parent or fallback parent), followed by its
+/// summary sentences.
+fn ear_ranked(r: &retriever::ear::EarResult, docs: &[chunker::Document]) -> Vec<Ranked> {
+    r.passages
+        .iter()
+        .map(|p| {
+            let d = &docs[p.doc];
+            let mut chunks = vec![chunker::Chunk::new(d, p.span.start, p.span.end)];
+            chunks.extend(
+                p.summary
+                    .iter()
+                    .map(|s| chunker::Chunk::new(d, s.start, s.end)),
+            );
+            Ranked {
+                chunks,
+                score: p.score,
+            }
+        })
+        .collect()
+}
+
+/// Writes `explain/CELL.jsonl` for an EAR cell: per question (in order) its anchors, the
+/// bookkeeping of [`retriever::ear::EarStats`], its failure attribution and, per retrieved
+/// passage, the matched anchors (query side and corpus side, kinds, normalised forms, byte
+/// offsets and texts) and the score parts. Read by `chunkbench explain`.
+fn write_explain(
+    dir: &Path,
+    cell_id: &str,
+    questions: &[Question],
+    results: &[retriever::ear::EarResult],
+    rows: &[QuestionRow],
+    k: usize,
+    docs: &[chunker::Document],
+) -> Result<()> {
+    use retriever::ear::AnchorSource;
+    let mut out = Vec::new();
+    for ((q, r), row) in questions.iter().zip(results).zip(rows) {
+        let source_text = |s: AnchorSource| match s {
+            AnchorSource::Question => q.question.as_str(),
+            AnchorSource::Option(i) => q.options[i].as_str(),
+        };
+        let source_name = |s: AnchorSource| match s {
+            AnchorSource::Question => "question".to_string(),
+            AnchorSource::Option(i) => format!("option {}", (b'A' + i as u8) as char),
+        };
+        let anchors: Vec<serde_json::Value> = r
+            .query_anchors
+            .iter()
+            .map(|a| {
+                serde_json::json!({
+                    "source": source_name(a.source),
+                    "kind": a.anchor.kind,
+                    "norm": a.anchor.norm,
+                    "span": [a.anchor.span.start, a.anchor.span.end],
+                    "text": &source_text(a.source)[a.anchor.span.start..a.anchor.span.end],
+                })
+            })
+            .collect();
+        let passages: Vec<serde_json::Value> = r
+            .passages
+            .iter()
+            .take(k)
+            .map(|p| {
+                let d = &docs[p.doc];
+                serde_json::json!({
+                    "id": format!("{}:{}-{}", d.id, p.span.start, p.span.end),
+                    "doc_id": d.id,
+                    "span": [p.span.start, p.span.end],
+                    "window": [p.window.start, p.window.end],
+                    "words": chunker::count_words(&d.text[p.span.start..p.span.end]),
+                    "score": p.score,
+                    "parts": p.parts,
+                    "fallback": p.fallback,
+                    "summary": p.summary.iter().map(|s| format!("{}:{}-{}", d.id, s.start, s.end)).collect::<Vec<_>>(),
+                    "matches": p.matches.iter().map(|m| serde_json::json!({
+                        "source": source_name(m.source),
+                        "query_kind": m.query_kind,
+                        "norm": m.norm,
+                        "query_span": [m.query_span.start, m.query_span.end],
+                        "query_text": &source_text(m.source)[m.query_span.start..m.query_span.end],
+                        "corpus_kind": m.corpus_kind.map_or("phrase".to_string(), |k| k.to_string()),
+                        "corpus_span": [m.corpus_span.start, m.corpus_span.end],
+                        "corpus_text": &d.text[m.corpus_span.start..m.corpus_span.end],
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let line = serde_json::json!({
+            "question_id": q.id,
+            "question": q.question,
+            "options": q.options,
+            "gold": q.gold(),
+            "choice": row.choice,
+            "correct": row.correct == 1,
+            "failure": row.failure,
+            "stats": r.stats,
+            "anchors": anchors,
+            "passages": passages,
+        });
+        serde_json::to_writer(&mut out, &line)?;
+        out.push(b'\n');
+    }
+    write_atomic(&dir.join("explain").join(format!("{cell_id}.jsonl")), &out)
 }
 
 /// Retrieval bookkeeping and reading for one question of one cell.
@@ -773,13 +1005,20 @@ fn answer(
     cell: &Cell,
     cell_id: &str,
     q: &Question,
-    hits: &[Hit],
-    index: &PassageIndex,
+    ranked: &[Ranked],
+    ear: Option<&retriever::ear::EarStats>,
     docs: &HashMap<&str, &chunker::Document>,
     words: &retriever::metrics::WordMap,
     reader: &dyn Reader,
 ) -> Result<QuestionRow> {
-    let passages: Vec<&str> = hits.iter().map(|h| index.text(h.passage)).collect();
+    let chunks: Vec<&chunker::Chunk> = ranked.iter().flat_map(|r| &r.chunks).collect();
+    let passages: Vec<&str> = chunks
+        .iter()
+        .map(|c| {
+            docs.get(c.doc_id.as_str())
+                .map_or("", |d| &d.text[c.span.start..c.span.end])
+        })
+        .collect();
     let out = reader
         .read(&ReaderInput {
             question: &q.question,
@@ -787,7 +1026,6 @@ fn answer(
             passages: &passages,
         })
         .with_context(|| format!("question {}", q.id))?;
-    let chunks: Vec<&chunker::Chunk> = hits.iter().map(|h| &index.passages()[h.passage]).collect();
     let mut by_doc: BTreeMap<&str, Vec<Span>> = BTreeMap::new();
     for c in &chunks {
         by_doc.entry(c.doc_id.as_str()).or_default().push(c.span);
@@ -806,12 +1044,22 @@ fn answer(
         .flatten()
         .map(|e| retriever::metrics::DocSpan::new(&e.doc_id, e.start, e.end))
         .collect();
-    let rank = retriever::metrics::rank_metrics(&retrieved, &evidence, cell.k);
+    // Ranks with several passages (EAR summaries) are scored passage by passage.
+    let rank = retriever::metrics::rank_metrics(&retrieved, &evidence, retrieved.len().max(cell.k));
     // hit@k is the evidence hit: some retrieved passage overlaps a gold span.
     let evidence_hit = rank.map(|m| u8::from(m.hit > 0.0));
     let span = words.span_metrics(&retrieved, &evidence);
-    let answer_recall =
-        retriever::metrics::answer_recall_at_k(&passages, &q.options[q.gold()], cell.k);
+    let answer_recall = retriever::metrics::answer_recall_at_k(
+        &passages,
+        &q.options[q.gold()],
+        passages.len().max(cell.k),
+    );
+    let correct = out.is_correct(q.gold());
+    let failure = Failure::attribute(
+        correct,
+        ear.map(|e| (e.question_anchors + e.option_anchors, e.matched_forms)),
+        evidence_hit,
+    );
     Ok(QuestionRow {
         cell_id: cell_id.to_string(),
         dataset: cell.dataset.clone(),
@@ -822,11 +1070,15 @@ fn answer(
         question_id: q.id.clone(),
         gold: q.gold(),
         choice: out.choice,
-        correct: u8::from(out.is_correct(q.gold())),
+        correct: u8::from(correct),
         tied: out.tied,
         scores: fmt_scores(out.scores.iter().copied()),
         passages: chunks.iter().map(|c| c.id()).collect::<Vec<_>>().join(" "),
-        passage_scores: fmt_scores(hits.iter().map(|h| h.score)),
+        passage_scores: fmt_scores(
+            ranked
+                .iter()
+                .flat_map(|r| r.chunks.iter().map(move |_| r.score)),
+        ),
         words: chunks.iter().map(|c| c.words).sum(),
         unique_words: unique,
         evidence_hit,
@@ -837,6 +1089,12 @@ fn answer(
         span_precision: span.map(|m| m.precision),
         span_iou: span.map(|m| m.iou),
         answer_recall,
+        failure: failure.as_str().to_string(),
+        anchors: ear.map(|e| e.question_anchors + e.option_anchors),
+        anchor_match: ear.map(|e| u8::from(e.exact_match)),
+        windows_before: ear.map(|e| e.windows_before_dedup),
+        windows_after: ear.map(|e| e.windows_after_dedup),
+        fallback: ear.map(|e| u8::from(e.fallback)),
     })
 }
 

@@ -34,6 +34,10 @@ pub enum StrategyKind {
     /// Kamradt / LangChain `SemanticChunker` breakpoints over embeddings of buffered
     /// sentences ([`chunker::KamradtConfig`]); needs the run's embedder.
     Kamradt,
+    /// EAR entity-aware anchor windows (arXiv 2609.12268; [`retriever::ear`]): parents of
+    /// `size` words (default 260, overlap default 60) and query-time windows around anchors
+    /// shared by the question, its options and the corpus; settings under `ear`.
+    Ear,
 }
 
 /// One strategy entry (`strategies.NAME`).
@@ -95,6 +99,11 @@ pub struct StrategyConfig {
     /// Recursive only: trim chunks (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strip_whitespace: Option<bool>,
+    /// EAR only: window, scoring, deduplication and expansion settings
+    /// ([`retriever::ear::EarConfig`]; radius 80 words, weights anchor 1 / lexical 1 /
+    /// date 0.5, drop at 0.5 overlap, `expand: none | parent | summary`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ear: Option<retriever::ear::EarConfig>,
 }
 
 /// A built chunking strategy.
@@ -114,6 +123,13 @@ pub enum Strategy {
     },
     /// Kamradt breakpoints.
     Kamradt(KamradtConfig),
+    /// EAR: fixed word parents, searched at query time by [`retriever::ear::EarIndex`].
+    Ear {
+        /// How parents are cut (words).
+        parents: FixedConfig,
+        /// Query-time settings.
+        config: retriever::ear::EarConfig,
+    },
 }
 
 /// What a strategy did over a corpus (for `chunk_stats.csv` and the manifest).
@@ -157,7 +173,9 @@ impl Strategy {
         let mut stats = StrategyStats::default();
         let need = || embedder.context("this strategy needs an embedder (the run's `embedder`)");
         let chunks = match self {
-            Strategy::Fixed(f) => docs.par_iter().flat_map_iter(|d| f.chunk(d)).collect(),
+            Strategy::Fixed(f) | Strategy::Ear { parents: f, .. } => {
+                docs.par_iter().flat_map_iter(|d| f.chunk(d)).collect()
+            }
             Strategy::Recursive(r) => docs.par_iter().flat_map_iter(|d| r.chunk(d)).collect(),
             Strategy::MaxMin {
                 config,
@@ -254,6 +272,7 @@ impl StrategyConfig {
             separator_regex: None,
             keep_separator: None,
             strip_whitespace: None,
+            ear: None,
         }
     }
 
@@ -296,9 +315,14 @@ impl StrategyConfig {
     /// The first problem, naming the field.
     pub fn check(&self) -> Result<()> {
         use StrategyKind::*;
-        let fields: [(&str, bool, &[StrategyKind]); 13] = [
-            ("size", self.size.is_some(), &[Fixed, Recursive, MaxMin]),
-            ("overlap", self.overlap != 0.0, &[Fixed, Recursive]),
+        let fields: [(&str, bool, &[StrategyKind]); 14] = [
+            (
+                "size",
+                self.size.is_some(),
+                &[Fixed, Recursive, MaxMin, Ear],
+            ),
+            ("overlap", self.overlap != 0.0, &[Fixed, Recursive, Ear]),
+            ("ear", self.ear.is_some(), &[Ear]),
             ("separators", self.separators.is_some(), &[Recursive]),
             (
                 "separator_regex",
@@ -356,6 +380,16 @@ impl StrategyConfig {
             }
         }
         self.keep()?;
+        if self.kind == Ear {
+            if self.unit() != Unit::Words {
+                bail!("field `unit`: EAR parents are counted in words; remove `unit`");
+            }
+            let (size, overlap) = self.ear_parent_size()?;
+            FixedConfig::new(size, overlap).context("fields `size`/`overlap` (EAR parents)")?;
+            if let Some(e) = &self.ear {
+                e.check().map_err(|e| anyhow::anyhow!("field `ear`: {e}"))?;
+            }
+        }
         if self.kind == MaxMin {
             self.maxmin_config(None)?;
         }
@@ -363,6 +397,16 @@ impl StrategyConfig {
             self.kamradt_config()?.validate()?;
         }
         Ok(())
+    }
+
+    /// EAR parent size and overlap in words: `size` (default 260) and `overlap` (default 60
+    /// when `size` is not given, as in EAR's 260/60 parents).
+    fn ear_parent_size(&self) -> Result<(usize, usize)> {
+        Ok(match self.size {
+            None if self.overlap == 0.0 => (260, 60),
+            None => (260, self.overlap_units()?),
+            Some(n) => (n, self.overlap_units()?),
+        })
     }
 
     fn maxmin_config(&self, tokenizer: Option<Arc<HfTokenizer>>) -> Result<MaxMinConfig> {
@@ -458,6 +502,13 @@ impl StrategyConfig {
                 }
             }
             StrategyKind::Kamradt => Strategy::Kamradt(self.kamradt_config()?),
+            StrategyKind::Ear => {
+                let (size, overlap) = self.ear_parent_size()?;
+                Strategy::Ear {
+                    parents: FixedConfig::new(size, overlap)?,
+                    config: self.ear.clone().unwrap_or_default(),
+                }
+            }
             StrategyKind::Recursive => {
                 let mut r = RecursiveChunker::new(size, overlap)?
                     .with_keep_separator(self.keep()?)
@@ -480,6 +531,7 @@ fn kind_name(k: StrategyKind) -> &'static str {
         StrategyKind::Recursive => "recursive",
         StrategyKind::MaxMin => "max-min",
         StrategyKind::Kamradt => "kamradt",
+        StrategyKind::Ear => "ear",
     }
 }
 

@@ -14,13 +14,15 @@
 //!    "words retrieved") on each side of the anchor, clipped to the parent that holds the
 //!    anchor furthest from its edges, optionally widened to sentence boundaries inside it;
 //! 4. score = `w_anchor·anchor + w_lexical·lexical + w_date·date`, each part in [0, 1]:
-//!    *anchor* is the idf-weighted share of the question's matched anchor forms that occur in
-//!    the window; *lexical* the idf-weighted share of the query's content words (question and
+//!    *anchor* is the idf-weighted mass of the matched anchor forms in the window — question
+//!    forms plus the forms of the single best option (so naming several distractors gains
+//!    nothing) — over the same mass for all matched forms; *lexical* the idf-weighted share of the query's content words (question and
 //!    options, stop words removed) in the window; *date* the share of the query's date
 //!    anchors whose year interval overlaps a date anchor in the window (0 without dates);
 //! 5. windows sorted by score (ties: document order, then start), then deduplicated
 //!    greedily: a window overlapping a kept one of the same document by at least
-//!    `dedup_threshold` of the shorter window is dropped or merged into it (union span);
+//!    `dedup_threshold` of the shorter window is dropped (default) or, with the same parent,
+//!    merged into it (union span);
 //! 6. top-k; each may be expanded to its parent passage or followed by an extractive summary
 //!    of the parent (its sentences with the highest idf-weighted overlap with the question,
 //!    in document order, within `summary_words`).
@@ -43,7 +45,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 pub struct EarWeights {
     /// Weight of the anchor-match part (default 1.0).
     pub anchor: f64,
-    /// Weight of the lexical-overlap part (default 0.5).
+    /// Weight of the lexical-overlap part (default 1.0).
     pub lexical: f64,
     /// Weight of the date-match part (default 0.5).
     pub date: f64,
@@ -53,7 +55,7 @@ impl Default for EarWeights {
     fn default() -> Self {
         EarWeights {
             anchor: 1.0,
-            lexical: 0.5,
+            lexical: 1.0,
             date: 0.5,
         }
     }
@@ -63,10 +65,11 @@ impl Default for EarWeights {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Dedup {
-    /// Widen the kept window to the union of both spans (default).
-    #[default]
+    /// Widen the kept window to the union of both spans when both lie in the same parent
+    /// (otherwise drop the worse one, so windows never leave their parent).
     Merge,
-    /// Drop the worse window.
+    /// Drop the worse window (default: windows keep their radius, as in EAR's word budget).
+    #[default]
     Drop,
 }
 
@@ -116,7 +119,7 @@ impl Default for EarConfig {
             snap_sentences: false,
             weights: EarWeights::default(),
             dedup_threshold: 0.5,
-            dedup: Dedup::Merge,
+            dedup: Dedup::Drop,
             expand: Expand::None,
             summary_words: 60,
         }
@@ -643,7 +646,41 @@ impl<'a> EarIndex<'a> {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
-        let matched_idf: f64 = matched.iter().map(|&f| form_idf[f]).sum();
+        // A form belongs to the question when any of its anchors comes from the question,
+        // else to every option that has it.
+        let in_question: Vec<bool> = forms
+            .iter()
+            .map(|(_, qs, _)| {
+                qs.iter()
+                    .any(|&q| query_anchors[q].source == AnchorSource::Question)
+            })
+            .collect();
+        let option_of = |f: usize, i: usize| {
+            !in_question[f]
+                && forms[f]
+                    .1
+                    .iter()
+                    .any(|&q| query_anchors[q].source == AnchorSource::Option(i))
+        };
+        // Anchor part of a set of forms: question forms plus the best single option's forms,
+        // so windows naming several distractors gain nothing over one naming the answer.
+        let anchor_mass = |present: &dyn Fn(usize) -> bool| -> f64 {
+            let q: f64 = (0..forms.len())
+                .filter(|&f| in_question[f] && present(f))
+                .map(|f| form_idf[f])
+                .sum();
+            let o = (0..options.len())
+                .map(|i| {
+                    (0..forms.len())
+                        .filter(|&f| option_of(f, i) && present(f))
+                        .map(|f| form_idf[f])
+                        .sum::<f64>()
+                })
+                .fold(0.0, f64::max);
+            q + o
+        };
+        let matched_set: BTreeSet<usize> = matched.iter().copied().collect();
+        let matched_idf = anchor_mass(&|f| matched_set.contains(&f));
         // Candidate windows, one per occurrence (identical windows merged).
         let mut windows: BTreeMap<(usize, Span), usize> = BTreeMap::new();
         let mut cands: Vec<Candidate> = Vec::new();
@@ -701,7 +738,7 @@ impl<'a> EarIndex<'a> {
                     c.forms.insert(f);
                 }
             }
-            let anchor = c.forms.iter().map(|&f| form_idf[f]).sum::<f64>() / matched_idf;
+            let anchor = anchor_mass(&|f| c.forms.contains(&f)) / matched_idf;
             let lexical = self.overlap_share(c.doc, c.span, &query_terms);
             let date = if query_dates.is_empty() {
                 0.0
@@ -748,6 +785,9 @@ impl<'a> EarIndex<'a> {
             match (hit, self.config.dedup) {
                 (None, _) => kept.push(i),
                 (Some(_), Dedup::Drop) => {}
+                // Windows of different parents are not merged (the union would leave
+                // both parents): the worse one is dropped.
+                (Some(j), Dedup::Merge) if cands[kept[j]].parent != c.parent => {}
                 (Some(j), Dedup::Merge) => {
                     let j = kept[j];
                     let (s, f) = (c.span, c.forms.clone());
@@ -997,7 +1037,11 @@ mod tests {
             ),
         ];
         let idx = parents(&docs, 260, 60);
-        let ear = EarIndex::new(&docs, &idx, EarConfig::default()).unwrap();
+        let merge = EarConfig {
+            dedup: Dedup::Merge,
+            ..EarConfig::default()
+        };
+        let ear = EarIndex::new(&docs, &idx, merge).unwrap();
         let opts: Vec<String> = ["1783", "1898", "1776", "1812"].map(String::from).to_vec();
         let r = ear.search(
             "In which year did the Treaty of Paris recognise the United States?",

@@ -1,0 +1,348 @@
+//! End-to-end tests of `chunkbench compare` (the regression gate) on real quickstart runs.
+//!
+//! Each test runs the real quickstart pipeline (SciQ, fixed 100/200 words, BM25 top-3/8, the
+//! lexical reader) on the first 300 questions, then derives candidates from it: an identical
+//! re-run, answers deliberately flipped, words inflated, a different dataset manifest, a
+//! different `limit`. They need the converted datasets in the store (`data/` at the workspace
+//! root, or `CHUNKBENCH_STORE`); `scripts/test.sh` fetches them first.
+
+use evaluator::report::summarize;
+use evaluator::run::{CellRecord, QuestionRow};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const LIMIT: usize = 300;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn store() -> PathBuf {
+    let s = std::env::var_os("CHUNKBENCH_STORE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("data"));
+    assert!(
+        s.join("sciq/manifest.json").exists(),
+        "no converted SciQ in {}: run `scripts/test.sh` or `cargo run -p chunkbench -- data fetch`",
+        s.display()
+    );
+    s
+}
+
+fn chunkbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_chunkbench"))
+        .args(args)
+        .current_dir(workspace())
+        .env_remove("CHUNKBENCH_STORE")
+        .output()
+        .expect("run chunkbench")
+}
+
+/// Runs the quickstart config with `limit` questions on `store` into `out`; returns the run
+/// directory `out/quickstart`.
+fn quickstart(out: &Path, limit: usize, store: &Path) -> PathBuf {
+    let cfg = workspace().join("configs/quickstart.yaml");
+    let o = chunkbench(&[
+        "run",
+        cfg.to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+        "--output",
+        out.to_str().unwrap(),
+        "--set",
+        &format!("limit={limit}"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out.join("quickstart")
+}
+
+fn compare(baseline: &Path, candidate: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
+    let mut args = vec![
+        "compare",
+        baseline.to_str().unwrap(),
+        candidate.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let o = chunkbench(&args);
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+/// The cell record of `run` with this strategy and k.
+fn cell(run: &Path, strategy: &str, k: usize) -> CellRecord {
+    std::fs::read_dir(run.join("cells"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| serde_json::from_slice::<CellRecord>(&std::fs::read(p).unwrap()).unwrap())
+        .find(|r| r.cell.strategy == strategy && r.cell.k == k)
+        .unwrap_or_else(|| panic!("no cell {strategy} k={k} in {}", run.display()))
+}
+
+fn read_rows(path: &Path) -> Vec<QuestionRow> {
+    csv::Reader::from_path(path)
+        .unwrap()
+        .deserialize()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+fn write_rows(path: &Path, rows: &[QuestionRow]) {
+    let mut w = csv::Writer::from_path(path).unwrap();
+    for r in rows {
+        w.serialize(r).unwrap();
+    }
+    w.flush().unwrap();
+}
+
+/// Rewrites one cell of the candidate run consistently: its rows in `cells/ID.csv` and in
+/// `per_question.csv`, and the summary in `cells/ID.json`. `edit` sees the rows in order and
+/// returns whether it changed the row.
+fn rewrite_cell(run: &Path, rec: &CellRecord, mut edit: impl FnMut(&mut QuestionRow) -> bool) {
+    let csv_path = run.join("cells").join(format!("{}.csv", rec.id));
+    let mut rows = read_rows(&csv_path);
+    let mut changed = std::collections::HashMap::new();
+    for r in rows.iter_mut() {
+        if edit(r) {
+            changed.insert(r.question_id.clone(), r.clone());
+        }
+    }
+    assert!(!changed.is_empty(), "the edit changed no row");
+    write_rows(&csv_path, &rows);
+    let mut new_rec = rec.clone();
+    new_rec.summary = summarize(&rows);
+    let json = run.join("cells").join(format!("{}.json", rec.id));
+    std::fs::write(&json, serde_json::to_vec_pretty(&new_rec).unwrap()).unwrap();
+    let pq = run.join("per_question.csv");
+    let mut all = read_rows(&pq);
+    let mut n = 0;
+    for r in all.iter_mut().filter(|r| r.cell_id == rec.id) {
+        if let Some(c) = changed.get(&r.question_id) {
+            *r = c.clone();
+            n += 1;
+        }
+    }
+    assert_eq!(n, changed.len());
+    write_rows(&pq, &all);
+}
+
+/// Flips the first `n` correct answers of the cell to a wrong option.
+fn flip_answers(run: &Path, rec: &CellRecord, n: usize) {
+    let mut left = n;
+    rewrite_cell(run, rec, |r| {
+        if left == 0 || r.correct == 0 {
+            return false;
+        }
+        left -= 1;
+        r.choice = (r.gold + 1) % r.scores.split(';').count();
+        r.correct = 0;
+        true
+    });
+    assert_eq!(left, 0, "the cell has fewer than {n} correct answers");
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn identical_runs_pass() {
+    let t = tempfile::tempdir().unwrap();
+    let base = quickstart(&t.path().join("a"), LIMIT, &store());
+    let cand = quickstart(&t.path().join("b"), LIMIT, &store());
+    let (code, stdout, stderr) = compare(&base, &cand, &[]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("no regression"), "{stdout}");
+    assert!(!stdout.contains("REGRESSION"), "{stdout}");
+    // The reports land in the candidate run directory by default, and agree.
+    let md = std::fs::read_to_string(cand.join("compare.md")).unwrap();
+    assert_eq!(md.trim_end(), stdout.trim_end());
+    let json = read_json(&cand.join("compare.json"));
+    assert_eq!(json["verdict"], "ok");
+    assert_eq!(json["cells"].as_array().unwrap().len(), 4);
+    for c in json["cells"].as_array().unwrap() {
+        assert_eq!(c["n"], LIMIT);
+        assert_eq!(c["delta_points"], 0.0);
+        assert_eq!(c["words_change_pct"], 0.0);
+        assert_eq!(c["verdict"], "ok");
+    }
+    assert!(json["only_in_baseline"].as_array().unwrap().is_empty());
+    // Deterministic: comparing again gives byte-identical reports.
+    let before = std::fs::read(cand.join("compare.json")).unwrap();
+    assert_eq!(compare(&base, &cand, &[]).0, Some(0));
+    assert_eq!(std::fs::read(cand.join("compare.json")).unwrap(), before);
+}
+
+#[test]
+fn flipped_answers_regress_unless_within_tolerance() {
+    let t = tempfile::tempdir().unwrap();
+    let base = quickstart(&t.path().join("a"), LIMIT, &store());
+    let cand = t.path().join("cand");
+    copy_dir(&base, &cand);
+    let rec = cell(&cand, "fixed-100", 3);
+    // 30 of 300 questions: exactly 10 accuracy points lost, McNemar b = 30, c = 0.
+    flip_answers(&cand, &rec, 30);
+    let out = t.path().join("reports");
+    let (code, stdout, stderr) = compare(&base, &cand, &["--output", out.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(stderr.contains("regression: 1 of 4"), "{stderr}");
+    assert!(
+        !cand.join("compare.md").exists(),
+        "--output was not honoured"
+    );
+    let json = read_json(&out.join("compare.json"));
+    assert_eq!(json["verdict"], "REGRESSION");
+    let cells = json["cells"].as_array().unwrap();
+    let flagged: Vec<&serde_json::Value> = cells
+        .iter()
+        .filter(|c| c["verdict"] == "REGRESSION")
+        .collect();
+    assert_eq!(flagged.len(), 1);
+    let c = flagged[0];
+    assert_eq!(c["cell_id"], rec.id.as_str());
+    assert_eq!(c["delta_points"], -10.0);
+    assert_eq!(
+        (c["mcnemar"]["b"].as_u64(), c["mcnemar"]["c"].as_u64()),
+        (Some(30), Some(0))
+    );
+    assert!(c["holm_p"].as_f64().unwrap() < 1e-6);
+    assert_eq!(c["judgement"]["accuracy"], true);
+    assert_eq!(c["judgement"]["words"], false);
+    let md = std::fs::read_to_string(out.join("compare.md")).unwrap();
+    let row = md
+        .lines()
+        .find(|l| l.contains("REGRESSION") && l.contains("| fixed-100 |"))
+        .unwrap_or_else(|| panic!("no REGRESSION row for fixed-100:\n{md}"));
+    assert!(row.contains("| 3 |") && row.contains("-10.0"), "{row}");
+    assert!(md.contains(&format!("`{}`", rec.id)), "{md}");
+    // A drop of exactly the tolerance passes; just below it, it does not.
+    let (code, stdout, _) = compare(&base, &cand, &["--max-accuracy-drop", "10"]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.contains("no regression"), "{stdout}");
+    let (code, _, _) = compare(&base, &cand, &["--max-accuracy-drop", "9.9"]);
+    assert_eq!(code, Some(1));
+    // Not significant at a tiny alpha: passes.
+    let (code, _, _) = compare(&base, &cand, &["--alpha", "1e-12"]);
+    assert_eq!(code, Some(0));
+}
+
+#[test]
+fn inflated_words_regress() {
+    let t = tempfile::tempdir().unwrap();
+    let base = quickstart(&t.path().join("a"), LIMIT, &store());
+    let cand = t.path().join("cand");
+    copy_dir(&base, &cand);
+    let rec = cell(&cand, "fixed-200", 8);
+    // +10 % words on every question (answers unchanged).
+    rewrite_cell(&cand, &rec, |r| {
+        r.words = r.words * 11 / 10;
+        r.unique_words = r.unique_words * 11 / 10;
+        true
+    });
+    let (code, stdout, stderr) = compare(&base, &cand, &[]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    let json = read_json(&cand.join("compare.json"));
+    let c = json["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["cell_id"] == rec.id.as_str())
+        .unwrap();
+    assert_eq!(c["verdict"], "REGRESSION");
+    assert_eq!(c["judgement"]["words"], true);
+    assert_eq!(c["judgement"]["accuracy"], false);
+    let pct = c["words_change_pct"].as_f64().unwrap();
+    assert!((9.0..=10.0).contains(&pct), "{pct}");
+    assert!(stdout.contains("mean words retrieved +"), "{stdout}");
+    // Within a 15 % tolerance the same candidate passes.
+    let (code, _, _) = compare(&base, &cand, &["--max-words-increase", "15"]);
+    assert_eq!(code, Some(0));
+}
+
+#[test]
+fn a_missing_cell_is_reported_not_fatal() {
+    let t = tempfile::tempdir().unwrap();
+    let base = quickstart(&t.path().join("a"), LIMIT, &store());
+    let cand = t.path().join("cand");
+    copy_dir(&base, &cand);
+    let rec = cell(&cand, "fixed-200", 3);
+    for ext in ["json", "csv"] {
+        std::fs::remove_file(cand.join("cells").join(format!("{}.{ext}", rec.id))).unwrap();
+    }
+    let (code, stdout, stderr) = compare(&base, &cand, &[]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains(&format!("only in the baseline: `{}`", rec.id)),
+        "{stdout}"
+    );
+    let json = read_json(&cand.join("compare.json"));
+    assert_eq!(json["cells"].as_array().unwrap().len(), 3);
+    assert_eq!(json["only_in_baseline"][0]["cell_id"], rec.id.as_str());
+}
+
+#[test]
+fn unusable_inputs_exit_2_naming_the_path() {
+    let t = tempfile::tempdir().unwrap();
+    let base = quickstart(&t.path().join("a"), LIMIT, &store());
+    // A missing directory.
+    let missing = t.path().join("no-such-run");
+    let (code, _, stderr) = compare(&base, &missing, &[]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("no-such-run") && stderr.contains("does not exist"),
+        "{stderr}"
+    );
+    // No cell in common: another limit changes every cell id; the message says which field.
+    let other = quickstart(&t.path().join("b"), 100, &store());
+    let (code, _, stderr) = compare(&base, &other, &[]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("no cell in common") && stderr.contains("limit"),
+        "{stderr}"
+    );
+    // Different dataset manifests: the same questions from a store whose manifest differs.
+    let store2 = t.path().join("store");
+    std::fs::create_dir_all(store2.join("sciq")).unwrap();
+    for f in ["documents.jsonl", "questions.jsonl"] {
+        std::fs::copy(store().join("sciq").join(f), store2.join("sciq").join(f)).unwrap();
+    }
+    let mut m = read_json(&store().join("sciq/manifest.json"));
+    m["notes"]
+        .as_array_mut()
+        .unwrap()
+        .push("re-converted elsewhere".into());
+    std::fs::write(
+        store2.join("sciq/manifest.json"),
+        serde_json::to_vec_pretty(&m).unwrap(),
+    )
+    .unwrap();
+    let moved = quickstart(&t.path().join("c"), LIMIT, &store2);
+    let (code, _, stderr) = compare(&base, &moved, &[]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("different datasets") && stderr.contains(&moved.display().to_string()),
+        "{stderr}"
+    );
+    // Bad flags are unusable input too.
+    let (code, _, stderr) = compare(&base, &base, &["--alpha", "0"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("--alpha"), "{stderr}");
+    // Nothing was written for unusable input.
+    assert!(!moved.join("compare.md").exists());
+}

@@ -1,0 +1,229 @@
+//! `chunkbench explain RUN QUESTION_ID`: why each cell of a run retrieved what it did for one
+//! question, and where its answer went wrong.
+//!
+//! Reads the run directory only: `cells/ID.json` (the cell), `cells/ID.csv` (the question's
+//! row: answer, passages, scores, metrics, failure attribution) and, for EAR cells,
+//! `explain/ID.jsonl` (anchors, matches with byte offsets and texts, score parts, window
+//! counts; written by the runner).
+
+use crate::run::{CellRecord, QuestionRow};
+use anyhow::{bail, Context, Result};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Renders the explanation of `question_id` in every cell of the run at `run_dir` (or only
+/// in cells whose id starts with `cell`), as plain text.
+///
+/// # Errors
+/// A missing or unreadable run directory or cell file (naming the path), an unknown question
+/// id, or a `cell` prefix matching no cell.
+pub fn explain(run_dir: &Path, question_id: &str, cell: Option<&str>) -> Result<String> {
+    let cells_dir = run_dir.join("cells");
+    let entries = std::fs::read_dir(&cells_dir).with_context(|| {
+        format!(
+            "{} is not a chunkbench run directory (no cells/); give the directory `chunkbench run` printed",
+            run_dir.display()
+        )
+    })?;
+    let mut records: Vec<CellRecord> = Vec::new();
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "json") {
+            let rec: CellRecord = serde_json::from_slice(
+                &std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?,
+            )
+            .with_context(|| format!("{} is not a cell record", p.display()))?;
+            records.push(rec);
+        }
+    }
+    records.sort_by(|a, b| {
+        (
+            &a.cell.dataset,
+            &a.cell.strategy,
+            &a.cell.retriever,
+            a.cell.k,
+            &a.cell.reader,
+        )
+            .cmp(&(
+                &b.cell.dataset,
+                &b.cell.strategy,
+                &b.cell.retriever,
+                b.cell.k,
+                &b.cell.reader,
+            ))
+    });
+    if let Some(prefix) = cell {
+        records.retain(|r| r.id.starts_with(prefix));
+        if records.is_empty() {
+            bail!(
+                "no cell id starts with `{prefix}` in {}",
+                cells_dir.display()
+            );
+        }
+    }
+    let mut out = String::new();
+    let mut found = false;
+    for rec in &records {
+        let csv_path = cells_dir.join(format!("{}.csv", rec.id));
+        let mut rdr = csv::Reader::from_path(&csv_path)
+            .with_context(|| format!("cannot read {}", csv_path.display()))?;
+        let mut row: Option<QuestionRow> = None;
+        for r in rdr.deserialize() {
+            let r: QuestionRow = r.with_context(|| format!("{}: bad row", csv_path.display()))?;
+            if r.question_id == question_id {
+                row = Some(r);
+                break;
+            }
+        }
+        let Some(row) = row else { continue };
+        found = true;
+        let c = &rec.cell;
+        let _ = writeln!(
+            out,
+            "== cell {} · {} · {} × {} × k={} × {}",
+            rec.id, c.dataset, c.strategy, c.retriever, c.k, c.reader
+        );
+        let letter = |i: usize| (b'A' + i as u8) as char;
+        let _ = writeln!(
+            out,
+            "answer {} (gold {}) · {} · failure: {} · {} words retrieved ({} unique)",
+            letter(row.choice),
+            letter(row.gold),
+            if row.correct == 1 { "correct" } else { "wrong" },
+            if row.failure.is_empty() {
+                "–"
+            } else {
+                &row.failure
+            },
+            row.words,
+            row.unique_words
+        );
+        if let Some(r) = row.recall {
+            let _ = writeln!(
+                out,
+                "evidence: recall@k {r:.3}, span recall {:.3}",
+                row.span_recall.unwrap_or(0.0)
+            );
+        } else {
+            let _ = writeln!(out, "evidence: none in the dataset (ranking is not judged)");
+        }
+        let ear = read_explain(run_dir, &rec.id, question_id)?;
+        match ear {
+            None => {
+                let scores: Vec<&str> = row.passage_scores.split(';').collect();
+                for (i, p) in row
+                    .passages
+                    .split(' ')
+                    .filter(|p| !p.is_empty())
+                    .enumerate()
+                {
+                    let _ = writeln!(
+                        out,
+                        "  #{} {p}  score {}",
+                        i + 1,
+                        scores.get(i).unwrap_or(&"")
+                    );
+                }
+            }
+            Some(v) => render_ear(&mut out, &v),
+        }
+        out.push('\n');
+    }
+    if !found {
+        bail!(
+            "question `{question_id}` is not in {} ({} cells); ids are in the `question_id` column of per_question.csv",
+            run_dir.display(),
+            records.len()
+        );
+    }
+    Ok(out)
+}
+
+fn read_explain(
+    run_dir: &Path,
+    cell_id: &str,
+    question_id: &str,
+) -> Result<Option<serde_json::Value>> {
+    let p = run_dir.join("explain").join(format!("{cell_id}.jsonl"));
+    let Ok(text) = std::fs::read_to_string(&p) else {
+        return Ok(None);
+    };
+    for (i, line) in text.lines().enumerate() {
+        let v: serde_json::Value = serde_json::from_str(line)
+            .with_context(|| format!("{}:{}: invalid JSON", p.display(), i + 1))?;
+        if v["question_id"] == question_id {
+            return Ok(Some(v));
+        }
+    }
+    Ok(None)
+}
+
+fn render_ear(out: &mut String, v: &serde_json::Value) {
+    let st = &v["stats"];
+    let _ = writeln!(
+        out,
+        "EAR: {} question anchors, {} option anchors; {} forms matched ({}), {} occurrences; windows {} before dedup, {} after{}",
+        st["question_anchors"],
+        st["option_anchors"],
+        st["matched_forms"],
+        if st["exact_match"] == true { "exact anchor match" } else { "no exact anchor match" },
+        st["occurrences"],
+        st["windows_before_dedup"],
+        st["windows_after_dedup"],
+        if st["fallback"] == true { "; FALLBACK to lexical ranking of parents" } else { "" }
+    );
+    for a in v["anchors"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            out,
+            "  anchor  {:<9} {:<12} {:?} -> `{}` at bytes {}",
+            a["source"].as_str().unwrap_or(""),
+            a["kind"].as_str().unwrap_or(""),
+            a["text"].as_str().unwrap_or(""),
+            a["norm"].as_str().unwrap_or(""),
+            a["span"]
+        );
+    }
+    for (i, p) in v["passages"].as_array().into_iter().flatten().enumerate() {
+        let parts = &p["parts"];
+        let _ = writeln!(
+            out,
+            "  #{} {}  {} words  score {:.4} = anchor {:.3} · lexical {:.3} · date {:.3}{}",
+            i + 1,
+            p["id"].as_str().unwrap_or(""),
+            p["words"],
+            p["score"].as_f64().unwrap_or(0.0),
+            parts["anchor"].as_f64().unwrap_or(0.0),
+            parts["lexical"].as_f64().unwrap_or(0.0),
+            parts["date"].as_f64().unwrap_or(0.0),
+            if p["fallback"] == true {
+                "  (fallback parent)"
+            } else {
+                ""
+            }
+        );
+        // One line per corpus occurrence, listing every question/option anchor it matched.
+        let mut lines: Vec<(String, Vec<String>)> = Vec::new();
+        for m in p["matches"].as_array().into_iter().flatten() {
+            let key = format!(
+                "{} {:?} ↔ corpus {} {:?} at bytes {}",
+                m["query_kind"].as_str().unwrap_or(""),
+                m["query_text"].as_str().unwrap_or(""),
+                m["corpus_kind"].as_str().unwrap_or(""),
+                m["corpus_text"].as_str().unwrap_or(""),
+                m["corpus_span"]
+            );
+            let src = m["source"].as_str().unwrap_or("").to_string();
+            match lines.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, srcs)) => srcs.push(src),
+                None => lines.push((key, vec![src])),
+            }
+        }
+        for (key, srcs) in lines {
+            let _ = writeln!(out, "      {}: {key}", srcs.join(", "));
+        }
+        if let Some(s) = p["summary"].as_array().filter(|s| !s.is_empty()) {
+            let ids: Vec<&str> = s.iter().filter_map(|x| x.as_str()).collect();
+            let _ = writeln!(out, "      summary sentences: {}", ids.join(" "));
+        }
+    }
+}
