@@ -29,7 +29,8 @@
 //! "Voyagers in Astronomy", "Astronomy Basics", "Seeing for Yourself"; Biology "Evolution",
 //! "Career", "Everyday" and "Scientific Method" connections). Quoted primary sources (block
 //! `quote` paragraphs, the appendix texts of the Declaration of Independence and the
-//! Constitution) are kept: they are prose of the book.
+//! Constitution) are kept: they are prose of the book. Text standing directly in a CNXML
+//! container (a note without `para`) forms an implicit paragraph (element `text`).
 //!
 //! **Removed, by reason** (CNXML classes and Markdown `data-type`s as found in the mirrored
 //! files):

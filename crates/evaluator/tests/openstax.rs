@@ -701,3 +701,36 @@ fn a_missing_module_is_an_error_naming_the_collection_line() {
         "{e}"
     );
 }
+
+#[test]
+fn markdown_inline_markup_is_flattened() {
+    let page = |body: &str| {
+        let md = format!("---\ntitle: T\n---\n\n{body}\n");
+        let p =
+            openstax::clean_markdown(&md, Path::new("t.md")).unwrap_or_else(|e| panic!("{e:#}"));
+        p.blocks
+            .iter()
+            .filter(|b| b.kept())
+            .map(|b| b.text.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        page(
+            r#"See ![alt](../x.jpg "cap (credit: A)"){: #f} the **atom**{: data-type="term"} ([\[link\]](#fig-1)) and [this video][1]{: target="_window"} \_\_ 5 \* 3."#
+        ),
+        ["See the atom and this video __ 5 * 3."]
+    );
+    assert_eq!(
+        page("H<sub>2</sub>O and 10<sup>8</sup> &#x201C;q&#x201D; &amp; <math xmlns=\"http://www.w3.org/1998/Math/MathML\"><msup><mi>x</mi><mn>2</mn></msup></math>.<sup><sup data-type=\"footnote-number\" id=\"r1\">[1](#fn1){: data-type=\"footnote-link\"}</sup></sup>"),
+        ["H2O and 10^8 “q” & x^2."]
+    );
+    let e = format!(
+        "{:#}",
+        openstax::clean_markdown(
+            "---\ntitle: T\n---\n\nA <math><mi>x</math>.\n",
+            Path::new("m.md")
+        )
+        .unwrap_err()
+    );
+    assert!(e.contains("m.md:5") && e.contains("MathML"), "{e}");
+}

@@ -618,22 +618,3 @@ fn decode_entities(s: &str) -> String {
         })
         .into_owned()
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn links_images_and_cross_references() {
-        let s = r#"See ![alt](../x.jpg "cap (credit: A)"){: #f} the **atom**{: data-type="term"} ([\[link\]](#fig-1)) and [this video][1]{: target="_window"} \_\_ 5 \* 3."#;
-        let t = md_inline(s, Path::new("t.md"), 1).unwrap();
-        assert_eq!(t, "See the atom and this video __ 5 * 3.");
-    }
-
-    #[test]
-    fn math_sup_and_entities() {
-        let s = "H<sub>2</sub>O and 10<sup>8</sup> &#x201C;q&#x201D; &amp; <math xmlns=\"http://www.w3.org/1998/Math/MathML\"><msup><mi>x</mi><mn>2</mn></msup></math>.";
-        let t = md_inline(s, Path::new("t.md"), 1).unwrap();
-        assert_eq!(t, "H2O and 10^8 “q” & x^2.");
-    }
-}
