@@ -49,6 +49,19 @@ pub struct Document {
     pub license: String,
 }
 
+impl Document {
+    /// A document with only an id and a text (empty title, source and license).
+    pub fn new(id: impl Into<String>, text: impl Into<String>) -> Self {
+        Document {
+            id: id.into(),
+            title: String::new(),
+            text: text.into(),
+            source: String::new(),
+            license: String::new(),
+        }
+    }
+}
+
 /// A byte span `[start, end)` of one document's cleaned text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Span {

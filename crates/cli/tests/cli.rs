@@ -3,35 +3,11 @@
 //! They need the converted datasets in the store (`data/` at the workspace root, or
 //! `CHUNKBENCH_STORE`); `scripts/test.sh` (the README's test command) fetches them first.
 
+mod common;
+
+use common::{chunkbench_env as chunkbench, store, workspace};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn store() -> PathBuf {
-    let s = std::env::var_os("CHUNKBENCH_STORE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("data"));
-    assert!(
-        s.join("sciq/manifest.json").exists(),
-        "no converted SciQ in {}: run `scripts/test.sh` or `cargo run -p chunkbench -- data fetch`",
-        s.display()
-    );
-    s
-}
-
-fn chunkbench(args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_chunkbench"));
-    cmd.args(args)
-        .current_dir(workspace())
-        .env_remove("CHUNKBENCH_STORE");
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("run chunkbench")
-}
 
 /// The quickstart config limited to `limit` questions, written into `dir`.
 fn config(dir: &Path, limit: Option<usize>) -> PathBuf {

@@ -9,34 +9,11 @@
 use evaluator::report::summarize;
 use evaluator::run::{CellRecord, QuestionRow};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+
+mod common;
+use common::{chunkbench, store, workspace};
 
 const LIMIT: usize = 300;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn store() -> PathBuf {
-    let s = std::env::var_os("CHUNKBENCH_STORE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("data"));
-    assert!(
-        s.join("sciq/manifest.json").exists(),
-        "no converted SciQ in {}: run `scripts/test.sh` or `cargo run -p chunkbench -- data fetch`",
-        s.display()
-    );
-    s
-}
-
-fn chunkbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_chunkbench"))
-        .args(args)
-        .current_dir(workspace())
-        .env_remove("CHUNKBENCH_STORE")
-        .output()
-        .expect("run chunkbench")
-}
 
 /// Runs the quickstart config with `limit` questions on `store` into `out`; returns the run
 /// directory `out/quickstart`.

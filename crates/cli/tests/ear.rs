@@ -6,33 +6,12 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{chunkbench, store_with};
 
 fn store() -> PathBuf {
-    let s = std::env::var_os("CHUNKBENCH_STORE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("data"));
-    for ds in ["sciq", "quality"] {
-        assert!(
-            s.join(ds).join("manifest.json").exists(),
-            "no converted {ds} in {}: run `scripts/test.sh` (QuALITY needs CHUNKBENCH_DATA)",
-            s.display()
-        );
-    }
-    s
-}
-
-fn chunkbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_chunkbench"))
-        .args(args)
-        .current_dir(workspace())
-        .env_remove("CHUNKBENCH_STORE")
-        .output()
-        .expect("run chunkbench")
+    store_with(&["sciq", "quality"])
 }
 
 const CONFIG: &str = "name: ear-test

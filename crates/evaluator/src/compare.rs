@@ -1147,23 +1147,12 @@ bootstrap_resamples: 200
                     k: cell.k,
                     reader: cell.reader.clone(),
                     question_id: format!("q{i:04}"),
-                    gold: 0,
                     choice: usize::from(correct == 0),
                     correct,
                     tied: 1,
-                    scores: String::new(),
-                    passages: String::new(),
-                    passage_scores: String::new(),
                     words,
                     unique_words: words,
-                    evidence_hit: None,
-                    recall: None,
-                    mrr: None,
-                    ndcg: None,
-                    span_recall: None,
-                    span_precision: None,
-                    span_iou: None,
-                    answer_recall: None,
+                    ..QuestionRow::default()
                 })
                 .collect();
             let mut w = csv::Writer::from_writer(Vec::new());

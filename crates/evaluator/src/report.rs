@@ -684,7 +684,7 @@ mod tests {
             .unwrap();
         let batches: Vec<_> = reader.map(Result::unwrap).collect();
         assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 2);
-        assert_eq!(batches[0].num_columns(), 24);
+        assert_eq!(batches[0].num_columns(), 30);
         assert_eq!(batches[0].column(16).null_count(), 1);
     }
 

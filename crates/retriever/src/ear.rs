@@ -920,13 +920,7 @@ mod tests {
     use chunker::{Chunk, FixedConfig};
 
     fn doc(id: &str, text: &str) -> Document {
-        Document {
-            id: id.into(),
-            title: String::new(),
-            text: text.into(),
-            source: String::new(),
-            license: String::new(),
-        }
+        Document::new(id, text)
     }
 
     fn parents(docs: &[Document], size: usize, overlap: usize) -> PassageIndex {

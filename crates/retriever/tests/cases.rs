@@ -8,13 +8,7 @@ use retriever::metrics::{
 use retriever::{rrf, words_retrieved, Bm25, Bm25Params, DenseIndex, DocSpan, Hit, PassageIndex};
 
 fn doc(id: &str, text: &str) -> Document {
-    Document {
-        id: id.into(),
-        title: String::new(),
-        text: text.into(),
-        source: String::new(),
-        license: String::new(),
-    }
+    Document::new(id, text)
 }
 
 #[test]

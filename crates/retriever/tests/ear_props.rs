@@ -8,13 +8,7 @@ use retriever::ear::{Dedup, EarConfig, EarIndex, Expand};
 use retriever::PassageIndex;
 
 fn doc(id: &str, text: &str) -> Document {
-    Document {
-        id: id.into(),
-        title: String::new(),
-        text: text.into(),
-        source: String::new(),
-        license: String::new(),
-    }
+    Document::new(id, text)
 }
 
 fn parents(docs: &[Document], size: usize, overlap: usize) -> PassageIndex {

@@ -7,13 +7,7 @@ use retriever::{
 };
 
 fn doc(id: &str, text: &str) -> Document {
-    Document {
-        id: id.into(),
-        title: String::new(),
-        text: text.into(),
-        source: String::new(),
-        license: String::new(),
-    }
+    Document::new(id, text)
 }
 
 fn index() -> (Vec<Document>, PassageIndex) {

@@ -1,0 +1,49 @@
+//! Helpers shared by the end-to-end tests of the `chunkbench` binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The dataset store (`CHUNKBENCH_STORE`, else `data/` at the workspace root), checked to hold
+/// the converted `datasets`.
+pub fn store_with(datasets: &[&str]) -> PathBuf {
+    let s = std::env::var_os("CHUNKBENCH_STORE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("data"));
+    for ds in datasets {
+        assert!(
+            s.join(ds).join("manifest.json").exists(),
+            "no converted {ds} in {}: run `scripts/test.sh` or `cargo run -p chunkbench -- data fetch` \
+             (QuALITY and the textbooks need CHUNKBENCH_DATA)",
+            s.display()
+        );
+    }
+    s
+}
+
+/// The store, checked to hold SciQ.
+pub fn store() -> PathBuf {
+    store_with(&["sciq"])
+}
+
+/// Runs the binary from the workspace root with extra environment variables.
+pub fn chunkbench_env(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_chunkbench"));
+    cmd.args(args)
+        .current_dir(workspace())
+        .env_remove("CHUNKBENCH_STORE");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run chunkbench")
+}
+
+/// Runs the binary from the workspace root.
+pub fn chunkbench(args: &[&str]) -> Output {
+    chunkbench_env(args, &[])
+}
