@@ -15,6 +15,40 @@ use evaluator::{compare, import, run, RunConfig};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// `print!` to stdout that ends the process quietly (exit 0) when the reader of the pipe has
+/// gone (`chunkbench run … | head`), instead of panicking; other write errors exit 2.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        write_stdout(format_args!($($arg)*), false)
+    };
+}
+
+/// `println!` with the behaviour of [`out!`].
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        write_stdout(format_args!($($arg)*), true)
+    };
+}
+
+fn write_stdout(args: std::fmt::Arguments<'_>, newline: bool) {
+    use std::io::Write as _;
+    let mut lock = std::io::stdout().lock();
+    let r = lock.write_fmt(args).and_then(|()| {
+        if newline {
+            lock.write_all(b"\n")
+        } else {
+            Ok(())
+        }
+    });
+    if let Err(e) = r {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: cannot write to stdout: {e}");
+        std::process::exit(2);
+    }
+}
+
 #[derive(Parser)]
 #[command(
     name = "chunkbench",
@@ -260,7 +294,7 @@ fn compare_command(
 ) -> Result<()> {
     let report = compare::compare_runs(baseline, candidate, tolerances)?;
     let (md, json) = compare::write_report(output.unwrap_or(candidate), &report)?;
-    println!("{}", compare::render_markdown(&report));
+    outln!("{}", compare::render_markdown(&report));
     eprintln!("-> {}  {}", md.display(), json.display());
     if report.is_regression() {
         return Err(RegressionFound {
@@ -323,8 +357,8 @@ fn real_main() -> Result<()> {
                 cfg.output = o;
             }
             let out = run::run(&cfg, &store, shard)?;
-            println!("{}", out.summary_md);
-            println!(
+            outln!("{}", out.summary_md);
+            outln!(
                 "{} cells ({} reused from an earlier run) -> {}\n  per_question.csv  summary.csv  summary.md  manifest.json  cells/",
                 out.cells.len(),
                 out.reused,
@@ -334,8 +368,8 @@ fn real_main() -> Result<()> {
         }
         Command::Merge { out, shards } => {
             let (_, cells, md) = run::merge(&shards, &out)?;
-            println!("{md}");
-            println!(
+            outln!("{md}");
+            outln!(
                 "{} cells merged from {} shards -> {}",
                 cells.len(),
                 shards.len(),
@@ -398,7 +432,7 @@ fn real_main() -> Result<()> {
                 }
             };
             for (name, about) in rows {
-                println!("{name:<16} {about}");
+                outln!("{name:<16} {about}");
             }
             Ok(())
         }
@@ -407,7 +441,7 @@ fn real_main() -> Result<()> {
             question_id,
             cell,
         } => {
-            print!(
+            out!(
                 "{}",
                 evaluator::explain::explain(&run, &question_id, cell.as_deref())?
             );
@@ -433,9 +467,9 @@ fn real_main() -> Result<()> {
         Command::Validate { config } => {
             let cfg = RunConfig::load(&config)?;
             let cells = cfg.cells();
-            println!("{}: valid; {} cells", config.display(), cells.len());
+            outln!("{}: valid; {} cells", config.display(), cells.len());
             for c in cells {
-                println!(
+                outln!(
                     "  {}  {} × {} × {} × k={} × {}",
                     c.id(),
                     c.dataset,
@@ -513,9 +547,9 @@ fn real_main() -> Result<()> {
                         if !stats.min_similarity.is_empty() {
                             v["min_similarity"] = serde_json::json!(min_sim);
                         }
-                        println!("{v}");
+                        outln!("{v}");
                     }
-                    ChunkFormat::View => println!(
+                    ChunkFormat::View => outln!(
                         "── chunk {i} · bytes {}..{} · {} words{} ──\n{}\n",
                         c.span.start,
                         c.span.end,
