@@ -227,6 +227,13 @@ enum DataAction {
         /// Seed of the OpenStax question sample.
         #[arg(long, default_value_t = 0)]
         openstax_seed: u64,
+        /// Without a mirror: fetch the four books from their repositories at the pinned
+        /// commits (needs git and network) into .cache/openstax-mirror, then convert.
+        #[arg(long)]
+        openstax_clone: bool,
+        /// Base URL of the book repositories for --openstax-clone (`BASE/openstax/…`).
+        #[arg(long, default_value = evaluator::openstax::clone::DEFAULT_GIT_BASE)]
+        openstax_git_base: String,
         /// Convert again even when the store is up to date.
         #[arg(long)]
         force: bool,
@@ -318,15 +325,25 @@ fn real_main() -> Result<()> {
                     seed,
                     openstax_sample,
                     openstax_seed,
+                    openstax_clone,
+                    openstax_git_base,
                     force,
                 },
         } => {
             data_fetch(&store, data_dir.as_deref(), seed, force)?;
-            let mirror = openstax_mirror.or_else(|| {
+            let mut mirror = openstax_mirror.or_else(|| {
                 data_dir
                     .map(|d| d.join(evaluator::openstax::DIR))
                     .filter(|p| p.is_dir())
             });
+            if mirror.is_none() && openstax_clone {
+                use evaluator::openstax::clone;
+                eprintln!("fetching the four OpenStax books at their pinned commits ...");
+                mirror = Some(clone::clone_mirror(
+                    Path::new(".cache/openstax-mirror"),
+                    &clone::pinned_sources(&openstax_git_base),
+                )?);
+            }
             match mirror {
                 Some(m) => {
                     openstax_fetch(store.as_path(), &m, openstax_sample, openstax_seed, force)
@@ -334,7 +351,7 @@ fn real_main() -> Result<()> {
                 None => {
                     eprintln!(
                         "note: OpenStax not converted: give --data-dir (or CHUNKBENCH_DATA) with an \
-                         openstax/ folder, or --openstax-mirror DIR"
+                         openstax/ folder, --openstax-mirror DIR, or --openstax-clone (online)"
                     );
                     Ok(())
                 }

@@ -82,6 +82,7 @@
 //! source line, byte span in the document when kept) and `manifest.json` with the counts per
 //! book and in total.
 
+pub mod clone;
 mod cnxml;
 mod markdown;
 pub mod support;
