@@ -13,7 +13,8 @@
 //!   name connectors (`of`, `de`, `von`, `van`, `la`, …; `the` after a connector), e.g.
 //!   `Thomas Jefferson`, `Bill of Rights`. A sentence-initial function word (`The`, `In`,
 //!   `Most`, …) is dropped from the run, and a single capitalised word at the start of a
-//!   sentence is not an anchor (its capital carries no signal) unless it is an acronym (`DNA`).
+//!   sentence is not an anchor (its capital carries no signal) unless it is an acronym (`DNA`);
+//!   a lone capital letter (`B`, `X`) is never one.
 //! - [`AnchorKind::Event`]: a capitalised group whose head is an event noun (`… Act`,
 //!   `… Revolution`, `… Amendment`, `… War`, `New Deal`, …) or that starts with an event
 //!   lead and contains `of` (`War of 1812`, `Treaty of Paris`, `Battle of Gettysburg`).
@@ -21,7 +22,8 @@
 //!   (`19th Amendment`).
 //! - [`AnchorKind::ShortOption`]: the whole text of an answer option of at most
 //!   [`AnchorConfig::short_option_max_words`] words (default 4) with at least one content word
-//!   ([`AnchorConfig::option_anchors`]).
+//!   (a word of two or more characters with a letter, not a function word; so not `12` or
+//!   `A and B only`) ([`AnchorConfig::option_anchors`]).
 //!
 //! # Normalisation ([`normalize_word`], applied token by token)
 //! Unicode NFKC, then lower-casing (`ß` → `ss`); apostrophes unified; possessives removed
@@ -578,9 +580,13 @@ impl AnchorConfig {
         let mut out = self.extract(option);
         let toks = tokenize(option);
         let words = crate::count_words(option);
-        let has_content = toks
-            .iter()
-            .any(|t| !FUNCTION_WORDS.contains(&t.norm.as_str()));
+        // A content word has a letter and is not a function word: bare numbers (`12`) and
+        // letter lists (`A and B only`) are not short-option anchors.
+        let has_content = toks.iter().any(|t| {
+            !FUNCTION_WORDS.contains(&t.norm.as_str())
+                && t.norm.chars().any(char::is_alphabetic)
+                && t.norm.chars().count() > 1
+        });
         if words == 0 || words > self.short_option_max_words || !has_content {
             return out;
         }
@@ -792,8 +798,11 @@ impl AnchorConfig {
             }
             let single = end - start == 1;
             let r0 = raw(&toks[start]);
+            // A lone capital letter (`B` in "A and B only", `X` in "Planet X" alone, element
+            // symbols) is a label, not a name.
             if single
                 && (FUNCTION_WORDS.contains(&r0.to_lowercase().as_str())
+                    || r0.chars().count() == 1
                     || (sentence_initial && !dropped && !is_acronym(r0)))
             {
                 continue;
@@ -959,6 +968,10 @@ mod tests {
         let a = anchors("They visited France, Spain and Italy.");
         let norms: Vec<&str> = a.iter().map(|(_, n, _)| n.as_str()).collect();
         assert_eq!(norms, ["france", "spain", "italy"]);
+        // Lone capital letters are labels: `Planet X` is a name, `X` and `B` alone are not.
+        let a = anchors("Both A and B only; the orbit of Planet X and of X.");
+        let norms: Vec<&str> = a.iter().map(|(_, n, _)| n.as_str()).collect();
+        assert_eq!(norms, ["planet x"]);
     }
 
     #[test]
@@ -1074,6 +1087,12 @@ mod tests {
         assert_eq!(a[0].norm, "red blood cell");
         assert_eq!(a[0].span, Span { start: 1, end: 16 });
         assert!(cfg.option_anchors("All of the above").is_empty());
+        assert!(cfg.option_anchors("A and B only").is_empty());
+        assert!(cfg.option_anchors("12").is_empty());
+        assert!(cfg
+            .option_anchors("3.26 km")
+            .iter()
+            .any(|a| a.norm == "326 km"));
         assert!(cfg
             .option_anchors("a long option with more than four words")
             .iter()
