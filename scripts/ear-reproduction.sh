@@ -2,7 +2,7 @@
 # The textbook reproduction of EAR (issue 10): runs configs/ear.yaml in three parts and copies
 # the summaries into results/ear/ (see results/ear/README.md).
 #   lexical-153   all six strategies, top-3/8, lexical reader, the 153-question sample
-#   lexical-425   the same on every supported question (openstax-mmlu)
+#   lexical-402   the same on every supported question (openstax-mmlu)
 #   smollm2-153   SmolLM2-135M-Instruct (cloze) on fixed 260/60 chunks and EAR windows, top-3/8,
 #                 the 153-question sample (about 6 s per read on 2 cores: ~1 h)
 # Completed cells are reused (runs resume), so re-running only computes what is missing.
@@ -22,7 +22,7 @@ lexical='readers={lexical: {kind: lexical}}'
 "$bin" run configs/ear.yaml --set 'readers={smollm2: {kind: llm, llm: {scoring: cloze}}}' \
   --set 'strategies={fixed-260-60: {kind: fixed, unit: words, size: 260, overlap: 60}, ear-windows: {kind: ear}}' \
   --set name=ear-smollm2
-for pair in ear-lexical:lexical-153 ear-lexical-full:lexical-425 ear-smollm2:smollm2-153; do
+for pair in ear-lexical:lexical-153 ear-lexical-full:lexical-402 ear-smollm2:smollm2-153; do
   run="results/runs/${pair%%:*}"
   dest="results/ear/${pair##*:}"
   rm -rf "$dest"
