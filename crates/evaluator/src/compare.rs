@@ -1168,6 +1168,7 @@ bootstrap_resamples: 200
                 id: id.clone(),
                 cell: cell.clone(),
                 dataset_manifest_sha256: sha.into(),
+                code: String::new(),
                 summary: crate::report::summarize(&rows),
             };
             write_json(&dir.join("cells").join(format!("{id}.json")), &rec).unwrap();

@@ -163,6 +163,10 @@ pub struct CellRecord {
     pub cell: Cell,
     /// sha256 of the dataset manifest the cell was computed on.
     pub dataset_manifest_sha256: String,
+    /// The code that computed it: `chunkbench VERSION@GIT_COMMIT` ([`code_version`]). A re-run
+    /// reuses a cell only when this matches, so results never mix code versions.
+    #[serde(default)]
+    pub code: String,
     /// Aggregates over the cell's rows.
     pub summary: CellSummary,
 }
@@ -184,15 +188,22 @@ fn fmt_scores(xs: impl Iterator<Item = f64>) -> String {
     xs.map(|x| format!("{x:.6}")).collect::<Vec<_>>().join(";")
 }
 
-/// True when `cells/` holds a finished cell with this configuration, computed on the dataset
-/// whose manifest hashes to `data_sha` (so it can be reused).
-fn cell_done(dir: &Path, cell: &Cell, data_sha: &str) -> bool {
+/// The code identity stored in each cell: `chunkbench VERSION@GIT_COMMIT` (the commit with
+/// `-dirty` for uncommitted changes, `unknown` outside a checkout).
+pub fn code_version() -> String {
+    format!("chunkbench {}@{}", env!("CARGO_PKG_VERSION"), git_commit())
+}
+
+/// True when `cells/` holds a finished cell with this configuration, computed by the same
+/// code (`code`) on the dataset whose manifest hashes to `data_sha` (so it can be reused).
+fn cell_done(dir: &Path, cell: &Cell, data_sha: &str, code: &str) -> bool {
     let id = cell.id();
     let rec: Option<CellRecord> = std::fs::read(dir.join(format!("{id}.json")))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
-    rec.is_some_and(|r| r.cell == *cell && r.dataset_manifest_sha256 == data_sha && r.id == id)
-        && dir.join(format!("{id}.csv")).is_file()
+    rec.is_some_and(|r| {
+        r.cell == *cell && r.dataset_manifest_sha256 == data_sha && r.id == id && r.code == code
+    }) && dir.join(format!("{id}.csv")).is_file()
 }
 
 fn rows_csv(rows: &[QuestionRow]) -> Result<Vec<u8>> {
@@ -301,6 +312,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
         .with_context(|| format!("cannot create {}", cells_dir.display()))?;
     write_json(&dir.join("config.json"), cfg)?;
     let all_cells = cfg.cells();
+    let code = code_version();
     let mine: Vec<&Cell> = all_cells
         .iter()
         .enumerate()
@@ -335,7 +347,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                 .iter()
                 .filter(|c| &c.dataset == ds_name && &c.strategy == s_name)
             {
-                if cell_done(&cells_dir, c, &ds.manifest_sha256) {
+                if cell_done(&cells_dir, c, &ds.manifest_sha256, &code) {
                     reused += 1;
                     progress.cells.inc(1);
                 } else {
@@ -483,6 +495,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                         id: cell.id(),
                         cell: cell.clone(),
                         dataset_manifest_sha256: ds.manifest_sha256.clone(),
+                        code: code.clone(),
                         summary: summarize(&rows),
                     };
                     // Rows first, record last: a cell counts as finished once its record exists.
