@@ -288,6 +288,7 @@ impl RunConfig {
                 None => anyhow::anyhow!("{origin}: {msg}"),
             }
         })?;
+        cfg.resolve_defaults();
         for set in sets {
             cfg = cfg
                 .with_override(set)
@@ -297,9 +298,20 @@ impl RunConfig {
             cfg.expand_sweep(&sweep)
                 .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
         }
+        cfg.resolve_defaults();
         cfg.validate()
             .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
         Ok(cfg)
+    }
+
+    /// Writes defaults that change what a strategy computes into its entry, so that equal
+    /// computations get equal cell ids and `config.json` shows what ran: EAR entries get their
+    /// parent `size`/`overlap` (260/60) and their full `ear` block (so `--set
+    /// strategies.NAME.ear.radius=…` has a key to override).
+    fn resolve_defaults(&mut self) {
+        for s in self.strategies.values_mut() {
+            s.resolve_defaults();
+        }
     }
 
     /// Applies one `PATH=VALUE` override (dotted path of mapping keys; VALUE parsed as YAML).

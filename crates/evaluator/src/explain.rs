@@ -86,10 +86,15 @@ pub fn explain(run_dir: &Path, question_id: &str, cell: Option<&str>) -> Result<
         let letter = |i: usize| (b'A' + i as u8) as char;
         let _ = writeln!(
             out,
-            "answer {} (gold {}) · {} · failure: {} · {} words retrieved ({} unique)",
+            "answer {} (gold {}) · {}{} · failure: {} · {} words retrieved ({} unique)",
             letter(row.choice),
             letter(row.gold),
             if row.correct == 1 { "correct" } else { "wrong" },
+            if row.tied > 1 {
+                format!(" (a tie of {} options: counted wrong)", row.tied)
+            } else {
+                String::new()
+            },
             if row.failure.is_empty() {
                 "–"
             } else {
@@ -98,6 +103,15 @@ pub fn explain(run_dir: &Path, question_id: &str, cell: Option<&str>) -> Result<
             row.words,
             row.unique_words
         );
+        if !row.scores.is_empty() {
+            let scores: Vec<String> = row
+                .scores
+                .split(';')
+                .enumerate()
+                .map(|(i, v)| format!("{} {v}", letter(i)))
+                .collect();
+            let _ = writeln!(out, "reader scores: {}", scores.join(" · "));
+        }
         if let Some(r) = row.recall {
             let _ = writeln!(
                 out,
@@ -131,8 +145,9 @@ pub fn explain(run_dir: &Path, question_id: &str, cell: Option<&str>) -> Result<
     }
     if !found {
         bail!(
-            "question `{question_id}` is not in {} ({} cells); ids are in the `question_id` column of per_question.csv",
+            "question `{question_id}` is not in {}{} ({} cells); ids are in the `question_id` column of per_question.csv",
             run_dir.display(),
+            if cell.is_some() { " within the cells selected by --cell" } else { "" },
             records.len()
         );
     }
@@ -185,9 +200,20 @@ fn render_ear(out: &mut String, v: &serde_json::Value) {
     }
     for (i, p) in v["passages"].as_array().into_iter().flatten().enumerate() {
         let parts = &p["parts"];
+        if p["fallback"] == true {
+            let _ = writeln!(
+                out,
+                "  #{} {}  {} words  fallback parent, retriever score {:.4}",
+                i + 1,
+                p["id"].as_str().unwrap_or(""),
+                p["words"],
+                p["score"].as_f64().unwrap_or(0.0),
+            );
+            continue;
+        }
         let _ = writeln!(
             out,
-            "  #{} {}  {} words  score {:.4} = anchor {:.3} · lexical {:.3} · date {:.3}{}",
+            "  #{} {}  {} words  score {:.4}; parts: anchor {:.3} · lexical {:.3} · date {:.3} (weighted sum)",
             i + 1,
             p["id"].as_str().unwrap_or(""),
             p["words"],
@@ -195,11 +221,6 @@ fn render_ear(out: &mut String, v: &serde_json::Value) {
             parts["anchor"].as_f64().unwrap_or(0.0),
             parts["lexical"].as_f64().unwrap_or(0.0),
             parts["date"].as_f64().unwrap_or(0.0),
-            if p["fallback"] == true {
-                "  (fallback parent)"
-            } else {
-                ""
-            }
         );
         // One line per corpus occurrence, listing every question/option anchor it matched.
         let mut lines: Vec<(String, Vec<String>)> = Vec::new();

@@ -690,7 +690,7 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<(RunConfig, Vec<CellR
                 first.display()
             );
         }
-        for sub in ["cells", "chunks"] {
+        for sub in ["cells", "chunks", "explain", "trec"] {
             let Ok(entries) = std::fs::read_dir(d.join(sub)) else {
                 continue;
             };

@@ -399,6 +399,21 @@ impl StrategyConfig {
         Ok(())
     }
 
+    /// Fills in EAR defaults: parent `size`/`overlap` (260/60 when `size` is not given) and the
+    /// `ear` block ([`retriever::ear::EarConfig::default`]); other kinds are left as written.
+    pub fn resolve_defaults(&mut self) {
+        if self.kind != StrategyKind::Ear {
+            return;
+        }
+        if let Ok((size, overlap)) = self.ear_parent_size() {
+            self.size = Some(size);
+            self.overlap = overlap as f64;
+        }
+        if self.ear.is_none() {
+            self.ear = Some(retriever::ear::EarConfig::default());
+        }
+    }
+
     /// EAR parent size and overlap in words: `size` (default 260) and `overlap` (default 60
     /// when `size` is not given, as in EAR's 260/60 parents).
     fn ear_parent_size(&self) -> Result<(usize, usize)> {

@@ -24,8 +24,9 @@
 //!    `dedup_threshold` of the shorter window is dropped (default) or, with the same parent,
 //!    merged into it (union span);
 //! 6. top-k; each may be expanded to its parent passage or followed by an extractive summary
-//!    of the parent (its sentences with the highest idf-weighted overlap with the question,
-//!    in document order, within `summary_words`).
+//!    of the parent (its whole sentences with the highest idf-weighted overlap with the
+//!    question, in document order, within `summary_words`, never repeating text already
+//!    returned for the question).
 //!
 //! When no query anchor occurs in the (scoped) corpus, the caller's ranking of parents is
 //! used instead, and the result says so ([`EarStats::fallback`]).
@@ -843,10 +844,19 @@ impl<'a> EarIndex<'a> {
                     }
                     (parent_span, Vec::new())
                 }
-                Expand::Summary => (
-                    c.span,
-                    self.summary(c.doc, parent_span, c.span, &question_terms),
-                ),
+                Expand::Summary => {
+                    // Sentences already retrieved (in any window or summary of this
+                    // document) are not repeated.
+                    let mut taken: Vec<Span> = vec![c.span];
+                    for p in passages.iter().filter(|p| p.doc == c.doc) {
+                        taken.push(p.span);
+                        taken.extend(p.summary.iter().copied());
+                    }
+                    (
+                        c.span,
+                        self.summary(c.doc, parent_span, &taken, &question_terms),
+                    )
+                }
             };
             passages.push(EarPassage {
                 doc: c.doc,
@@ -867,19 +877,18 @@ impl<'a> EarIndex<'a> {
         }
     }
 
-    /// The parent's sentences outside `window` with the highest idf-weighted overlap with the
-    /// question terms, in document order, within the word budget.
-    fn summary(&self, d: usize, parent: Span, window: Span, terms: &BTreeSet<u32>) -> Vec<Span> {
+    /// The parent's whole sentences outside `taken` (the window and what this document
+    /// already returned) with the highest idf-weighted overlap with the question terms, in
+    /// document order, within the word budget.
+    fn summary(&self, d: usize, parent: Span, taken: &[Span], terms: &BTreeSet<u32>) -> Vec<Span> {
         let di = &self.per_doc[d];
         let text = &self.docs[d].text;
         let mut scored: Vec<(f64, Span)> = di
             .sentences
             .iter()
-            .map(|s| Span {
-                start: s.start.max(parent.start),
-                end: s.end.min(parent.end),
-            })
-            .filter(|s| s.start < s.end && s.overlap(&window) == 0)
+            .copied()
+            .filter(|s| s.start >= parent.start && s.end <= parent.end)
+            .filter(|s| s.start < s.end && taken.iter().all(|t| s.overlap(t) == 0))
             .map(|s| (self.overlap_share(d, s, terms), s))
             .filter(|(score, _)| *score > 0.0)
             .collect();
