@@ -401,7 +401,7 @@ fn real_main() -> Result<()> {
                     ("recursive".into(), "LangChain RecursiveCharacterTextSplitter; unit chars|tokens|words, size, overlap, separators, separator_regex, keep_separator, strip_whitespace"),
                     ("max-min".into(), "Max-Min semantic chunking over MiniLM sentence embeddings; fixed_threshold (0.6), c (0.9), init_constant (1.5), comparison, group, size (max), min_size"),
                     ("kamradt".into(), "LangChain SemanticChunker breakpoints; breakpoint_type, breakpoint_amount, buffer_size"),
-                    ("ear".into(), "EAR anchor windows over 260/60-word parents; ear: {radius, snap_sentences, weights {anchor 1, lexical 1, date 0.5}, dedup drop|merge, dedup_threshold 0.5, expand none|parent|summary, summary_words, anchors {domain_suffixes, short_option_max_words}}"),
+                    ("ear".into(), "EAR anchor windows over parents of size/overlap words (default 260/60); ear: {radius, snap_sentences, weights {anchor 1, lexical 1, date 0.5}, dedup drop|merge, dedup_threshold 0.5, expand none|parent|summary, summary_words, anchors {domain_suffixes, short_option_max_words}}"),
                 ],
                 ListWhat::Retrievers => vec![
                     ("bm25".into(), "Okapi BM25, Lucene idf; k1 (1.2), b (0.75), stop_words, stemming; query: question | question+options | per-option"),

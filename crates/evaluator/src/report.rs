@@ -425,7 +425,7 @@ pub fn write_reports(
     let ear_cells: Vec<&CellRecord> = cells.iter().filter(|c| c.summary.ear.is_some()).collect();
     if !ear_cells.is_empty() {
         md.push_str(
-            "\n## EAR anchor coverage\n\n| dataset | strategy | retriever | k | reader | exact anchor match | anchors / question | windows before dedup | windows after dedup | fallbacks |\n|---|---|---|---:|---|---:|---:|---:|---:|---:|\n",
+            "\n## EAR anchor coverage\n\nExact anchor match: some question or option anchor equals a corpus anchor (questions matched only as phrases are not counted). Windows: candidate windows per question before and after deduplication, averaged over all questions (fallbacks count 0). Fallbacks: no anchor matched, the retriever's ranking of parents was used.\n\n| dataset | strategy | retriever | k | reader | exact anchor match | anchors / question | windows before dedup | windows after dedup | fallbacks |\n|---|---|---|---:|---|---:|---:|---:|---:|---:|\n",
         );
         for c in ear_cells {
             let e = c.summary.ear.as_ref().expect("filtered");
