@@ -15,7 +15,7 @@
 
 use crate::{argmax_with_ties, Reader, ReaderError, ReaderInput, ReaderOutput};
 use retriever::Analyzer;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 
 /// The lexical reader; holds the corpus document frequencies used for idf.
 #[derive(Debug, Clone)]
@@ -33,7 +33,7 @@ impl LexicalReader {
         let mut n_docs = 0;
         for text in corpus {
             n_docs += 1;
-            let terms: HashSet<String> = analyzer.terms(text).into_iter().collect();
+            let terms: BTreeSet<String> = analyzer.terms(text).into_iter().collect();
             for t in terms {
                 *df.entry(t).or_default() += 1;
             }
@@ -51,11 +51,14 @@ impl LexicalReader {
         (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
     }
 
-    fn set(&self, text: &str) -> HashSet<String> {
+    fn set(&self, text: &str) -> BTreeSet<String> {
         self.analyzer.terms(text).into_iter().collect()
     }
 
-    fn coverage(&self, terms: &HashSet<String>, passage: &HashSet<String>) -> f64 {
+    /// Idf-weighted share of `terms` found in `passage`. Terms are summed in sorted order
+    /// (`BTreeSet`), so the same input gives bit-identical scores in every reader instance and
+    /// run; with hash-set order, sums differed in the last bits between runs and decided ties.
+    fn coverage(&self, terms: &BTreeSet<String>, passage: &BTreeSet<String>) -> f64 {
         let total: f64 = terms.iter().map(|t| self.idf(t)).sum();
         if total <= 0.0 {
             return 0.0;
@@ -77,15 +80,15 @@ impl Reader for LexicalReader {
     fn read(&self, input: &ReaderInput<'_>) -> Result<ReaderOutput, ReaderError> {
         input.validate(&self.identity())?;
         let q = self.set(input.question);
-        let raw_opts: Vec<HashSet<String>> = input.options.iter().map(|o| self.set(o)).collect();
-        let shared: HashSet<String> = raw_opts
+        let raw_opts: Vec<BTreeSet<String>> = input.options.iter().map(|o| self.set(o)).collect();
+        let shared: BTreeSet<String> = raw_opts
             .iter()
             .skip(1)
             .fold(raw_opts[0].clone(), |acc, s| &acc & s);
-        let opts: Vec<HashSet<String>> = raw_opts
+        let opts: Vec<BTreeSet<String>> = raw_opts
             .iter()
             .map(|o| {
-                let distinct: HashSet<String> = o
+                let distinct: BTreeSet<String> = o
                     .iter()
                     .filter(|t| !q.contains(*t) && !shared.contains(*t))
                     .cloned()
@@ -93,7 +96,7 @@ impl Reader for LexicalReader {
                 if !distinct.is_empty() {
                     return distinct;
                 }
-                let not_q: HashSet<String> = o.difference(&q).cloned().collect();
+                let not_q: BTreeSet<String> = o.difference(&q).cloned().collect();
                 if not_q.is_empty() {
                     o.clone()
                 } else {
@@ -101,7 +104,7 @@ impl Reader for LexicalReader {
                 }
             })
             .collect();
-        let passages: Vec<HashSet<String>> = input.passages.iter().map(|p| self.set(p)).collect();
+        let passages: Vec<BTreeSet<String>> = input.passages.iter().map(|p| self.set(p)).collect();
         let q_cov: Vec<f64> = passages.iter().map(|p| self.coverage(&q, p)).collect();
         let keys: Vec<(f64, f64)> = opts
             .iter()
@@ -146,6 +149,53 @@ mod tests {
 
     fn opts(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn scores_are_bit_identical_across_instances() {
+        // Terms with many different idfs (term tJ is in J+1 of 60 documents): a change of
+        // summation order shows in the last bits of the scores.
+        let corpus: Vec<String> = (0..60)
+            .map(|d| {
+                (0..60)
+                    .filter(|j| d <= *j)
+                    .map(|j| format!("t{j}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        let passages: Vec<&str> = corpus
+            .iter()
+            .map(String::as_str)
+            .skip(7)
+            .step_by(11)
+            .take(3)
+            .collect();
+        let words =
+            |r: std::ops::Range<usize>| r.map(|j| format!("t{j}")).collect::<Vec<_>>().join(" ");
+        let options = opts(&[
+            &words(0..13),
+            &words(13..29),
+            &words(29..41),
+            &words(41..60),
+        ]);
+        let question = "which of these".to_string();
+        let input = ReaderInput {
+            question: &question,
+            options: &options,
+            passages: &passages,
+        };
+        let first = LexicalReader::new(corpus.iter().map(String::as_str))
+            .read(&input)
+            .unwrap();
+        for _ in 0..30 {
+            let again = LexicalReader::new(corpus.iter().map(String::as_str))
+                .read(&input)
+                .unwrap();
+            let bits = |o: &ReaderOutput| o.scores.iter().map(|s| s.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&first), bits(&again));
+            assert_eq!((first.choice, first.tied), (again.choice, again.tied));
+        }
     }
 
     #[test]
