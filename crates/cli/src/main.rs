@@ -134,6 +134,9 @@ enum Command {
     Validate {
         /// The run configuration (YAML).
         config: PathBuf,
+        /// Override a config value as `run` does: PATH=VALUE (YAML).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        sets: Vec<String>,
     },
     /// Chunk one text file and print the chunks (JSON lines with byte offsets and word
     /// counts, or a readable view).
@@ -167,7 +170,7 @@ enum Command {
         run: PathBuf,
         /// The question id (column `question_id` of per_question.csv).
         question_id: String,
-        /// Only cells whose id starts with this prefix.
+        /// Only cells whose id starts with this prefix, or whose strategy has this name.
         #[arg(long)]
         cell: Option<String>,
     },
@@ -481,8 +484,10 @@ fn real_main() -> Result<()> {
             },
             output.as_deref(),
         ),
-        Command::Validate { config } => {
-            let cfg = RunConfig::load(&config)?;
+        Command::Validate { config, sets } => {
+            let text = std::fs::read_to_string(&config)
+                .with_context(|| format!("cannot read config {}", config.display()))?;
+            let cfg = RunConfig::parse_with(&text, &config.display().to_string(), &sets)?;
             let cells = cfg.cells();
             outln!("{}: valid; {} cells", config.display(), cells.len());
             for c in cells {

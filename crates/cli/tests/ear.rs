@@ -210,6 +210,20 @@ fn ear_windows_are_exact_bounded_explained_and_deterministic() {
         "{text}"
     );
     assert!(text.contains("fixed-260-60"), "{text}");
+    // --cell takes a strategy name as well as an id prefix.
+    let o = chunkbench(&[
+        "explain",
+        dir.to_str().unwrap(),
+        qid,
+        "--cell",
+        "fixed-260-60",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("fixed-260-60") && !text.contains("EAR:"),
+        "{text}"
+    );
     let o = chunkbench(&["explain", dir.to_str().unwrap(), "no-such-question"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("per_question.csv"));

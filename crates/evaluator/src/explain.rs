@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 /// Renders the explanation of `question_id` in every cell of the run at `run_dir` (or only
-/// in cells whose id starts with `cell`), as plain text.
+/// in cells whose id starts with `cell` or whose strategy is named `cell`), as plain text.
 ///
 /// # Errors
 /// A missing or unreadable run directory or cell file (naming the path), an unknown question
@@ -53,10 +53,10 @@ pub fn explain(run_dir: &Path, question_id: &str, cell: Option<&str>) -> Result<
             ))
     });
     if let Some(prefix) = cell {
-        records.retain(|r| r.id.starts_with(prefix));
+        records.retain(|r| r.id.starts_with(prefix) || r.cell.strategy == prefix);
         if records.is_empty() {
             bail!(
-                "no cell id starts with `{prefix}` in {}",
+                "no cell id starts with `{prefix}` and no strategy is named so in {}",
                 cells_dir.display()
             );
         }
