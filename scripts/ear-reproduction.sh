@@ -3,10 +3,9 @@
 # the summaries into results/ear/ (see results/ear/README.md).
 #   lexical-153   all six strategies, top-3/8, lexical reader, the 153-question sample
 #   lexical-all   the same on every supported question (openstax-mmlu)
-#   smollm2-153   SmolLM2-135M-Instruct (cloze) on fixed 260/60 chunks and EAR windows, top-3,
-#                 the 153-question sample (4–8 s per read on 2 cores: ~30 min; top-8 contexts
-#                 of 1,700–2,700 tokens take 10–15 s per read, so add `--set k=[3,8]` only
-#                 with an hour or two to spare)
+#   smollm2-153   SmolLM2-135M-Instruct (cloze) on fixed 260/60 chunks and EAR windows, top-3/8,
+#                 the 153-question sample (4–15 s per read on 2 cores: about 1.5 h uncached;
+#                 answers are cached in .cache/responses, so a re-run takes seconds)
 # Completed cells are reused (runs resume), so re-running only computes what is missing.
 # Needs `chunkbench data fetch` (with the OpenStax mirror: --data-dir or CHUNKBENCH_DATA) and
 # `chunkbench models fetch`. Env: CHUNKBENCH_BIN (default: the release binary, built).
@@ -23,7 +22,7 @@ lexical='readers={lexical: {kind: lexical}}'
 "$bin" run configs/ear.yaml --set "$lexical" --set name=ear-lexical-full --set 'datasets=[openstax-mmlu]'
 "$bin" run configs/ear.yaml --set 'readers={smollm2: {kind: llm, llm: {scoring: cloze}}}' \
   --set 'strategies={fixed-260-60: {kind: fixed, unit: words, size: 260, overlap: 60}, ear-windows: {kind: ear}}' \
-  --set 'k=[3]' --set name=ear-smollm2
+  --set name=ear-smollm2
 for pair in ear-lexical:lexical-153 ear-lexical-full:lexical-all ear-smollm2:smollm2-153; do
   run="results/runs/${pair%%:*}"
   dest="results/ear/${pair##*:}"
