@@ -832,6 +832,145 @@ impl AnchorConfig {
     }
 }
 
+/// One indexed text of an [`AnchorIndex`]: its normalised words and its anchors.
+#[derive(Debug, Clone, Default)]
+pub struct IndexedText {
+    /// Term id ([`AnchorIndex::term`]) of each Unicode word ([`tokenize`]), in order.
+    pub token_ids: Vec<u32>,
+    /// Byte span of each of those words.
+    pub token_spans: Vec<Span>,
+    /// The text's anchors ([`AnchorConfig::extract`]), by start.
+    pub anchors: Vec<Anchor>,
+}
+
+/// Surface anchors and normalised words of a set of texts, indexed for the two lookups EAR
+/// needs (arXiv 2609.12268; ../shared/DESIGN.md §5): *exact* (a normalised anchor form →
+/// the corpus anchors with that form) and *phrase* (normalised terms → the places they occur
+/// as consecutive words). Used by EAR retrieval (`retriever::ear`) and by the textbook
+/// support rule (`evaluator::openstax::support`). Texts are numbered in the order given;
+/// every list below is in text order, then position order.
+#[derive(Debug, Clone, Default)]
+pub struct AnchorIndex {
+    vocab: std::collections::HashMap<String, u32>,
+    /// Term id → (text, word position).
+    postings: Vec<Vec<(u32, u32)>>,
+    /// Term id → texts containing it.
+    term_df: Vec<u32>,
+    texts: Vec<IndexedText>,
+    /// Normalised anchor form → (text, anchor position).
+    anchors: std::collections::HashMap<String, Vec<(u32, u32)>>,
+}
+
+impl AnchorIndex {
+    /// Indexes `texts` with the anchors of `config`.
+    pub fn new<'a>(texts: impl IntoIterator<Item = &'a str>, config: &AnchorConfig) -> Self {
+        let mut ix = AnchorIndex::default();
+        for (d, text) in texts.into_iter().enumerate() {
+            let toks = tokenize(text);
+            let mut ids = Vec::with_capacity(toks.len());
+            for (p, t) in toks.iter().enumerate() {
+                let next = ix.vocab.len() as u32;
+                let id = *ix.vocab.entry(t.norm.clone()).or_insert(next);
+                if id == next {
+                    ix.postings.push(Vec::new());
+                    ix.term_df.push(0);
+                }
+                let list = &mut ix.postings[id as usize];
+                if list.last().is_none_or(|&(last, _)| last != d as u32) {
+                    ix.term_df[id as usize] += 1;
+                }
+                list.push((d as u32, p as u32));
+                ids.push(id);
+            }
+            let anchors = config.extract(text);
+            for (i, a) in anchors.iter().enumerate() {
+                ix.anchors
+                    .entry(a.norm.clone())
+                    .or_default()
+                    .push((d as u32, i as u32));
+            }
+            ix.texts.push(IndexedText {
+                token_ids: ids,
+                token_spans: toks.iter().map(|t| t.span).collect(),
+                anchors,
+            });
+        }
+        ix
+    }
+
+    /// Number of indexed texts.
+    pub fn len(&self) -> usize {
+        self.texts.len()
+    }
+
+    /// True when no text was indexed.
+    pub fn is_empty(&self) -> bool {
+        self.texts.is_empty()
+    }
+
+    /// Text `d` (its words and anchors).
+    ///
+    /// # Panics
+    /// When `d >= self.len()`.
+    pub fn text(&self, d: usize) -> &IndexedText {
+        &self.texts[d]
+    }
+
+    /// The id of a normalised word, if it occurs in some text.
+    pub fn term(&self, norm: &str) -> Option<u32> {
+        self.vocab.get(norm).copied()
+    }
+
+    /// Number of texts containing term `id`.
+    pub fn term_df(&self, id: u32) -> u32 {
+        self.term_df[id as usize]
+    }
+
+    /// Distinct normalised anchor forms.
+    pub fn anchor_forms(&self) -> usize {
+        self.anchors.len()
+    }
+
+    /// The anchors with normalised form `norm`, as (text, position in
+    /// [`IndexedText::anchors`]).
+    pub fn exact(&self, norm: &str) -> &[(u32, u32)] {
+        self.anchors.get(norm).map_or(&[], Vec::as_slice)
+    }
+
+    /// Number of texts holding an anchor of form `norm`.
+    pub fn anchor_df(&self, norm: &str) -> u32 {
+        let occ = self.exact(norm);
+        occ.iter()
+            .enumerate()
+            .filter(|(i, (d, _))| *i == 0 || occ[i - 1].0 != *d)
+            .count() as u32
+    }
+
+    /// Where `terms` occur as consecutive normalised words: (text, byte span from the first
+    /// word's start to the last word's end). Empty for no terms or an unknown term.
+    pub fn phrase(&self, terms: &[String]) -> impl Iterator<Item = (usize, Span)> + '_ {
+        let ids: Vec<u32> = terms
+            .iter()
+            .map(|t| self.term(t))
+            .collect::<Option<Vec<u32>>>()
+            .unwrap_or_default();
+        let first: &[(u32, u32)] = ids.first().map_or(&[], |f| &self.postings[*f as usize]);
+        first.iter().filter_map(move |&(d, p)| {
+            let (d, p) = (d as usize, p as usize);
+            let t = &self.texts[d];
+            (t.token_ids.get(p..p + ids.len()) == Some(&ids[..])).then(|| {
+                (
+                    d,
+                    Span {
+                        start: t.token_spans[p].start,
+                        end: t.token_spans[p + ids.len() - 1].end,
+                    },
+                )
+            })
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1123,6 +1262,30 @@ mod tests {
             ..AnchorConfig::default()
         };
         assert!(off.option_anchors("Jupiter").is_empty());
+    }
+
+    #[test]
+    fn index_finds_exact_anchors_and_phrases() {
+        let texts = [
+            "The Treaty of Paris ended it.",
+            "A treaty of paris? Paris again.",
+        ];
+        let ix = AnchorIndex::new(texts, &AnchorConfig::default());
+        assert_eq!(ix.len(), 2);
+        // Exact: only the capitalised event is a corpus anchor.
+        assert_eq!(ix.exact("treaty of paris"), &[(0, 0)]);
+        assert_eq!(ix.anchor_df("treaty of paris"), 1);
+        assert_eq!(ix.anchor_df("paris"), 0); // sentence-initial or lower case only
+                                              // Phrase: both texts, lower case included, with exact byte spans.
+        let terms: Vec<String> = ["treaty", "of", "paris"].map(String::from).to_vec();
+        let hits: Vec<(usize, Span)> = ix.phrase(&terms).collect();
+        assert_eq!(hits.len(), 2);
+        for (d, s) in hits {
+            assert_eq!(normalize(&texts[d][s.start..s.end]), "treaty of paris");
+        }
+        assert_eq!(ix.phrase(&["nowhere".to_string()]).count(), 0);
+        assert_eq!(ix.phrase(&[]).count(), 0);
+        assert_eq!(ix.term_df(ix.term("paris").unwrap()), 2);
     }
 
     #[test]

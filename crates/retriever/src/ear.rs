@@ -35,7 +35,7 @@
 //! normalised forms, byte offsets) and its score parts ([`EarPassage`]).
 
 use crate::{Hit, PassageIndex, TextAnalyzer};
-use chunker::anchor::{tokenize, Anchor, AnchorConfig, AnchorKind};
+use chunker::anchor::{tokenize, Anchor, AnchorConfig, AnchorIndex, AnchorKind};
 use chunker::{word_spans, Document, Span};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -259,9 +259,6 @@ pub struct EarResult {
 
 struct DocIndex {
     words: Vec<Span>,
-    token_ids: Vec<u32>,
-    token_spans: Vec<Span>,
-    anchors: Vec<Anchor>,
     /// Parents of this document: (parent index, first word, last word), in order.
     parents: Vec<(usize, usize, usize)>,
     sentences: Vec<Span>,
@@ -274,14 +271,8 @@ pub struct EarIndex<'a> {
     config: EarConfig,
     per_doc: Vec<DocIndex>,
     doc_by_id: HashMap<&'a str, usize>,
-    vocab: HashMap<String, u32>,
-    /// Term id → (doc, token position).
-    postings: Vec<Vec<(u32, u32)>>,
-    /// Term id → documents containing it.
-    term_df: Vec<u32>,
-    /// Normalised anchor → (doc, anchor position) occurrences.
-    anchor_index: HashMap<String, Vec<(u32, u32)>>,
-    anchor_df: HashMap<String, u32>,
+    /// Anchors and normalised words of every document (text `d` = document `d`).
+    index: AnchorIndex,
     analyzer: TextAnalyzer,
 }
 
@@ -322,35 +313,9 @@ impl<'a> EarIndex<'a> {
             .enumerate()
             .map(|(i, d)| (d.id.as_str(), i))
             .collect();
-        let mut vocab: HashMap<String, u32> = HashMap::new();
-        let mut postings: Vec<Vec<(u32, u32)>> = Vec::new();
-        let mut term_df: Vec<u32> = Vec::new();
-        let mut anchor_index: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
+        let index = AnchorIndex::new(docs.iter().map(|d| d.text.as_str()), &config.anchors);
         let mut per_doc = Vec::with_capacity(docs.len());
-        for (d, doc) in docs.iter().enumerate() {
-            let toks = tokenize(&doc.text);
-            let mut ids = Vec::with_capacity(toks.len());
-            let mut seen = BTreeSet::new();
-            for (p, t) in toks.iter().enumerate() {
-                let next = vocab.len() as u32;
-                let id = *vocab.entry(t.norm.clone()).or_insert(next);
-                if id == next {
-                    postings.push(Vec::new());
-                    term_df.push(0);
-                }
-                postings[id as usize].push((d as u32, p as u32));
-                if seen.insert(id) {
-                    term_df[id as usize] += 1;
-                }
-                ids.push(id);
-            }
-            let anchors = config.anchors.extract(&doc.text);
-            for (i, a) in anchors.iter().enumerate() {
-                anchor_index
-                    .entry(a.norm.clone())
-                    .or_default()
-                    .push((d as u32, i as u32));
-            }
+        for doc in docs {
             let sentences = if config.snap_sentences || config.expand == Expand::Summary {
                 chunker::segment::sentences(&doc.text)
             } else {
@@ -358,9 +323,6 @@ impl<'a> EarIndex<'a> {
             };
             per_doc.push(DocIndex {
                 words: word_spans(&doc.text),
-                token_ids: ids,
-                token_spans: toks.iter().map(|t| t.span).collect(),
-                anchors,
                 parents: Vec::new(),
                 sentences,
             });
@@ -376,24 +338,13 @@ impl<'a> EarIndex<'a> {
                 per_doc[d].parents.push((p, w0, w1 - 1));
             }
         }
-        let anchor_df = anchor_index
-            .iter()
-            .map(|(k, occ)| {
-                let docs: BTreeSet<u32> = occ.iter().map(|o| o.0).collect();
-                (k.clone(), docs.len() as u32)
-            })
-            .collect();
         Ok(EarIndex {
             docs,
             parents,
             config,
             per_doc,
             doc_by_id,
-            vocab,
-            postings,
-            term_df,
-            anchor_index,
-            anchor_df,
+            index,
             analyzer: TextAnalyzer::english(),
         })
     }
@@ -405,18 +356,7 @@ impl<'a> EarIndex<'a> {
 
     /// Distinct normalised corpus anchors.
     pub fn anchor_forms(&self) -> usize {
-        self.anchor_index.len()
-    }
-
-    /// Corpus anchors by kind (for the run manifest).
-    pub fn anchor_counts(&self) -> BTreeMap<AnchorKind, usize> {
-        let mut m = BTreeMap::new();
-        for d in &self.per_doc {
-            for a in &d.anchors {
-                *m.entry(a.kind).or_insert(0) += 1;
-            }
-        }
-        m
+        self.index.anchor_forms()
     }
 
     /// The anchors of a question and its options, question first.
@@ -450,47 +390,22 @@ impl<'a> EarIndex<'a> {
     fn occurrences(&self, a: &Anchor, in_scope: &dyn Fn(usize) -> bool) -> Vec<Occurrence> {
         let mut out = Vec::new();
         let mut exact_at: BTreeSet<(usize, usize)> = BTreeSet::new();
-        if let Some(occ) = self.anchor_index.get(&a.norm) {
-            for &(d, i) in occ {
-                let d = d as usize;
-                if !in_scope(d) {
-                    continue;
-                }
-                let c = &self.per_doc[d].anchors[i as usize];
-                if exact_at.insert((d, c.span.start)) {
-                    out.push(Occurrence {
-                        doc: d,
-                        span: c.span,
-                        corpus_kind: Some(c.kind),
-                    });
-                }
-            }
-        }
-        let Some(ids) = a
-            .terms
-            .iter()
-            .map(|t| self.vocab.get(t).copied())
-            .collect::<Option<Vec<u32>>>()
-        else {
-            return out;
-        };
-        if ids.is_empty() {
-            return out;
-        }
-        for &(d, p) in &self.postings[ids[0] as usize] {
-            let (d, p) = (d as usize, p as usize);
+        for &(d, i) in self.index.exact(&a.norm) {
+            let d = d as usize;
             if !in_scope(d) {
                 continue;
             }
-            let di = &self.per_doc[d];
-            if p + ids.len() > di.token_ids.len() || di.token_ids[p..p + ids.len()] != ids[..] {
-                continue;
+            let c = &self.index.text(d).anchors[i as usize];
+            if exact_at.insert((d, c.span.start)) {
+                out.push(Occurrence {
+                    doc: d,
+                    span: c.span,
+                    corpus_kind: Some(c.kind),
+                });
             }
-            let span = Span {
-                start: di.token_spans[p].start,
-                end: di.token_spans[p + ids.len() - 1].end,
-            };
-            if !exact_at.contains(&(d, span.start)) {
+        }
+        for (d, span) in self.index.phrase(&a.terms) {
+            if in_scope(d) && !exact_at.contains(&(d, span.start)) {
                 out.push(Occurrence {
                     doc: d,
                     span,
@@ -516,20 +431,17 @@ impl<'a> EarIndex<'a> {
         tokenize(text)
             .iter()
             .filter(|t| !self.analyzer.is_stop_word(&t.norm))
-            .filter_map(|t| self.vocab.get(&t.norm).copied())
+            .filter_map(|t| self.index.term(&t.norm))
             .collect()
     }
 
     fn overlap_share(&self, d: usize, span: Span, terms: &BTreeSet<u32>) -> f64 {
         let n = self.docs.len();
-        let total: f64 = terms
-            .iter()
-            .map(|t| idf(n, self.term_df[*t as usize]))
-            .sum();
+        let total: f64 = terms.iter().map(|t| idf(n, self.index.term_df(*t))).sum();
         if total == 0.0 {
             return 0.0;
         }
-        let di = &self.per_doc[d];
+        let di = self.index.text(d);
         let a = di.token_spans.partition_point(|s| s.start < span.start);
         let b = di.token_spans.partition_point(|s| s.start < span.end);
         let present: BTreeSet<u32> = di.token_ids[a..b]
@@ -539,7 +451,7 @@ impl<'a> EarIndex<'a> {
             .collect();
         present
             .iter()
-            .map(|t| idf(n, self.term_df[*t as usize]))
+            .map(|t| idf(n, self.index.term_df(*t)))
             .sum::<f64>()
             / total
     }
@@ -589,7 +501,7 @@ impl<'a> EarIndex<'a> {
         let n_docs = self.docs.len();
         let form_idf: Vec<f64> = forms
             .iter()
-            .map(|(norm, _, _)| idf(n_docs, self.anchor_df.get(norm).copied().unwrap_or(0)))
+            .map(|(norm, _, _)| idf(n_docs, self.index.anchor_df(norm)))
             .collect();
         let matched: Vec<usize> = (0..forms.len())
             .filter(|&f| !forms[f].2.is_empty())
@@ -744,7 +656,7 @@ impl<'a> EarIndex<'a> {
             let date = if query_dates.is_empty() {
                 0.0
             } else {
-                let di = &self.per_doc[c.doc];
+                let di = self.index.text(c.doc);
                 let here: Vec<(i32, i32)> = di
                     .anchors
                     .iter()

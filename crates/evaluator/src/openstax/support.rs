@@ -28,7 +28,7 @@
 use super::{Corpus, Page};
 use crate::dataset::Question;
 use anyhow::{Context, Result};
-use chunker::anchor::{tokenize, AnchorConfig, AnchorKind};
+use chunker::anchor::{tokenize, AnchorConfig, AnchorIndex, AnchorKind};
 use chunker::Span;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -146,13 +146,8 @@ pub struct Decision {
 /// Anchors and words of one book's narrative pages.
 pub struct BookIndex {
     doc_ids: Vec<String>,
-    /// Corpus anchor form → first occurrence (document index, span, kind).
-    anchors: HashMap<String, (usize, Span)>,
-    vocab: HashMap<String, u32>,
-    /// Per document: token ids and spans.
-    tokens: Vec<Vec<(u32, Span)>>,
-    /// Token id → occurrences (document, position).
-    postings: Vec<Vec<(u32, u32)>>,
+    /// Anchors and normalised words of the pages (text `d` = `doc_ids[d]`).
+    index: AnchorIndex,
     /// Kept paragraphs: (document, span); token id → paragraphs holding it (sorted, unique).
     paragraphs: Vec<(usize, Span)>,
     para_postings: Vec<Vec<u32>>,
@@ -162,42 +157,26 @@ pub struct BookIndex {
 impl BookIndex {
     /// Indexes the narrative pages of one book.
     pub fn new(pages: &[&Page], config: AnchorConfig) -> BookIndex {
-        let mut ix = BookIndex {
-            doc_ids: Vec::new(),
-            anchors: HashMap::new(),
-            vocab: HashMap::new(),
-            tokens: Vec::new(),
-            postings: Vec::new(),
-            paragraphs: Vec::new(),
-            para_postings: Vec::new(),
-            config,
-        };
-        for page in pages.iter().filter(|p| p.is_narrative()) {
-            let d = ix.doc_ids.len();
-            ix.doc_ids.push(page.doc_id());
-            let (text, spans) = page.text_and_spans();
-            for a in ix.config.extract(&text) {
-                ix.anchors.entry(a.norm).or_insert((d, a.span));
-            }
-            let mut toks = Vec::new();
-            for t in tokenize(&text) {
-                let next = ix.vocab.len() as u32;
-                let id = *ix.vocab.entry(t.norm).or_insert(next);
-                if id as usize == ix.postings.len() {
-                    ix.postings.push(Vec::new());
-                    ix.para_postings.push(Vec::new());
-                }
-                ix.postings[id as usize].push((d as u32, toks.len() as u32));
-                toks.push((id, t.span));
-            }
+        let narrative: Vec<&&Page> = pages.iter().filter(|p| p.is_narrative()).collect();
+        let texts: Vec<(String, Vec<Option<Span>>)> =
+            narrative.iter().map(|p| p.text_and_spans()).collect();
+        let index = AnchorIndex::new(texts.iter().map(|(t, _)| t.as_str()), &config);
+        let mut paragraphs = Vec::new();
+        let mut para_postings: Vec<Vec<u32>> = Vec::new();
+        for (d, (_, spans)) in texts.iter().enumerate() {
             // Paragraph postings: tokens fall in kept-block spans in order.
+            let t = index.text(d);
             let mut ti = 0;
-            for span in spans.into_iter().flatten() {
-                let p = ix.paragraphs.len() as u32;
-                ix.paragraphs.push((d, span));
-                while ti < toks.len() && toks[ti].1.start < span.end {
-                    if toks[ti].1.start >= span.start {
-                        let list = &mut ix.para_postings[toks[ti].0 as usize];
+            for span in spans.iter().flatten() {
+                let p = paragraphs.len() as u32;
+                paragraphs.push((d, *span));
+                while ti < t.token_ids.len() && t.token_spans[ti].start < span.end {
+                    if t.token_spans[ti].start >= span.start {
+                        let id = t.token_ids[ti] as usize;
+                        if para_postings.len() <= id {
+                            para_postings.resize(id + 1, Vec::new());
+                        }
+                        let list = &mut para_postings[id];
                         if list.last() != Some(&p) {
                             list.push(p);
                         }
@@ -205,9 +184,14 @@ impl BookIndex {
                     ti += 1;
                 }
             }
-            ix.tokens.push(toks);
         }
-        ix
+        BookIndex {
+            doc_ids: narrative.iter().map(|p| p.doc_id()).collect(),
+            index,
+            paragraphs,
+            para_postings,
+            config,
+        }
     }
 
     fn found(&self, d: usize, span: Span) -> Found {
@@ -220,29 +204,18 @@ impl BookIndex {
 
     /// The first occurrence of `terms` as consecutive normalised words of one page.
     fn phrase(&self, terms: &[String]) -> Option<Found> {
-        let ids: Vec<u32> = terms
-            .iter()
-            .map(|t| self.vocab.get(t).copied())
-            .collect::<Option<_>>()?;
-        let first = *ids.first()?;
-        for &(d, p) in &self.postings[first as usize] {
-            let toks = &self.tokens[d as usize];
-            let p = p as usize;
-            if p + ids.len() <= toks.len()
-                && ids.iter().enumerate().all(|(k, id)| toks[p + k].0 == *id)
-            {
-                let span = Span {
-                    start: toks[p].1.start,
-                    end: toks[p + ids.len() - 1].1.end,
-                };
-                return Some(self.found(d as usize, span));
-            }
-        }
-        None
+        self.index
+            .phrase(terms)
+            .next()
+            .map(|(d, span)| self.found(d, span))
     }
 
+    /// The first corpus anchor with normalised form `norm`.
     fn exact(&self, norm: &str) -> Option<Found> {
-        self.anchors.get(norm).map(|&(d, s)| self.found(d, s))
+        self.index.exact(norm).first().map(|&(d, i)| {
+            let d = d as usize;
+            self.found(d, self.index.text(d).anchors[i as usize].span)
+        })
     }
 
     /// Content-word coverage of `text` by the best kept paragraph.
@@ -260,8 +233,8 @@ impl BookIndex {
         let required = ((words.len() as f64) * CONTENT_COVERAGE).ceil() as usize;
         let mut hits: HashMap<u32, usize> = HashMap::new();
         for w in &words {
-            if let Some(&id) = self.vocab.get(w) {
-                for &p in &self.para_postings[id as usize] {
+            if let Some(id) = self.index.term(w) {
+                for &p in self.para_postings.get(id as usize).into_iter().flatten() {
                     *hits.entry(p).or_default() += 1;
                 }
             }
