@@ -545,6 +545,7 @@ fn gap(text: &str, prev: Option<&Token>, next: &Token) -> Gap {
 }
 
 impl AnchorConfig {
+    /// The domain suffixes, normalised (once per extraction, not per anchor).
     fn suffixes(&self) -> Vec<String> {
         self.domain_suffixes
             .iter()
@@ -552,8 +553,7 @@ impl AnchorConfig {
             .collect()
     }
 
-    fn strip_suffixes(&self, terms: &mut Vec<String>) {
-        let suffixes = self.suffixes();
+    fn strip_suffixes(suffixes: &[String], terms: &mut Vec<String>) {
         while terms.len() > 1 && terms.last().is_some_and(|t| suffixes.contains(t)) {
             terms.pop();
         }
@@ -566,7 +566,7 @@ impl AnchorConfig {
         let toks = tokenize(text);
         let mut out = Vec::new();
         self.dates(text, &toks, &mut out);
-        self.groups(text, &toks, &mut out);
+        self.groups(text, &toks, &self.suffixes(), &mut out);
         out.sort_by(|a, b| {
             (a.span.start, a.kind, a.span.end).cmp(&(b.span.start, b.kind, b.span.end))
         });
@@ -593,7 +593,7 @@ impl AnchorConfig {
             return out;
         }
         let mut terms: Vec<String> = toks.iter().map(|t| t.norm.clone()).collect();
-        self.strip_suffixes(&mut terms);
+        Self::strip_suffixes(&self.suffixes(), &mut terms);
         let norm = terms.join(" ");
         if out.iter().any(|a| a.norm == norm) {
             return out;
@@ -735,7 +735,7 @@ impl AnchorConfig {
         }
     }
 
-    fn groups(&self, text: &str, toks: &[Token], out: &mut Vec<Anchor>) {
+    fn groups(&self, text: &str, toks: &[Token], suffixes: &[String], out: &mut Vec<Anchor>) {
         let raw = |t: &Token| &text[t.span.start..t.span.end];
         let mut i = 0;
         while i < toks.len() {
@@ -810,7 +810,7 @@ impl AnchorConfig {
                 continue;
             }
             let mut terms: Vec<String> = toks[start..end].iter().map(|t| t.norm.clone()).collect();
-            self.strip_suffixes(&mut terms);
+            Self::strip_suffixes(suffixes, &mut terms);
             let head = terms.last().map(String::as_str).unwrap_or("");
             let event = EVENT_HEADS.contains(&head)
                 || (EVENT_LEADS.contains(&terms[0].as_str()) && terms.iter().any(|t| t == "of"));
