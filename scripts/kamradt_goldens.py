@@ -117,7 +117,7 @@ def make_inputs():
     with open(os.path.join(DATASETS, "quality-leval-subset/quality.jsonl"), encoding="utf-8") as f:
         article = json.loads(f.readline())["input"]
     write_input("quality_article", head_paragraphs(article, 2600))
-    # Synthetic inputs (not from a corpus): CASES.md 4, 7, 25 and the split regex's corners.
+    # Synthetic inputs (not from a corpus): docs/reference.md (cases) 4, 7, 25 and the split regex's corners.
     write_input("case04_single_sentence", "The cooling loop was inspected on Tuesday.")
     write_input("case04_no_punctuation", "no terminal punctuation at all in this line")
     write_input("case07_degenerate", "Intro sentence here. ---- #### ----. Closing sentence here.")

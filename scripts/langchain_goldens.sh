@@ -170,7 +170,7 @@ def make_inputs():
     start = next(i for i, l in enumerate(lines) if l.startswith("### Building faster automata"))
     end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("## "))
     excerpt = lines[0] + "\n\n" + "\n".join(lines[start:end]).strip("\n")
-    # Synthetic edge cases (not from a corpus): the CASES.md strings that tokenizers and
+    # Synthetic edge cases (not from a corpus): the docs/reference.md (cases) strings that tokenizers and
     # whitespace rules disagree on, written out here so the file can be regenerated.
     write_input("synthetic_edge_cases", "".join([
         "Para one line.\r\n\r\nPara two line.\r\nsame para.\r\n\r\nPara three.\r\n",

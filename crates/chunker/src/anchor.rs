@@ -1,4 +1,4 @@
-//! Surface anchors for EAR retrieval (entity-aware anchors; arXiv 2609.12268, ../shared/DESIGN.md
+//! Surface anchors for EAR retrieval (entity-aware anchors; arXiv 2609.12268, docs/reference.md
 //! §5): normalised surface strings found by rules, not by a NER model.
 //!
 //! # Kinds
@@ -844,7 +844,7 @@ pub struct IndexedText {
 }
 
 /// Surface anchors and normalised words of a set of texts, indexed for the two lookups EAR
-/// needs (arXiv 2609.12268; ../shared/DESIGN.md §5): *exact* (a normalised anchor form →
+/// needs (arXiv 2609.12268; docs/reference.md §5): *exact* (a normalised anchor form →
 /// the corpus anchors with that form) and *phrase* (normalised terms → the places they occur
 /// as consecutive words). Used by EAR retrieval (`retriever::ear`) and by the textbook
 /// support rule (`evaluator::openstax::support`). Texts are numbered in the order given;
@@ -1290,7 +1290,7 @@ mod tests {
 
     #[test]
     fn repeated_anchors_keep_their_own_offsets() {
-        // CASES.md case 18: three occurrences, three positions.
+        // docs/reference.md case 18: three occurrences, three positions.
         let text = "Bolt A failed. Bolt A passed. Bolt A failed.";
         let starts: Vec<usize> = AnchorConfig::default()
             .extract(text)

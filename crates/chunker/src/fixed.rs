@@ -4,20 +4,20 @@
 //! tokens of a Hugging Face tokenizer, located through its offset mappings). Windows of
 //! `size` units start every `size - overlap` units; the last window is the first one that
 //! reaches the document's last unit, so no text is dropped and no window is a subset of its
-//! predecessor (../shared/cases/CASES.md, cases 1 and 24). Each chunk spans from the first
+//! predecessor (docs/reference.md, cases 1 and 24). Each chunk spans from the first
 //! byte of its first unit to the last byte of its last unit:
 //!
 //! * words: whitespace between chunks (and at the document's edges) is not covered;
 //! * chars: windows are exact, so with overlap 0 the chunks concatenate to the document,
 //!   except that windows made only of word separators (whitespace, U+200B, U+2060, U+FEFF;
-//!   [`crate::is_word_separator`]) are dropped (CASES.md case 3: blank text gives no chunk);
+//!   [`crate::is_word_separator`]) are dropped (docs/reference.md case 3: blank text gives no chunk);
 //! * tokens: text the tokenizer ignores (whitespace, control characters, chars its
 //!   normalizer removes) may fall between chunks; token spans are snapped outwards to char
 //!   boundaries, so a chunk never splits a character (case 12). A window may end between
 //!   two word pieces of one word.
 //!
-//! This is the `fixed` strategy of DESIGN.md §1. The [`FixedConfig::bhat`] preset
-//! reproduces the fixed token chunks of Bhat et al. 2025 (DESIGN.md §5), the kind LlamaIndex's
+//! This is the `fixed` strategy of docs/reference.md §1. The [`FixedConfig::bhat`] preset
+//! reproduces the fixed token chunks of Bhat et al. 2025 (docs/reference.md §5), the kind LlamaIndex's
 //! `TokenTextSplitter` produces (`llama_index/core/node_parser/text/token.py`). That splitter
 //! first splits on a separator (`" "`, backups `"\n"`) and merges the words up to the token
 //! budget, so it never cuts inside a word; these windows cut at exact token boundaries and
@@ -29,11 +29,11 @@ use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 use std::sync::Arc;
 
-/// Token window sizes of the `bhat` preset (Bhat et al. 2025, arXiv 2505.21700; DESIGN.md
+/// Token window sizes of the `bhat` preset (Bhat et al. 2025, arXiv 2505.21700; docs/reference.md
 /// §5): 64, 128, 256, 512 and 1024 tokens, no overlap.
 pub const BHAT_TOKEN_SIZES: [usize; 5] = [64, 128, 256, 512, 1024];
 
-/// Parent size of the `ear-parent` preset in words (EAR, arXiv 2609.12268; DESIGN.md §5).
+/// Parent size of the `ear-parent` preset in words (EAR, arXiv 2609.12268; docs/reference.md §5).
 pub const EAR_PARENT_WORDS: usize = 260;
 
 /// Overlap of the `ear-parent` preset in words.
@@ -586,7 +586,7 @@ mod tests {
         }
     }
 
-    /// Checks invariants 1, 2, 4 and 3 (coverage) of CASES.md for one config and text.
+    /// Checks invariants 1, 2, 4 and 3 (coverage) of docs/reference.md (cases) for one config and text.
     fn check_invariants(cfg: &FixedConfig, text: &str) -> Result<(), TestCaseError> {
         let d = doc(text);
         let chunks = cfg.chunk(&d);

@@ -1,4 +1,4 @@
-//! The Kamradt / LangChain `SemanticChunker` baseline (DESIGN.md §5, "LangChain defaults"),
+//! The Kamradt / LangChain `SemanticChunker` baseline (docs/reference.md §5, "LangChain defaults"),
 //! as pure functions over sentence spans and precomputed embeddings.
 //!
 //! Reference: langchain-experimental's `langchain_experimental/text_splitter.py` (version

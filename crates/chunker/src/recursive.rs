@@ -28,12 +28,12 @@
 //!
 //! Offsets are computed structurally: every piece is a byte range of the input, so a chunk
 //! is `text[start..end]` by construction (no `str.find` as in LangChain's `add_start_index`,
-//! which can land on the wrong copy of a repeated passage, CASES.md case 18).
+//! which can land on the wrong copy of a repeated passage, docs/reference.md case 18).
 //!
 //! # Differences from LangChain (all counted in [`RecursiveStats`])
 //! * `keep_separator = false`: LangChain joins a chunk's pieces with the separator string,
 //!   which collapses runs of separators and inserts a regex separator's *pattern* literally
-//!   (CASES.md case 17). Here the chunk is the source text from its first to its last piece;
+//!   (docs/reference.md case 17). Here the chunk is the source text from its first to its last piece;
 //!   chunks whose LangChain string differs are counted in
 //!   [`RecursiveStats::joined_differs`]. [`RecursiveChunker::langchain_texts`] returns
 //!   LangChain's strings.
@@ -43,7 +43,7 @@
 //! * A chunk contained in its neighbour (LangChain emits such chunks when overlap meets
 //!   whitespace-only pieces) is dropped, so starts and ends strictly increase
 //!   ([`RecursiveStats::dropped_contained`]).
-//! * `chunk_overlap == chunk_size` is rejected (LangChain accepts it; CASES.md case 1).
+//! * `chunk_overlap == chunk_size` is rejected (LangChain accepts it; docs/reference.md case 1).
 //! * Regex separators use Rust `regex` syntax: look-around and back-references are rejected
 //!   when the chunker is built, and so are capture groups (Python's `re.split` would return
 //!   the captured text as extra pieces); use `(?:...)`. Empty matches are iterated like
@@ -65,7 +65,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 /// LangChain's default separators for `RecursiveCharacterTextSplitter`: paragraph break,
-/// line break, space, then single chars (DESIGN.md §5, "LangChain defaults").
+/// line break, space, then single chars (docs/reference.md §5, "LangChain defaults").
 pub const DEFAULT_SEPARATORS: [&str; 4] = ["\n\n", "\n", " ", ""];
 
 /// Where a separator goes when text is split at it (LangChain's `keep_separator`).
@@ -174,7 +174,7 @@ pub struct RecursiveStats {
     /// Chunks returned.
     pub chunks: usize,
     /// Returned chunks larger than `chunk_size`: indivisible pieces (no separator left) that
-    /// LangChain also emits, with its "Created a chunk of size ..." warning (CASES.md
+    /// LangChain also emits, with its "Created a chunk of size ..." warning (docs/reference.md (cases)
     /// invariant 5).
     pub oversized: usize,
     /// Largest chunk size returned, as LangChain measures it (sum of piece sizes plus
@@ -1148,7 +1148,7 @@ mod tests {
 
     #[test]
     fn repeated_text_gets_distinct_offsets() {
-        // CASES.md case 18: structurally computed offsets, not str.find.
+        // docs/reference.md case 18: structurally computed offsets, not str.find.
         let text = "The valve is closed. ".repeat(8);
         let rc = RecursiveChunker::new(42, 0)
             .unwrap()
@@ -1165,7 +1165,7 @@ mod tests {
         }
     }
 
-    /// Invariants 1, 2, 4 (and 3 with overlap 0) of CASES.md for one chunker and text.
+    /// Invariants 1, 2, 4 (and 3 with overlap 0) of docs/reference.md (cases) for one chunker and text.
     fn check(rc: &RecursiveChunker, text: &str) -> Result<(), TestCaseError> {
         let d = doc(text);
         let (chunks, stats) = rc.chunk_with_stats(&d);

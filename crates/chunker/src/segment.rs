@@ -1251,7 +1251,7 @@ mod tests {
         assert!(!starts_with_list_marker("1984. The"));
     }
 
-    // ../shared/cases/CASES.md, case 3.
+    // docs/reference.md, case 3.
     #[test]
     fn case3_blank_documents_have_no_sentences() {
         for t in ["", "   \n\t  ", "\r\n\r\n", "\u{00A0}\u{200B}\u{FEFF}"] {
@@ -1759,7 +1759,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
-        /// Invariants 1, 2, 4 of CASES.md on random UTF-8 (multi-byte, CJK, controls).
+        /// Invariants 1, 2, 4 of docs/reference.md (cases) on random UTF-8 (multi-byte, CJK, controls).
         #[test]
         fn prop_contract_holds_on_random_utf8(text in arb_text()) {
             let spans = sentences(&text);

@@ -1,7 +1,7 @@
 //! Size units shared by the chunkers: words, characters and model tokens.
 //!
 //! * [`Unit::Words`]: whitespace-separated words of the text ([`crate::word_spans`],
-//!   DESIGN.md §3).
+//!   docs/reference.md §3).
 //! * [`Unit::Chars`]: Unicode scalar values (Rust `char`s, Python `len(str)` code points).
 //!   Not bytes and not graphemes: `"é"` (U+00E9) is 1 char, `"e\u{301}"` is 2, and the
 //!   ZWJ family emoji `"👩‍👩‍👧‍👦"` is 7.
@@ -101,7 +101,7 @@ pub enum TokenizerError {
 
 /// A Hugging Face tokenizer (`tokenizer.json`) used to count tokens and to find token byte
 /// spans. Truncation and padding configured in the file are always disabled (the MiniLM
-/// file ships `truncation.max_length = 128` and fixed padding, DESIGN.md §4b), and special
+/// file ships `truncation.max_length = 128` and fixed padding, docs/reference.md §4b), and special
 /// tokens are never added: counts are exactly `len(tokenizer.tokenize(text))` of
 /// `transformers` (what LangChain's `from_huggingface_tokenizer` measures).
 ///

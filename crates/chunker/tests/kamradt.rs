@@ -1,5 +1,5 @@
 //! Kamradt / LangChain SemanticChunker: the sentence regex, the early returns, degenerate
-//! vectors, errors, and CASES.md cases 4, 7 and 25. Parity with LangChain itself is in
+//! vectors, errors, and docs/reference.md cases 4, 7 and 25. Parity with LangChain itself is in
 //! `kamradt_golden.rs`.
 
 use chunker::kamradt::{numpy, split_sentences};

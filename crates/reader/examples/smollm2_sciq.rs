@@ -6,7 +6,7 @@
 //! cargo run -p reader --release --example smollm2_sciq -- [N=50] [MODEL.gguf] [DATA_DIR]
 //! ```
 //! Defaults: the pinned model under `models/` (run `chunkbench models fetch`) and
-//! `data/sciq/` (canonical `documents.jsonl` / `questions.jsonl`, DESIGN.md §3). By default it
+//! `data/sciq/` (canonical `documents.jsonl` / `questions.jsonl`, docs/reference.md §3). By default it
 //! evaluates two reader configurations, letter scoring (the default [`LlmConfig`]) and cloze
 //! scoring ([`Scoring::Cloze`]); `SMOLLM2_SCIQ_CONFIG` (an `LlmConfig` as JSON, e.g.
 //! `{"chat":"plain"}`) evaluates that one instead.

@@ -1,7 +1,7 @@
 //! Oracle inputs: the gold evidence passages of a question, sliced from its documents.
 //!
 //! The oracle baseline reads the question with exactly the text its gold evidence spans cover
-//! (DESIGN.md §3: `evidence: [{doc_id, start, end}]`, byte offsets into the document's
+//! (docs/reference.md §3: `evidence: [{doc_id, start, end}]`, byte offsets into the document's
 //! cleaned `text`). Closed-book is the empty passage list ([`crate::ReaderInput::closed_book`]).
 //! Both are ordinary passage lists, so every reader accepts them.
 

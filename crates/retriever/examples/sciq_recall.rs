@@ -7,7 +7,7 @@
 //!     [--form question|question+options|per-option] [--stemming]
 //!     [--passages P.f32 --queries Q.f32 --dim 384]
 //! ```
-//! `DATA_DIR` holds `documents.jsonl` and `questions.jsonl` (DESIGN.md §3; `chunkbench data`
+//! `DATA_DIR` holds `documents.jsonl` and `questions.jsonl` (docs/reference.md §3; `chunkbench data`
 //! writes them, e.g. `data/sciq`). Vectors are raw little-endian `f32`, row-major: `P.f32`
 //! one row per passage in index order (documents in file order, fixed chunks of `--size`
 //! words, no overlap), `Q.f32` one row per question in file order, embedded from the

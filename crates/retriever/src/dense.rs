@@ -4,7 +4,7 @@
 //! is built and query vectors when they are searched (unit vectors from the embedder change by
 //! at most an ulp). Search computes `Q · Pᵀ` for blocks of queries (default 256 rows) with
 //! candle's CPU matmul, which runs the `gemm` crate's kernels (AVX-512 with the workspace's
-//! `x86-v4` feature, runtime-dispatched; DESIGN.md §4b), one tile of [`PASSAGE_TILE`] passages
+//! `x86-v4` feature, runtime-dispatched; docs/reference.md §4b), one tile of [`PASSAGE_TILE`] passages
 //! at a time, and keeps the `k` best passages of each row in parallel (rayon). A query whose scope selects fewer than 1/8 of the passages is
 //! scored by direct dot products over its scope instead (the matmul would be mostly wasted).
 //!
@@ -12,7 +12,7 @@
 //! [`crate::top_k`]); identical for any thread count because each score is one dot product
 //! computed in a fixed order.
 //!
-//! Degenerate vectors (CASES.md case 7): a vector with a non-finite component or a zero norm
+//! Degenerate vectors (docs/reference.md case 7): a vector with a non-finite component or a zero norm
 //! is *degenerate*. Degenerate passages are stored as zero rows, never returned, and listed by
 //! [`DenseIndex::degenerate_passages`]; a degenerate query returns no hits ([`is_degenerate`]
 //! lets the caller count them). No NaN ever reaches a ranking.

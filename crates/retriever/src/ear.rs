@@ -1,4 +1,4 @@
-//! EAR: entity-aware anchor windows (arXiv 2609.12268; ../shared/DESIGN.md §5).
+//! EAR: entity-aware anchor windows (arXiv 2609.12268; docs/reference.md §5).
 //!
 //! Index time: documents are cut into parents (260 words, 60 overlap in EAR; the caller
 //! passes them as a [`PassageIndex`]), every document's surface anchors
@@ -89,7 +89,7 @@ pub enum Expand {
     Summary,
 }
 
-/// EAR query-time settings (DESIGN.md §5 defaults).
+/// EAR query-time settings (docs/reference.md §5 defaults).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EarConfig {
@@ -856,7 +856,7 @@ mod tests {
 
     #[test]
     fn repeated_anchor_gives_three_windows() {
-        // CASES.md case 18: three distinct positions, never three copies of position 0.
+        // docs/reference.md case 18: three distinct positions, never three copies of position 0.
         let docs = [doc("d", "Bolt A failed. Bolt A passed. Bolt A failed.")];
         let idx = parents(&docs, 260, 60);
         let cfg = EarConfig {
@@ -884,7 +884,7 @@ mod tests {
 
     #[test]
     fn windows_are_symmetric_and_clipped_at_document_edges() {
-        // CASES.md case 27 for word radii.
+        // docs/reference.md case 27 for word radii.
         let text = "Alpha w1 w2 w3 Gamma w5 w6 w7 Omega";
         let docs = [doc("d", text)];
         let idx = parents(&docs, 260, 60);

@@ -2,9 +2,9 @@
 //! fusion, query forms, retrieval metrics and TREC files.
 //!
 //! A [`PassageIndex`] is built once per (dataset, strategy) from chunks and their exact source
-//! slices and is shared by every k and reader (DESIGN.md §1, "retrieve"). Retrievers return
+//! slices and is shared by every k and reader (docs/reference.md §1, "retrieve"). Retrievers return
 //! [`Hit`]s (passage index + score) ranked by descending score with ties broken by ascending
-//! passage index, identically under any thread count (CASES.md case 31):
+//! passage index, identically under any thread count (docs/reference.md case 31):
 //! - [`Bm25`]: Okapi BM25 with Lucene idf over a documented [`TextAnalyzer`];
 //! - [`DenseIndex`]: exact cosine top-k by blocked matrix products (candle + gemm);
 //! - [`rrf`]: reciprocal rank fusion (k = 60) of ranked lists, e.g. dense and BM25.

@@ -2,7 +2,7 @@
 //!
 //! Inputs are [`DocSpan`]s: a document id and a `[start, end)` span. Retrieved passages are
 //! given best first (rank 1 first), duplicates allowed; gold evidence is the question's
-//! `evidence` list (DESIGN.md §3). The unit of a span is whatever its coordinates count:
+//! `evidence` list (docs/reference.md §3). The unit of a span is whatever its coordinates count:
 //! bytes for chunk and evidence spans as stored, words after [`WordMap::to_words`]. A
 //! metric that needs evidence returns `None` for a question without (non-empty) evidence,
 //! which is how pytrec_eval/BEIR skip queries absent from the qrels: such questions belong in
@@ -11,7 +11,7 @@
 //! # Rank metrics (pytrec_eval / BEIR semantics, binary relevance)
 //! The relevant items are the distinct non-empty evidence spans `E` (identical spans count
 //! once). Retrieved passage `p` *covers* evidence `e` when they are in the same document and
-//! share at least one unit (`overlap > 0`); an empty passage covers nothing (CASES.md case 29).
+//! share at least one unit (`overlap > 0`); an empty passage covers nothing (docs/reference.md case 29).
 //! Walking the top `k` in rank order, the passage at rank `r` has gain `rel_r = 1` when it
 //! covers some evidence that no passage at a better rank covered, else 0. So the same
 //! evidence retrieved twice counts once (a duplicate passage, or a second chunk of the same
@@ -39,7 +39,7 @@
 //!   with `Ω` the union of *all* index passages overlapping the evidence,
 //!   `|E* ∩ Ω| / |Ω ∪ E*|` (Chroma's `_full_precision_score`).
 //!
-//! The DESIGN.md §5 vector: excerpt [10, 20), retrieved [0, 15) and [12, 30) gives recall 1,
+//! The docs/reference.md §5 vector: excerpt [10, 20), retrieved [0, 15) and [12, 30) gives recall 1,
 //! precision 10/33 and IoU 10/33. Differences from Chroma: Chroma scores each question at
 //! k = the number of chunks overlapping its excerpts and measures tokens; here `k` is the
 //! cell's and the unit is bytes or words. `E*` is a union, so overlapping evidence spans are
@@ -51,7 +51,7 @@
 //!
 //! # Words retrieved
 //! [`words_retrieved`]: with multiplicity (the sum of the passages' word counts) and unique
-//! (words covered by the union of the passages' spans, per document; DESIGN.md §3).
+//! (words covered by the union of the passages' spans, per document; docs/reference.md §3).
 
 use chunker::{unique_words, word_spans, Chunk, Document, Span};
 use std::collections::{BTreeMap, HashMap};
@@ -304,7 +304,7 @@ pub fn answer_recall_at_k<S: AsRef<str>>(passages: &[S], answer: &str, k: usize)
 
 /// Maps byte spans to word-index spans, per document, for the word-unit span metrics.
 ///
-/// Words are [`chunker::word_spans`] (whitespace-separated tokens, DESIGN.md §3). A byte span
+/// Words are [`chunker::word_spans`] (whitespace-separated tokens, docs/reference.md §3). A byte span
 /// covers the words that share at least one byte with it (the rule of
 /// [`chunker::unique_words`]), which always form a contiguous range `[first, last + 1)`; so
 /// the word length of a chunk's span is its [`Chunk::words`].
@@ -361,7 +361,7 @@ impl WordMap {
     }
 }
 
-/// Words retrieved by one question's passages, counted two ways (DESIGN.md §3).
+/// Words retrieved by one question's passages, counted two ways (docs/reference.md §3).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WordsRetrieved {
     /// Sum of the passages' word counts ([`Chunk::words`]): a word in two retrieved
@@ -374,7 +374,7 @@ pub struct WordsRetrieved {
 
 /// Counts the words of `chunks` with multiplicity and unique; `text_of` gives a document's
 /// text by id (a chunk of an unknown document adds to `with_multiplicity` only). Always
-/// `unique <= with_multiplicity`; both 0 for no chunks or empty chunks (CASES.md 29).
+/// `unique <= with_multiplicity`; both 0 for no chunks or empty chunks (docs/reference.md (cases) 29).
 pub fn words_retrieved<'d, F>(chunks: &[&Chunk], text_of: F) -> WordsRetrieved
 where
     F: Fn(&str) -> Option<&'d str>,

@@ -1,4 +1,4 @@
-//! CASES.md 3 (blank documents / empty corpus), 24 (overlapping chunks and words retrieved),
+//! docs/reference.md (cases) 3 (blank documents / empty corpus), 24 (overlapping chunks and words retrieved),
 //! 29 (empty retrieval is never perfect recall) for every retriever and metric here.
 
 use chunker::{Chunk, Document};

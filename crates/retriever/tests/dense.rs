@@ -1,4 +1,4 @@
-//! Exact dense top-k: CASES.md 7 (degenerate vectors) and 31 (ties), agreement of the blocked
+//! Exact dense top-k: docs/reference.md (cases) 7 (degenerate vectors) and 31 (ties), agreement of the blocked
 //! matmul path with the plain per-query loop, scopes, pooling and errors.
 
 use retriever::{is_degenerate, DenseError, DenseIndex, Hit};

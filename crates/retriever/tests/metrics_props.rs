@@ -1,4 +1,4 @@
-//! Property tests: every metric lies in [0, 1] and is never NaN (CASES.md invariant 6);
+//! Property tests: every metric lies in [0, 1] and is never NaN (docs/reference.md invariant 6);
 //! duplicates never push recall above 1 or change it; recall and hit grow with k.
 
 use proptest::prelude::*;
