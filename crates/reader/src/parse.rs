@@ -1,25 +1,32 @@
-//! Robust answer-letter extraction from free-form model output (../shared/cases/CASES.md
-//! case 32), for servers that return text without log-probs.
+//! Robust answer-letter extraction from free-form model output, for servers that return text
+//! without log-probs (docs/reference.md, "Answer parsing").
 //!
-//! Rules, in order (letters are upper-case A..Z and only those that exist count):
-//! 1. **Bare letter**: the whole trimmed output is one letter, optionally in `()`/`[]`,
-//!    optionally followed by `.`, `)` or `:` — `"B"`, `"(B)"`, `"B."`. A lower-case `"a"` is
-//!    not a letter.
+//! The reply is first stripped of surrounding whitespace and Markdown emphasis (`**B**`,
+//! `__B__`, `` `B` ``). Then these rules apply, in order; only letters of existing options
+//! count (A..A+n), and a lower-case letter counts only where it cannot be an English word:
+//! inside brackets, with a delimiter, or when it is not `a` or `i` (`"a"` alone is the article,
+//! not option A).
+//! 1. **Bare letter**: the whole reply is one letter, optionally in `()`/`[]`, optionally
+//!    followed by `.`, `)` or `:` — `"B"`, `"(B)"`, `"B."`, `"b"`, `"(a)"`.
 //! 2. **Anchored**: every occurrence of an anchor — `answer` (optionally followed by `is`,
-//!    `would be`, `should be`) or `correct/right/best option/choice`, then an optional `:`/`=`
-//!    — is followed either by a letter that is not the start of a word (`"Answer: (C)"`,
-//!    `"the answer is B."`, but not the `A` of `"Answer: All of the above"`), or by text that
-//!    equals an option's text (`"ANSWER: All of the above"` → that option). All anchored
-//!    findings must agree; different options are [`ParsedAnswer::Ambiguous`].
-//! 3. **Leading letter**: the output starts with a letter followed by `.`, `)` or `:`
-//!    (`"B. 4"`, `"(C) 6"`), when no anchor was found.
-//! 4. **Whole text**: the whole output equals one option's text (case- and
+//!    `would be`, `should be`) or `correct/right/best option/choice` (optionally `is`), then an
+//!    optional `:`/`=` — is followed either by a letter that is not the start of a word
+//!    (`"Answer: (C)"`, `"the answer is B."`, `"answer: b"`, `"The correct option is (b)."`,
+//!    but not the `A` of `"Answer: All of the above"` nor the `a` of `"the answer is a
+//!    cell"`), or by text that equals an option's text (`"ANSWER: All of the above"` → that
+//!    option). All anchored findings must agree; different options are
+//!    [`ParsedAnswer::Ambiguous`].
+//! 3. **Option letter**: the whole reply is `option B` / `choice (b)`.
+//! 4. **Leading letter**: the reply starts with a letter followed by `.`, `)` or `:`
+//!    (`"B. 4"`, `"(C) 6"`, `"b) 4"`), when no anchor was found.
+//! 5. **Whole text**: the whole reply equals one option's text (case- and
 //!    punctuation-insensitive), when nothing else matched.
 //!
 //! Anything else is [`ParsedAnswer::Unparsable`]: an unanchored letter inside prose (`"I think
 //! ..."` never reads as `I`), a letter past the last option, text matching no option (`"None of
-//! these"`). Unparsable and ambiguous outputs are counted as wrong by the caller
-//! ([`crate::ReaderOutput::invalid`]) and counted separately ([`crate::OpenAiStats`]).
+//! these"`, `"banana"`). Unparsable and ambiguous outputs are flagged invalid by the caller
+//! ([`crate::ReaderOutput::invalid`]), counted, and shown with their raw text — never a silent
+//! tie.
 
 use regex::Regex;
 use std::sync::OnceLock;
@@ -28,7 +35,7 @@ use std::sync::OnceLock;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ParsedAnswer {
     /// One option, identified by `rule` (`"bare"`, `"anchored-letter"`, `"anchored-text"`,
-    /// `"leading-letter"`, `"whole-text"`).
+    /// `"option-letter"`, `"leading-letter"`, `"whole-text"`).
     Choice {
         /// 0-based option index.
         index: usize,
@@ -61,24 +68,63 @@ fn anchor_re() -> &'static Regex {
     })
 }
 
+/// After an anchor: optional emphasis, `option`/`choice`, then a bracketed letter (group 1)
+/// or a plain letter (group 2), optional emphasis; the rest is checked by [`letter_ends`].
 fn letter_after_anchor_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"^\**\s*(?:option\s+|choice\s+)?[\(\[]?([A-Z])(?:[\)\]])?\**(?:[^\w]|$)")
+        Regex::new(r"^[\*_`\s]*(?i:option\s+|choice\s+)?[\*_`]*(?:[\(\[]([A-Za-z])[\)\]]|([A-Za-z]))[\*_`]*")
             .expect("letter regex")
     })
 }
 
 fn bare_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"^[\(\[]?([A-Z])[\)\]]?[\.\):]?$").expect("bare regex"))
+    RE.get_or_init(|| {
+        Regex::new(r"^(?:[\(\[]([A-Za-z])[\)\]]|([A-Za-z]))[\.\):]?$").expect("bare regex")
+    })
+}
+
+fn option_letter_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)^(?:option|choice)\s+(?:[\(\[]([A-Z])[\)\]]|([A-Z]))[\.\)]?$")
+            .expect("option regex")
+    })
 }
 
 fn leading_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"^(?:\(([A-Z])\)|\[([A-Z])\]|([A-Z])[\.\):])(?:\s|$)").expect("leading regex")
+        Regex::new(r"^(?:[\(\[]([A-Za-z])[\)\]]|([A-Za-z])([\.\):]))(?:\s|$)")
+            .expect("leading regex")
     })
+}
+
+/// Lower-case letters that are English words on their own (`a`, `i`): read as a letter only
+/// in brackets or with a delimiter.
+fn is_word_letter(c: char) -> bool {
+    matches!(c, 'a' | 'i')
+}
+
+/// Strips surrounding whitespace and Markdown emphasis (`*`, `_`, backticks).
+fn strip_emphasis(s: &str) -> &str {
+    s.trim()
+        .trim_matches(|c: char| matches!(c, '*' | '_' | '`') || c.is_whitespace())
+}
+
+/// Whether a plain letter followed by `rest` stands alone (is not the start of a word): end
+/// of text, punctuation, or whitespace — the last only for letters that are not English
+/// words when lower-case (`"the answer is a cell"` is not option A).
+fn letter_ends(c: char, rest: &str) -> bool {
+    match rest.chars().next() {
+        None => true,
+        Some(n) if n.is_alphanumeric() || n == '_' => false,
+        Some(n) if n.is_whitespace() => {
+            c.is_ascii_uppercase() || !is_word_letter(c) || rest.trim().is_empty()
+        }
+        Some(_) => true,
+    }
 }
 
 /// Lower-cases, trims surrounding quotes/asterisks/punctuation and collapses whitespace.
@@ -92,8 +138,7 @@ fn norm(s: &str) -> String {
         .to_lowercase()
 }
 
-/// The unique option whose normalized text equals `text` (also accepting a leading
-/// `"D) "`/`"D. "` letter prefix naming that same option).
+/// The unique option whose normalized text equals `text`.
 fn match_option_text(text: &str, options: &[String]) -> Option<usize> {
     let t = norm(text);
     if t.is_empty() {
@@ -121,13 +166,34 @@ fn match_option_text(text: &str, options: &[String]) -> Option<usize> {
 pub fn parse_answer(output: &str, options: &[String]) -> ParsedAnswer {
     let n = options.len().min(crate::MAX_OPTIONS);
     let idx = |c: char| -> Option<usize> {
-        let i = (c as u32).checked_sub('A' as u32)? as usize;
+        let i = (c.to_ascii_uppercase() as u32).checked_sub('A' as u32)? as usize;
         (i < n).then_some(i)
     };
-    let t = output.trim();
+    let first = |m: Option<regex::Match<'_>>| m.and_then(|m| m.as_str().chars().next());
+    let t = strip_emphasis(output);
     // 1. Bare letter.
     if let Some(c) = bare_re().captures(t) {
-        let ch = c[1].chars().next().unwrap_or('?');
+        let bracketed = first(c.get(1));
+        let ch = bracketed.or_else(|| first(c.get(2))).unwrap_or('?');
+        if bracketed.is_none() && ch.is_ascii_lowercase() {
+            // A plain lower-case letter may also be an option's text ("e" among b, e, k).
+            let delimited = t.len() > 1;
+            let as_letter = (!is_word_letter(ch) || delimited)
+                .then(|| idx(ch))
+                .flatten();
+            return match (as_letter, match_option_text(t, options)) {
+                (Some(i), Some(j)) if i != j => ParsedAnswer::Ambiguous(vec![i.min(j), i.max(j)]),
+                (Some(index), _) => ParsedAnswer::Choice {
+                    index,
+                    rule: "bare",
+                },
+                (None, Some(index)) => ParsedAnswer::Choice {
+                    index,
+                    rule: "whole-text",
+                },
+                (None, None) => ParsedAnswer::Unparsable,
+            };
+        }
         return match idx(ch) {
             Some(index) => ParsedAnswer::Choice {
                 index,
@@ -141,10 +207,18 @@ pub fn parse_answer(output: &str, options: &[String]) -> ParsedAnswer {
     for m in anchor_re().find_iter(t) {
         let rest = &t[m.end()..];
         if let Some(c) = letter_after_anchor_re().captures(rest) {
-            if let Some(i) = c[1].chars().next().and_then(idx) {
-                found.push((i, "anchored-letter"));
+            let after = &rest[c.get(0).map_or(0, |m| m.end())..];
+            let letter = match (first(c.get(1)), first(c.get(2))) {
+                (Some(b), _) => Some(b),
+                (None, Some(p)) if letter_ends(p, after) => Some(p),
+                _ => None,
+            };
+            if let Some(l) = letter {
+                if let Some(i) = idx(l) {
+                    found.push((i, "anchored-letter"));
+                }
+                continue;
             }
-            continue;
         }
         let line = rest.lines().next().unwrap_or("");
         if let Some(i) = match_option_text(line, options) {
@@ -164,14 +238,31 @@ pub fn parse_answer(output: &str, options: &[String]) -> ParsedAnswer {
         0 => {}
         _ => return ParsedAnswer::Ambiguous(distinct),
     }
-    // 3. Leading letter with a delimiter.
+    // 3. "option B".
+    if let Some(c) = option_letter_re().captures(t) {
+        if let Some(index) = first(c.get(1)).or_else(|| first(c.get(2))).and_then(idx) {
+            return ParsedAnswer::Choice {
+                index,
+                rule: "option-letter",
+            };
+        }
+    }
+    // 4. Leading letter with a delimiter.
     if let Some(c) = leading_re().captures(t) {
-        let ch = c
-            .iter()
-            .skip(1)
-            .flatten()
-            .next()
-            .and_then(|m| m.as_str().chars().next());
+        let ch = match (
+            first(c.get(1)),
+            first(c.get(2)),
+            c.get(3).map(|m| m.as_str()),
+        ) {
+            (Some(b), ..) => Some(b),
+            // "a. ..." and "i: ..." are prose; "a) 2" is a list item.
+            (None, Some(p), Some(d))
+                if p.is_ascii_uppercase() || !is_word_letter(p) || d == ")" =>
+            {
+                Some(p)
+            }
+            _ => None,
+        };
         if let Some(index) = ch.and_then(idx) {
             return ParsedAnswer::Choice {
                 index,
@@ -179,7 +270,7 @@ pub fn parse_answer(output: &str, options: &[String]) -> ParsedAnswer {
             };
         }
     }
-    // 4. Whole text equals an option.
+    // 5. Whole text equals an option.
     if let Some(index) = match_option_text(t, options) {
         return ParsedAnswer::Choice {
             index,
@@ -260,6 +351,43 @@ mod tests {
         // Letters inside prose are not answers.
         assert_eq!(p("A cell is the unit of life."), ParsedAnswer::Unparsable);
         assert_eq!(p(""), ParsedAnswer::Unparsable);
+    }
+
+    #[test]
+    fn chat_model_shapes() {
+        let four = opts(&["2", "4", "6", "8"]);
+        let p = |s: &str| parse_answer(s, &four).index();
+        for (reply, want) in [
+            ("**B**", Some(1)),
+            ("__C__", Some(2)),
+            ("`D`", Some(3)),
+            ("b", Some(1)),
+            ("(a)", Some(0)),
+            ("a)", Some(0)),
+            ("answer: b", Some(1)),
+            ("Answer: a", Some(0)),
+            ("The correct option is (b).", Some(1)),
+            ("**Answer:** **C**", Some(2)),
+            ("the answer is d because 8 is even", Some(3)),
+            ("option c", Some(2)),
+            ("Choice (B)", Some(1)),
+            ("b) 4", Some(1)),
+            // Not letters: the article "a", a word starting with a letter, prose.
+            ("a", None),
+            ("i", None),
+            ("banana", None),
+            ("The answer is a cell.", None),
+            ("a. first of all", None),
+        ] {
+            assert_eq!(p(reply), want, "{reply:?}");
+        }
+        // "i" is not option I even with ten options; "I" is.
+        let ten: Vec<String> = (0..10).map(|i| format!("o{i}")).collect();
+        assert_eq!(parse_answer("i", &ten), ParsedAnswer::Unparsable);
+        assert_eq!(parse_answer("I", &ten).index(), Some(8));
+        // A lower-case letter that is also another option's text is ambiguous.
+        let o = opts(&["c", "x", "y", "z"]);
+        assert_eq!(parse_answer("c", &o), ParsedAnswer::Ambiguous(vec![0, 2]));
     }
 
     #[test]
