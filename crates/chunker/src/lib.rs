@@ -1,10 +1,10 @@
 //! Documents, byte spans, word segmentation and chunking strategies for chunkbench.
 //!
-//! The span model (DESIGN.md §3): every chunk is a byte span `[start, end)` of its source
+//! The span model (docs/reference.md §3): every chunk is a byte span `[start, end)` of its source
 //! document's cleaned text, and the chunk's text is exactly `text[start..end]`. Offsets are
 //! never recomputed by searching for text, so repeated passages keep their own positions.
 //!
-//! Words are whitespace-separated tokens of the text (DESIGN.md §3, "parents of 260 words");
+//! Words are whitespace-separated tokens of the text (docs/reference.md §3, "parents of 260 words");
 //! see [`word_spans`] for the exact separator set.
 
 #![warn(missing_docs)]
@@ -20,15 +20,15 @@ pub mod units;
 pub use fixed::{FixedConfig, FixedError};
 pub use kamradt::{BreakpointType, KamradtConfig, KamradtError, KamradtStats};
 pub use maxmin::{
-    maxmin_groups, split_oversized, ChunkSummary, Comparison, GroupUnit, MaxMinConfig, MaxMinError,
-    MaxMinStats, OversizedStats, SizeLimit,
+    maxmin_groups, pack_units, split_oversized, ChunkSummary, Comparison, GroupUnit, MaxMinConfig,
+    MaxMinError, MaxMinStats, OversizedStats, SizeLimit,
 };
 pub use recursive::{KeepSeparator, RecursiveChunker, RecursiveError, RecursiveStats};
 pub use units::{HfTokenizer, Sizer, TokenizerError, Unit, UnknownUnit};
 
 use serde::{Deserialize, Serialize};
 
-/// A source document in the canonical `documents.jsonl` format (DESIGN.md §3).
+/// A source document in the canonical `documents.jsonl` format (docs/reference.md §3).
 ///
 /// `text` is the cleaned text that every byte offset in chunkbench refers to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,7 +133,7 @@ impl Chunk {
 
 /// True for characters that separate words: Unicode `White_Space` plus the invisible
 /// separators U+200B (zero-width space), U+2060 (word joiner) and U+FEFF (BOM), which
-/// otherwise turn a blank document into one "word" (../shared/cases/CASES.md, case 3).
+/// otherwise turn a blank document into one "word" (docs/reference.md, case 3).
 pub fn is_word_separator(c: char) -> bool {
     c.is_whitespace() || matches!(c, '\u{200B}' | '\u{2060}' | '\u{FEFF}')
 }
@@ -179,7 +179,7 @@ pub fn count_words(text: &str) -> usize {
 /// Number of words covered by the union of `spans` of one document (overlaps counted once).
 ///
 /// `spans` may be in any order and may overlap; this is the "unique words retrieved" count
-/// (DESIGN.md §3), as opposed to the sum of per-chunk counts (words with multiplicity).
+/// (docs/reference.md §3), as opposed to the sum of per-chunk counts (words with multiplicity).
 pub fn unique_words(text: &str, spans: &[Span]) -> usize {
     let mut sorted: Vec<Span> = spans.iter().copied().filter(|s| !s.is_empty()).collect();
     sorted.sort();

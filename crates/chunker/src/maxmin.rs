@@ -1,4 +1,4 @@
-//! Max-Min semantic chunking (DESIGN.md §5), as pure functions over units (sentences or
+//! Max-Min semantic chunking (docs/reference.md §5), as pure functions over units (sentences or
 //! paragraphs, as byte spans) and one embedding vector per unit.
 //!
 //! # The rule
@@ -8,7 +8,7 @@
 //!
 //! * `|C| = 1`, `C = {s}`: `x` joins iff `init_constant * cos(x, s) > max(0, fixed_threshold)`
 //!   (the reference sets `adjusted_threshold = 0` in this branch and compares against
-//!   `max(adjusted_threshold, fixed_threshold)`; DESIGN.md §5 states the threshold as
+//!   `max(adjusted_threshold, fixed_threshold)`; docs/reference.md §5 states the threshold as
 //!   `fixed_threshold`, which is the same for every `fixed_threshold >= 0`, the default 0.6
 //!   included).
 //! * `|C| >= 2`: `x` joins iff
@@ -37,7 +37,7 @@
 //!   reference.
 //! * [`GroupUnit::Paragraph`]: group paragraphs instead of sentences.
 //!
-//! # Degenerate vectors (CASES.md case 7)
+//! # Degenerate vectors (docs/reference.md case 7)
 //! A vector with a non-finite component or an L2 norm below `10 * f64::EPSILON` is
 //! *degenerate*: its similarity to anything is `0.0` (what scikit-learn returns for a zero
 //! vector; NaN input makes the reference raise), it is never compared as a NaN, and it is
@@ -372,7 +372,7 @@ pub struct MaxMinStats {
     pub degenerate_vectors: usize,
     /// Units the rule accepted but `max_chunk` refused (a new chunk was started).
     pub forced_splits: usize,
-    /// Single units larger than `max_chunk` (each is one chunk; CASES.md invariant 5).
+    /// Single units larger than `max_chunk` (each is one chunk; docs/reference.md invariant 5).
     pub oversized_units: usize,
     /// Chunks smaller than `min_chunk` merged into a neighbour.
     pub merges: usize,
@@ -497,7 +497,7 @@ impl MaxMinConfig {
     /// Groups units given one vector per unit (shape `[n][dim]`, any `dim`, `f32`): returns
     /// the chunks as consecutive, non-empty index ranges that partition `0..n` in order, and
     /// the run's [`MaxMinStats`]. `n = 0` gives no groups; `n = 1` one group and no
-    /// similarity is computed (CASES.md case 4).
+    /// similarity is computed (docs/reference.md case 4).
     ///
     /// Source: maxmin_chunker.py `process_sentences` (module docs for the rule).
     ///
@@ -859,7 +859,7 @@ pub struct OversizedStats {
 
 /// Splits units larger than `limit` into pieces of at most `limit` (in its unit) before
 /// embedding, so that an embedder with a maximum input length never silently drops a tail
-/// (CASES.md case 8). For MiniLM (max_seq_length 256 including `[CLS]` and `[SEP]`) use a
+/// (docs/reference.md case 8). For MiniLM (max_seq_length 256 including `[CLS]` and `[SEP]`) use a
 /// token limit of 254.
 ///
 /// Pieces are cut greedily on word boundaries ([`crate::word_spans`]): each piece is a run
@@ -925,6 +925,35 @@ pub fn split_oversized(
         stats.pieces += out.len() - before;
     }
     (out, stats)
+}
+
+/// Greedily joins consecutive `units` (byte spans of `text`, in increasing order) into spans
+/// that measure at most `limit` in its unit: each output span runs from one unit's start to a
+/// later unit's end and is as long as possible. A unit that alone exceeds the limit is
+/// returned alone (split such units first with [`split_oversized`]). Used to bound the chunks
+/// of a semantic chunker by a size: the units are the chunk's sentences.
+pub fn pack_units(text: &str, units: &[Span], limit: &SizeLimit) -> Vec<Span> {
+    let mut out: Vec<Span> = Vec::new();
+    let mut current: Option<Span> = None;
+    for u in units {
+        current = Some(match current {
+            None => *u,
+            Some(c) => {
+                let joined = Span {
+                    start: c.start,
+                    end: u.end,
+                };
+                if limit.measure(&text[joined.start..joined.end]) <= limit.size() {
+                    joined
+                } else {
+                    out.push(c);
+                    *u
+                }
+            }
+        });
+    }
+    out.extend(current);
+    out
 }
 
 /// Emits the run of whole `words` as one piece, or, if it measures more than the limit

@@ -1,5 +1,5 @@
-//! Max-Min chunking: the DESIGN.md §5 test vectors, the reference's corner cases, the
-//! options, and CASES.md cases 4, 7, 8 and 25.
+//! Max-Min chunking: the docs/reference.md §5 test vectors, the reference's corner cases, the
+//! options, and docs/reference.md cases 4, 7, 8 and 25.
 
 use chunker::maxmin::{paragraphs, split_oversized, FIXED_THRESHOLD};
 use chunker::segment::sentences;
@@ -48,7 +48,7 @@ fn groups(vectors: &[Vec<f32>]) -> Vec<Range<usize>> {
 }
 
 /// Chunks are exact, non-empty, strictly increasing slices separated by whitespace only,
-/// and their word counts add up to the document's (CASES.md invariants 2-4, case 25).
+/// and their word counts add up to the document's (docs/reference.md invariants 2-4, case 25).
 fn assert_chunk_invariants(d: &Document, chunks: &[chunker::Chunk]) {
     assert_chunk_slices(d, chunks);
     let words: usize = chunks.iter().map(|c| c.words).sum();
@@ -74,7 +74,7 @@ fn assert_chunk_slices(d: &Document, chunks: &[chunker::Chunk]) {
     }
 }
 
-// ---------------------------------------------------------------- DESIGN.md §5 vectors
+// ---------------------------------------------------------------- docs/reference.md §5 vectors
 
 #[test]
 fn design_vectors_six_angles() {
@@ -171,7 +171,7 @@ fn adaptive_threshold_uses_sigmoid_of_size_minus_one() {
 fn zero_one_and_two_units() {
     let (g, s) = maxmin_groups(&[]).unwrap();
     assert!(g.is_empty() && s.chunks == 0 && s.similarities == 0);
-    // One unit: no similarity is computed, even for a NaN vector (CASES.md case 4).
+    // One unit: no similarity is computed, even for a NaN vector (docs/reference.md case 4).
     let (g, s) = maxmin_groups(&[vec![f32::NAN, 1.0]]).unwrap();
     assert_eq!(g, vec![0..1]);
     assert_eq!(s.similarities, 0);
@@ -197,7 +197,7 @@ fn identical_sentences_form_one_chunk() {
     assert_eq!(stats.similarities, 1 + (2..50).sum::<usize>());
 }
 
-// ---------------------------------------------------------------- CASES.md
+// ---------------------------------------------------------------- docs/reference.md (cases)
 
 #[test]
 fn case_04_single_sentence_document() {
@@ -632,4 +632,27 @@ fn split_oversized_in_chars_cuts_long_words_on_char_boundaries() {
     assert_eq!(texts.concat().replace(' ', ""), text.replace(' ', ""));
     assert_eq!(texts[0], "Short");
     assert_eq!(*texts.last().unwrap(), "Next.");
+}
+
+/// `pack_units` joins consecutive units while the joined span stays within the limit, keeps an
+/// over-limit unit alone, and never loses or reorders text.
+#[test]
+fn pack_units_bounds_joined_spans() {
+    use chunker::{pack_units, SizeLimit, Span};
+    let text = "One two three. Four five. Six seven eight nine ten eleven. Twelve.";
+    let units = chunker::kamradt::split_sentences(text);
+    let limit = SizeLimit::words(5).unwrap();
+    let packed = pack_units(text, &units, &limit);
+    let texts: Vec<&str> = packed.iter().map(|s| &text[s.start..s.end]).collect();
+    assert_eq!(
+        texts,
+        [
+            "One two three. Four five.",
+            "Six seven eight nine ten eleven.",
+            "Twelve."
+        ]
+    );
+    assert!(pack_units(text, &[], &limit).is_empty());
+    let one = [Span { start: 0, end: 3 }];
+    assert_eq!(pack_units(text, &one, &limit), one);
 }

@@ -63,6 +63,9 @@ pub struct ModelInfo {
     pub weights_sha256: String,
     /// Lower-case hex sha256 of `tokenizer.json`.
     pub tokenizer_sha256: String,
+    /// sha256 over the other files [`model_files`] lists (config.json and the
+    /// sentence-transformers files), each as `path-relative-to-dir NUL sha256 NUL`.
+    pub config_sha256: String,
     /// Pooling, effective `max_seq_length` (after any override), model normalisation.
     pub sentence_transformers: SentenceTransformerConfig,
     /// Output dimension (= `hidden_size`).
@@ -189,6 +192,45 @@ fn transformer_subdir(dir: &Path) -> Result<String, EmbedError> {
         .to_string())
 }
 
+/// The files [`BertEmbedder::load`] reads from a model directory, those that exist, in a
+/// fixed order: `modules.json`, the transformer's `config.json`, `tokenizer.json`,
+/// `model.safetensors` and `sentence_bert_config.json`, and the pooling `config.json`. These
+/// are what an embedder's results depend on, so they are what a content identity hashes.
+///
+/// # Errors
+/// [`EmbedError::Model`] when `modules.json` exists but is not valid JSON.
+pub fn model_files(dir: &Path) -> Result<Vec<PathBuf>, EmbedError> {
+    let tdir = dir.join(transformer_subdir(dir)?);
+    let mut pooling = vec![dir.join("1_Pooling").join("config.json")];
+    let modules = dir.join("modules.json");
+    if modules.exists() {
+        if let Some(list) = crate::config::read_json(&modules)?.as_array() {
+            pooling = list
+                .iter()
+                .filter(|m| {
+                    m.get("type")
+                        .and_then(|t| t.as_str())
+                        .is_some_and(|t| t.ends_with("Pooling"))
+                })
+                .filter_map(|m| m.get("path").and_then(|p| p.as_str()))
+                .map(|p| dir.join(p).join("config.json"))
+                .collect();
+        }
+    }
+    let mut files = vec![modules];
+    for f in [
+        "config.json",
+        "tokenizer.json",
+        "model.safetensors",
+        "sentence_bert_config.json",
+    ] {
+        files.push(tdir.join(f));
+    }
+    files.extend(pooling);
+    files.dedup();
+    Ok(files.into_iter().filter(|p| p.is_file()).collect())
+}
+
 impl BertEmbedder {
     /// Loads `dir` with default options ([`BertOptions::default`]: fused forward, batches of
     /// at most 64 inputs / 16384 word pieces, the model's own `max_seq_length`).
@@ -264,6 +306,21 @@ impl BertEmbedder {
                 Model::Reference(Box::new(load_reference(tensors, &config, &w_path)?))
             }
         };
+        let mut config_hash = Sha256::new();
+        for f in model_files(dir)? {
+            let stem = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if stem == "model.safetensors" || stem == "tokenizer.json" {
+                continue;
+            }
+            let bytes =
+                std::fs::read(&f).map_err(|e| model_err(&f, format!("cannot read: {e}")))?;
+            let rel = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
+            config_hash.update(rel.as_bytes());
+            config_hash.update([0]);
+            config_hash.update(hex::encode(Sha256::digest(&bytes)).as_bytes());
+            config_hash.update([0]);
+        }
+        let config_sha256 = hex::encode(config_hash.finalize());
         let name = dir
             .canonicalize()
             .ok()
@@ -274,6 +331,7 @@ impl BertEmbedder {
             dir: dir.to_path_buf(),
             weights_sha256,
             tokenizer_sha256,
+            config_sha256,
             sentence_transformers: st,
             dim: config.hidden_size,
             num_layers: config.num_hidden_layers,
@@ -367,15 +425,24 @@ impl Embedder for BertEmbedder {
         self.info.dim
     }
 
-    /// `bert:<name>:weights-sha256=<hex>:tokenizer-sha256=<hex>:pool=<mode>:max_seq=<n>:`
-    /// `norm=l2:lower=<bool>`.
+    fn tokenizer(&self) -> Option<tokenizers::Tokenizer> {
+        Some(self.tokenizer.clone())
+    }
+
+    fn max_input_tokens(&self) -> Option<usize> {
+        Some(self.info.sentence_transformers.max_seq_length)
+    }
+
+    /// `bert:<name>:weights-sha256=<hex>:tokenizer-sha256=<hex>:config-sha256=<hex>:`
+    /// `pool=<mode>:max_seq=<n>:norm=l2:lower=<bool>`.
     fn identity(&self) -> String {
         let st = &self.info.sentence_transformers;
         format!(
-            "bert:{}:weights-sha256={}:tokenizer-sha256={}:pool={}:max_seq={}:norm=l2:lower={}",
+            "bert:{}:weights-sha256={}:tokenizer-sha256={}:config-sha256={}:pool={}:max_seq={}:norm=l2:lower={}",
             self.info.name,
             self.info.weights_sha256,
             self.info.tokenizer_sha256,
+            &self.info.config_sha256[..16],
             st.pooling.as_str(),
             st.max_seq_length,
             st.do_lower_case

@@ -9,7 +9,7 @@
 //! bytes; `kk` its first two hex digits (256 shards). The identity of a [`crate::BertEmbedder`]
 //! carries the model name, the weights' and tokenizer's sha256, pooling, `max_seq_length`,
 //! normalisation and lower-casing, so two configurations never share an entry (an early
-//! lm-evaluation-harness cache was keyed without the model: DESIGN.md §6).
+//! lm-evaluation-harness cache was keyed without the model: docs/reference.md §6).
 //!
 //! Entry format (little-endian): magic `CBEMB\x01\0\0` (8 bytes), `dim: u32`, reserved `u32`
 //! (0), the 32-byte key, `dim` × `f32`, then the sha256 of everything before it (32 bytes).
@@ -263,6 +263,14 @@ impl<E: Embedder> CachedEmbedder<E> {
 impl<E: Embedder> Embedder for CachedEmbedder<E> {
     fn dim(&self) -> usize {
         self.inner.dim()
+    }
+
+    fn tokenizer(&self) -> Option<tokenizers::Tokenizer> {
+        self.inner.tokenizer()
+    }
+
+    fn max_input_tokens(&self) -> Option<usize> {
+        self.inner.max_input_tokens()
     }
 
     fn identity(&self) -> String {

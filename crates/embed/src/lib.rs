@@ -1,4 +1,4 @@
-//! Sentence embeddings for chunkbench (DESIGN.md §2, `crates/embed`).
+//! Sentence embeddings for chunkbench (docs/reference.md §2, `crates/embed`).
 //!
 //! This crate defines the [`Embedder`] contract that Max-Min chunking, the Kamradt baseline
 //! and dense retrieval are written against, and three implementations of it:
@@ -32,7 +32,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use batching::{plan_batches, BatchConfig};
-pub use bert::{BertEmbedder, BertOptions, ForwardImpl, ModelInfo};
+pub use bert::{model_files, BertEmbedder, BertOptions, ForwardImpl, ModelInfo};
 pub use cache::{CacheStats, CachedEmbedder, EmbeddingCache, Lookup};
 pub use config::{HiddenAct, Pooling, SentenceTransformerConfig};
 pub use http::{HttpApi, HttpConfig, HttpEmbedder};
@@ -134,6 +134,20 @@ pub trait Embedder: Send + Sync {
     fn stats(&self) -> EmbedStats {
         EmbedStats::default()
     }
+
+    /// The tokenizer the model reads its inputs with, for callers that keep inputs within
+    /// [`Embedder::max_input_tokens`] (a clone; callers disable its truncation). `None` for
+    /// backends that do not tokenize locally (HTTP). Wrappers must forward it.
+    fn tokenizer(&self) -> Option<tokenizers::Tokenizer> {
+        None
+    }
+
+    /// The longest input the model reads, in tokens including its special tokens
+    /// (`max_seq_length`: 256 for all-MiniLM-L6-v2); longer inputs are truncated and counted
+    /// in [`EmbedStats::truncated`]. `None` when unknown (HTTP). Wrappers must forward it.
+    fn max_input_tokens(&self) -> Option<usize> {
+        None
+    }
 }
 
 impl<E: Embedder + ?Sized> Embedder for &E {
@@ -148,6 +162,12 @@ impl<E: Embedder + ?Sized> Embedder for &E {
     }
     fn stats(&self) -> EmbedStats {
         (**self).stats()
+    }
+    fn tokenizer(&self) -> Option<tokenizers::Tokenizer> {
+        (**self).tokenizer()
+    }
+    fn max_input_tokens(&self) -> Option<usize> {
+        (**self).max_input_tokens()
     }
 }
 
@@ -164,6 +184,12 @@ impl<E: Embedder + ?Sized> Embedder for Box<E> {
     fn stats(&self) -> EmbedStats {
         (**self).stats()
     }
+    fn tokenizer(&self) -> Option<tokenizers::Tokenizer> {
+        (**self).tokenizer()
+    }
+    fn max_input_tokens(&self) -> Option<usize> {
+        (**self).max_input_tokens()
+    }
 }
 
 impl<E: Embedder + ?Sized> Embedder for Arc<E> {
@@ -178,6 +204,12 @@ impl<E: Embedder + ?Sized> Embedder for Arc<E> {
     }
     fn stats(&self) -> EmbedStats {
         (**self).stats()
+    }
+    fn tokenizer(&self) -> Option<tokenizers::Tokenizer> {
+        (**self).tokenizer()
+    }
+    fn max_input_tokens(&self) -> Option<usize> {
+        (**self).max_input_tokens()
     }
 }
 
