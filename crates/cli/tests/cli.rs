@@ -198,7 +198,13 @@ fn invalid_dataset_line_is_named() {
     let qs = std::fs::read_to_string(store().join("sciq/questions.jsonl")).unwrap();
     let mut lines: Vec<String> = qs.lines().map(str::to_string).collect();
     lines[6] = lines[6].replace("\"answer\":", "\"answer_idx\":");
-    std::fs::write(ds.join("questions.jsonl"), lines.join("\n")).unwrap();
+    let edited = lines.join("\n");
+    std::fs::write(ds.join("questions.jsonl"), &edited).unwrap();
+    // The manifest vouches for the edited file, so the line-level check is what fails.
+    let m = ds.join("manifest.json");
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&m).unwrap()).unwrap();
+    v["files"]["questions.jsonl"] = evaluator::io::sha256_hex(edited.as_bytes()).into();
+    std::fs::write(&m, v.to_string()).unwrap();
     let cfg = config(tmp.path(), Some(10));
     let o = chunkbench(
         &[
@@ -360,6 +366,7 @@ fn sigkilled_run_resumes_to_identical_results() {
     run(&cfg, &reference, &[]);
     let out = tmp.path().join("killed");
     let mut child = Command::new(env!("CARGO_BIN_EXE_chunkbench"))
+        .current_dir(workspace())
         .args([
             "run",
             cfg.to_str().unwrap(),

@@ -1,9 +1,12 @@
-//! `chunkbench compare`: the regression gate between two runs (DESIGN.md §1, "compare -> CI
+//! `chunkbench compare`: the regression gate between two runs (docs/reference.md §1, "compare -> CI
 //! gate").
 //!
 //! Inputs are two run directories written by `chunkbench run` (or `merge`): a *baseline* and a
 //! *candidate*. Each must hold `config.json` and `cells/ID.json` + `cells/ID.csv` for every
-//! finished cell. Nothing else is read, so a committed baseline needs only those files.
+//! cell of that config. Nothing else is read, so a committed baseline needs only those files.
+//! Exactly the cells of each run's own config are compared: a finished cell in `cells/` that
+//! is not a cell of `config.json` (left by an earlier, edited config re-run into the same
+//! directory) is ignored and counted in the report, never matched.
 //!
 //! # Matching and pairing
 //! - Cells are matched by cell id ([`crate::config::Cell::id`], a hash of the resolved cell
@@ -181,6 +184,9 @@ struct GateRow {
     question_id: String,
     correct: u8,
     words: u64,
+    /// Absent in rows written before readers flagged invalid answers.
+    #[serde(default)]
+    invalid: u8,
 }
 
 /// One finished cell of a run: its record and its rows.
@@ -197,8 +203,10 @@ struct LoadedRun {
     name: String,
     /// `bootstrap_resamples` from config.json (the default when absent).
     resamples: usize,
-    /// Cells by id.
+    /// Cells by id: exactly the cells of the run's config.
     cells: BTreeMap<String, RunCell>,
+    /// Finished cells in `cells/` that are not cells of the run's config.
+    ignored: usize,
 }
 
 /// Reads `dir/config.json` and every `dir/cells/ID.{json,csv}`.
@@ -250,27 +258,35 @@ fn load_run(dir: &Path, role: &str) -> Result<LoadedRun> {
             })?,
     };
     let cells_dir = dir.join("cells");
-    let entries = std::fs::read_dir(&cells_dir).with_context(|| {
-        format!(
+    if !cells_dir.is_dir() {
+        bail!(
             "{role} run {}: cannot read {}; {fix}",
             dir.display(),
             cells_dir.display()
-        )
-    })?;
-    let mut ids = Vec::new();
-    for entry in entries {
-        let p = entry
-            .with_context(|| format!("cannot list {}", cells_dir.display()))?
-            .path();
-        if p.extension().is_some_and(|e| e == "json") {
-            if let Some(stem) = p.file_stem().and_then(|s| s.to_str()) {
-                ids.push(stem.to_string());
-            }
-        }
+        );
     }
-    ids.sort();
+    let run_cfg: crate::config::RunConfig =
+        serde_json::from_slice(&cfg_bytes).with_context(|| {
+            format!(
+                "{}: not the resolved config `chunkbench run` writes (perhaps from an older \
+                 version); re-run the config, or regenerate the baseline with \
+                 scripts/update-baseline.sh",
+                cfg_path.display()
+            )
+        })?;
+    let ids: std::collections::BTreeSet<String> = run_cfg
+        .cells()
+        .iter()
+        .map(crate::config::Cell::id)
+        .collect();
+    let ignored = crate::run::foreign_cells(&cells_dir, &ids).len();
     let mut cells = BTreeMap::new();
     for id in ids {
+        // A cell of the config that is not finished is reported as unmatched (the other run
+        // has it, this one does not), not fatal.
+        if !cells_dir.join(format!("{id}.json")).exists() {
+            continue;
+        }
         let cell = load_cell(&cells_dir, &id)?;
         cells.insert(id, cell);
     }
@@ -286,6 +302,7 @@ fn load_run(dir: &Path, role: &str) -> Result<LoadedRun> {
         name,
         resamples,
         cells,
+        ignored,
     })
 }
 
@@ -431,6 +448,14 @@ pub struct CellComparison {
     pub dataset_manifest_sha256: String,
     /// Paired questions.
     pub n: usize,
+    /// Invalid answers (replies the reader could not read as an answer) in the baseline and
+    /// the candidate cell; they count as wrong in both.
+    #[serde(default)]
+    pub invalid: (u64, u64),
+    /// Inputs whose content differs between the two cells (e.g. `embedder/model.safetensors
+    /// changed …`): what the candidate was computed on that the baseline was not.
+    #[serde(default)]
+    pub inputs_differ: Vec<String>,
     /// The baseline run's figures.
     pub baseline: SideAccuracy,
     /// The candidate run's figures.
@@ -506,6 +531,12 @@ pub struct CompareReport {
     pub only_in_baseline: Vec<UnmatchedCell>,
     /// Cells only the candidate has.
     pub only_in_candidate: Vec<UnmatchedCell>,
+    /// Finished cells in the baseline's `cells/` that are not cells of its config (ignored).
+    #[serde(default)]
+    pub ignored_baseline_cells: usize,
+    /// Finished cells in the candidate's `cells/` that are not cells of its config (ignored).
+    #[serde(default)]
+    pub ignored_candidate_cells: usize,
 }
 
 impl CompareReport {
@@ -806,6 +837,15 @@ pub fn compare_runs(baseline: &Path, candidate: &Path, tol: &Tolerances) -> Resu
             reader: c.reader.clone(),
             dataset_manifest_sha256: p.cand.record.dataset_manifest_sha256.clone(),
             n,
+            invalid: (
+                p.base.rows.iter().filter(|r| r.invalid == 1).count() as u64,
+                p.cand.rows.iter().filter(|r| r.invalid == 1).count() as u64,
+            ),
+            inputs_differ: if p.base.record.inputs.is_empty() {
+                Vec::new()
+            } else {
+                crate::inputs::changed(&p.base.record.inputs, &p.cand.record.inputs)
+            },
             baseline: side(pc.baseline_correct, pc.baseline_wilson, base_sum),
             candidate: side(pc.candidate_correct, pc.candidate_wilson, cand_sum),
             delta_points: 0.0 + pc.delta_points,
@@ -844,6 +884,8 @@ pub fn compare_runs(baseline: &Path, candidate: &Path, tol: &Tolerances) -> Resu
         cells,
         only_in_baseline,
         only_in_candidate,
+        ignored_baseline_cells: base.ignored,
+        ignored_candidate_cells: cand.ignored,
     })
 }
 
@@ -899,8 +941,8 @@ pub fn render_markdown(r: &CompareReport) -> String {
     md.push_str(
         "| verdict | dataset | strategy | retriever | k | reader | n | baseline acc [95% CI] \
          | candidate acc [95% CI] | Δ acc pts [95% CI] | lost / gained | McNemar p | Holm p \
-         | words (mean) baseline → candidate | Δ words % [95% CI] |\n\
-         |---|---|---|---|---:|---|---:|---|---|---|---:|---:|---:|---|---|\n",
+         | words (mean) baseline → candidate | Δ words % [95% CI] | invalid baseline → candidate |\n\
+         |---|---|---|---|---:|---|---:|---|---|---|---:|---:|---:|---|---|---:|\n",
     );
     let acc = |s: &SideAccuracy| {
         format!(
@@ -922,7 +964,7 @@ pub fn render_markdown(r: &CompareReport) -> String {
         let _ = writeln!(
             md,
             "| {verdict} | {} | {} | {} | {} | {} | {} | {} | {} | {:+.1} {} | {} / {} | {} | {} \
-             | {:.1} → {:.1} | {words} |",
+             | {:.1} → {:.1} | {words} | {} → {} |",
             c.dataset,
             c.strategy,
             c.retriever,
@@ -939,9 +981,41 @@ pub fn render_markdown(r: &CompareReport) -> String {
             fmt_p(c.holm_p),
             c.baseline.words_mean,
             c.candidate.words_mean,
+            c.invalid.0,
+            c.invalid.1,
         );
     }
     md.push('\n');
+    for c in r.cells.iter().filter(|c| !c.inputs_differ.is_empty()) {
+        let _ = writeln!(
+            md,
+            "- `{}` {} × {} × k={}: computed on different inputs: {}",
+            c.cell_id,
+            c.strategy,
+            c.retriever,
+            c.k,
+            c.inputs_differ.join("; ")
+        );
+    }
+    for (side, n) in [
+        ("baseline", r.ignored_baseline_cells),
+        ("candidate", r.ignored_candidate_cells),
+    ] {
+        if n > 0 {
+            let _ = writeln!(
+                md,
+                "- The {side}'s cells/ holds {n} finished cell{} that {} not part of its \
+                 config.json (left by an earlier config); ignored.",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "is" } else { "are" }
+            );
+        }
+    }
+    if r.cells.iter().any(|c| !c.inputs_differ.is_empty())
+        || r.ignored_baseline_cells + r.ignored_candidate_cells > 0
+    {
+        md.push('\n');
+    }
     match r.verdict {
         Verdict::Ok => {
             let _ = writeln!(
@@ -1169,6 +1243,8 @@ bootstrap_resamples: 200
                 cell: cell.clone(),
                 dataset_manifest_sha256: sha.into(),
                 code: String::new(),
+                inputs: Default::default(),
+                tokens_by: String::new(),
                 summary: crate::report::summarize(&rows),
             };
             write_json(&dir.join("cells").join(format!("{id}.json")), &rec).unwrap();

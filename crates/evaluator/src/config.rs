@@ -1,7 +1,7 @@
 //! YAML run configuration and its expansion into cells.
 //!
 //! A config names datasets, strategies, retrievers, readers and the k list; every
-//! combination is a [`Cell`] whose id is a hash of its resolved configuration (DESIGN.md §1).
+//! combination is a [`Cell`] whose id is a hash of its resolved configuration (docs/reference.md §1).
 //! Parsing is strict: unknown keys are rejected with the key path, line and column and, where
 //! a known key is close, a "did you mean" suggestion.
 
@@ -28,6 +28,10 @@ pub enum RetrieverKind {
 pub use retriever::QueryForm;
 
 /// One retriever entry (`retrievers.NAME`).
+///
+/// The BM25 fields (`k1`, `b`, `stop_words`, `stemming`) apply to `bm25` and `hybrid` (whose
+/// lexical half is BM25) and are rejected on `dense`; their defaults are written into the
+/// entry when the config is parsed, so equal computations get equal cell ids.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RetrieverConfig {
@@ -38,23 +42,84 @@ pub struct RetrieverConfig {
     #[serde(default)]
     pub query: QueryForm,
     /// BM25 k1 (default 1.2).
-    #[serde(default = "default_k1")]
-    pub k1: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k1: Option<f64>,
     /// BM25 b (default 0.75).
-    #[serde(default = "default_b")]
-    pub b: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b: Option<f64>,
     /// BM25 analyser: drop English stop words (NLTK list; default false).
-    #[serde(default)]
-    pub stop_words: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_words: Option<bool>,
     /// BM25 analyser: Snowball English stemming (default false).
-    #[serde(default)]
-    pub stemming: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stemming: Option<bool>,
 }
 
 impl RetrieverConfig {
     /// True when the retriever embeds passages and queries.
     pub fn needs_embedder(&self) -> bool {
         matches!(self.kind, RetrieverKind::Dense | RetrieverKind::Hybrid)
+    }
+
+    /// True when the retriever ranks with BM25 (alone or fused).
+    pub fn uses_bm25(&self) -> bool {
+        matches!(self.kind, RetrieverKind::Bm25 | RetrieverKind::Hybrid)
+    }
+
+    /// BM25 k1 in force.
+    pub fn k1(&self) -> f64 {
+        self.k1.unwrap_or_else(default_k1)
+    }
+
+    /// BM25 b in force.
+    pub fn b(&self) -> f64 {
+        self.b.unwrap_or_else(default_b)
+    }
+
+    /// Whether BM25 drops English stop words.
+    pub fn stop_words(&self) -> bool {
+        self.stop_words.unwrap_or(false)
+    }
+
+    /// Whether BM25 stems.
+    pub fn stemming(&self) -> bool {
+        self.stemming.unwrap_or(false)
+    }
+
+    /// Writes the BM25 defaults into a `bm25`/`hybrid` entry.
+    fn resolve_defaults(&mut self) {
+        if self.uses_bm25() {
+            self.k1 = Some(self.k1());
+            self.b = Some(self.b());
+            self.stop_words = Some(self.stop_words());
+            self.stemming = Some(self.stemming());
+        }
+    }
+
+    /// Rejects fields that do not apply to the kind and out-of-range values.
+    fn check(&self) -> Result<()> {
+        if !self.uses_bm25() {
+            for (field, set) in [
+                ("k1", self.k1.is_some()),
+                ("b", self.b.is_some()),
+                ("stop_words", self.stop_words.is_some()),
+                ("stemming", self.stemming.is_some()),
+            ] {
+                if set {
+                    bail!(
+                        "field `{field}` does not apply to kind `dense` (it is a BM25 setting, \
+                         used by `bm25` and `hybrid`); remove it"
+                    );
+                }
+            }
+        }
+        if !(self.k1().is_finite() && self.k1() >= 0.0) {
+            bail!("field `k1`: must be a finite number >= 0");
+        }
+        if !(0.0..=1.0).contains(&self.b()) {
+            bail!("field `b`: must be in [0, 1]");
+        }
+        Ok(())
     }
 }
 
@@ -87,6 +152,7 @@ impl Default for EmbedderConfig {
     }
 }
 
+/// BM25 k1 default.
 fn default_k1() -> f64 {
     1.2
 }
@@ -130,6 +196,36 @@ pub struct ReaderConfig {
     pub cache: Option<reader::CacheMode>,
 }
 
+impl ReaderConfig {
+    /// Rejects fields that do not apply to the kind: `model` and `llm` belong to `llm`,
+    /// `openai` to `openai` (which requires it), `cache` to the model readers.
+    fn check(&self) -> Result<()> {
+        let name = match self.kind {
+            ReaderKind::Lexical => "lexical",
+            ReaderKind::Llm => "llm",
+            ReaderKind::Openai => "openai",
+        };
+        for (field, set, kinds) in [
+            ("model", self.model.is_some(), &[ReaderKind::Llm][..]),
+            ("llm", self.llm.is_some(), &[ReaderKind::Llm][..]),
+            ("openai", self.openai.is_some(), &[ReaderKind::Openai][..]),
+            (
+                "cache",
+                self.cache.is_some(),
+                &[ReaderKind::Llm, ReaderKind::Openai][..],
+            ),
+        ] {
+            if set && !kinds.contains(&self.kind) {
+                bail!("field `{field}` does not apply to kind `{name}`; remove it");
+            }
+        }
+        if self.kind == ReaderKind::Openai && self.openai.is_none() {
+            bail!("field `openai` is required for kind `openai`: give base_url and model");
+        }
+        Ok(())
+    }
+}
+
 /// The whole run configuration (a YAML file).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -168,6 +264,19 @@ pub struct RunConfig {
     /// Parameter sweep, expanded into named entry variants when the config is parsed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<Sweep>,
+    /// The tokenizer.json that counts tokens retrieved for readers without a tokenizer of
+    /// their own (lexical, server readers); `null` counts none (the column stays empty and
+    /// the summary shows "–"). Default [`DEFAULT_COST_TOKENIZER`] (MiniLM word pieces).
+    #[serde(default = "default_cost_tokenizer")]
+    pub cost_tokenizer: Option<PathBuf>,
+}
+
+/// Default tokenizer that counts tokens retrieved: all-MiniLM-L6-v2's WordPiece
+/// `tokenizer.json` (unpacked by `chunkbench models fetch`).
+pub const DEFAULT_COST_TOKENIZER: &str = "models/all-MiniLM-L6-v2/tokenizer.json";
+
+fn default_cost_tokenizer() -> Option<PathBuf> {
+    Some(PathBuf::from(DEFAULT_COST_TOKENIZER))
 }
 
 /// A `sweep:` block: parameter lists over `SECTION.ENTRY.FIELD` paths, where SECTION is
@@ -240,6 +349,23 @@ impl Cell {
     }
 }
 
+/// Rejects two entries of one section with the same resolved configuration: they would give
+/// duplicate cells under different names (and a larger Holm family).
+fn same_entries<T: Serialize>(section: &str, entries: &BTreeMap<String, T>) -> Result<()> {
+    let mut seen: Vec<(&String, serde_json::Value)> = Vec::new();
+    for (name, e) in entries {
+        let v = serde_json::to_value(e)?;
+        if let Some((other, _)) = seen.iter().find(|(_, w)| *w == v) {
+            bail!(
+                "field `{section}`: `{other}` and `{name}` are the same configuration (they \
+                 would give the same cells twice); remove one"
+            );
+        }
+        seen.push((name, v));
+    }
+    Ok(())
+}
+
 /// Suggests the closest candidate for a misspelt key (edit distance ≤ 3).
 fn did_you_mean(message: &str) -> Option<String> {
     let unknown = message.split("unknown field `").nth(1)?.split('`').next()?;
@@ -281,6 +407,11 @@ impl RunConfig {
     /// As [`RunConfig::load`]; an override naming a missing key or giving a value of the
     /// wrong type is reported with the override itself.
     pub fn parse_with(text: &str, origin: &str, sets: &[String]) -> Result<RunConfig> {
+        let dups = crate::yaml_keys::duplicate_keys(text);
+        if !dups.is_empty() {
+            let list: Vec<String> = dups.iter().map(|d| format!("{origin}: {d}")).collect();
+            bail!("{}", list.join("\n"));
+        }
         let mut cfg: RunConfig = serde_yaml::from_str(text).map_err(|e| {
             let msg = e.to_string();
             match did_you_mean(&msg) {
@@ -288,7 +419,7 @@ impl RunConfig {
                 None => anyhow::anyhow!("{origin}: {msg}"),
             }
         })?;
-        cfg.resolve_defaults();
+        cfg.resolve_defaults(false);
         for set in sets {
             cfg = cfg
                 .with_override(set)
@@ -298,7 +429,7 @@ impl RunConfig {
             cfg.expand_sweep(&sweep)
                 .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
         }
-        cfg.resolve_defaults();
+        cfg.resolve_defaults(true);
         cfg.validate()
             .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
         Ok(cfg)
@@ -308,9 +439,18 @@ impl RunConfig {
     /// computations get equal cell ids and `config.json` shows what ran: EAR entries get their
     /// parent `size`/`overlap` (260/60) and their full `ear` block (so `--set
     /// strategies.NAME.ear.radius=…` has a key to override).
-    fn resolve_defaults(&mut self) {
+    ///
+    /// Retriever defaults (BM25's k1, b, analyser) are written only in the final pass
+    /// (`retrievers`), after `--set` and the sweep, so that changing a retriever's kind there
+    /// does not leave BM25 fields on a dense entry.
+    fn resolve_defaults(&mut self, retrievers: bool) {
         for s in self.strategies.values_mut() {
             s.resolve_defaults();
+        }
+        if retrievers {
+            for r in self.retrievers.values_mut() {
+                r.resolve_defaults();
+            }
         }
     }
 
@@ -346,11 +486,52 @@ impl RunConfig {
             }
             node = map.get_mut(&k).expect("checked");
         }
-        serde_yaml::from_value(root).map_err(|e| anyhow::anyhow!("{e}"))
+        // Deserialise from text so that the error carries the path of the field.
+        let text = serde_yaml::to_string(&root)?;
+        serde_yaml::from_str(&text).map_err(|e| {
+            let msg = e.to_string();
+            let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+            if msg.contains(path) {
+                anyhow::anyhow!("{msg}")
+            } else {
+                anyhow::anyhow!("field `{path}`: {msg}")
+            }
+        })
     }
 
     /// Replaces swept entries by their variants (see [`Sweep`]).
     fn expand_sweep(&mut self, sweep: &Sweep) -> Result<()> {
+        if let Some(both) = sweep.grid.keys().find(|k| sweep.zip.contains_key(*k)) {
+            bail!(
+                "field `sweep`: `{both}` is listed under both `grid` and `zip`; a key is swept \
+                 one way (the two would give the same cells under different names)"
+            );
+        }
+        for (block, lists) in [("grid", &sweep.grid), ("zip", &sweep.zip)] {
+            for (p, values) in lists.iter() {
+                for (i, v) in values.iter().enumerate() {
+                    if block == "grid" && values[..i].contains(v) {
+                        bail!(
+                            "field `sweep.{block}.{p}`: the value {} is listed twice",
+                            serde_yaml::to_string(v).unwrap_or_default().trim()
+                        );
+                    }
+                }
+            }
+        }
+        let zip_len = sweep.zip.values().map(Vec::len).max().unwrap_or(0);
+        let tuple = |i: usize| -> Vec<Option<&serde_yaml::Value>> {
+            sweep.zip.values().map(|v| v.get(i)).collect()
+        };
+        for i in 0..zip_len {
+            if (0..i).any(|j| tuple(j) == tuple(i)) {
+                bail!(
+                    "field `sweep.zip`: position {} repeats the values of an earlier position; \
+                     list each combination once",
+                    i + 1
+                );
+            }
+        }
         let mut combos: Vec<Vec<Assignment>> = vec![vec![]];
         for (p, values) in &sweep.grid {
             let (key, field) = self.sweep_path(p, "grid")?;
@@ -412,7 +593,7 @@ impl RunConfig {
                     .push((field.clone(), v.clone()));
             }
             for (key, fields) in per {
-                let list = variants.entry(key).or_default();
+                let list = variants.entry(key.clone()).or_default();
                 if !list.contains(&fields) {
                     list.push(fields);
                 }
@@ -430,6 +611,23 @@ impl RunConfig {
                     .collect::<Vec<_>>()
                     .join(",");
                 let name = format!("{entry}[{label}]");
+                let taken = match section.as_str() {
+                    "strategies" => self.strategies.contains_key(&name),
+                    "retrievers" => self.retrievers.contains_key(&name),
+                    _ => self.readers.contains_key(&name),
+                };
+                if names.contains(&name) {
+                    bail!(
+                        "field `sweep`: two assignments of {section} entry `{entry}` are both \
+                         labelled `{name}`; give values that print differently"
+                    );
+                }
+                if taken {
+                    bail!(
+                        "field `sweep`: the variant `{name}` of {section} entry `{entry}` has the \
+                         name of an entry already in `{section}`; rename that entry"
+                    );
+                }
                 let patch = |mut value: serde_yaml::Value| -> Result<serde_yaml::Value> {
                     let map = value.as_mapping_mut().context("entry is not a mapping")?;
                     for (f, v) in &fields {
@@ -517,6 +715,19 @@ impl RunConfig {
                 bail!("field `{field}`: list at least one entry");
             }
         }
+        for (field, items) in [
+            ("datasets", self.datasets.clone()),
+            ("k", self.k.iter().map(|k| k.to_string()).collect()),
+        ] {
+            for (i, d) in items.iter().enumerate() {
+                if items[..i].contains(d) {
+                    bail!(
+                        "field `{field}`: `{d}` is listed twice (every row would count twice and \
+                         the Holm family would double); list it once"
+                    );
+                }
+            }
+        }
         if let Some(&bad) = self.k.iter().find(|&&k| k == 0) {
             bail!("field `k`: top-k must be at least 1 (got {bad})");
         }
@@ -531,13 +742,16 @@ impl RunConfig {
                 .map_err(|e| anyhow::anyhow!("field `strategies.{name}`: {e}"))?;
         }
         for (name, r) in &self.retrievers {
-            if !(r.k1.is_finite() && r.k1 >= 0.0) {
-                bail!("field `retrievers.{name}.k1`: must be a finite number >= 0");
-            }
-            if !(0.0..=1.0).contains(&r.b) {
-                bail!("field `retrievers.{name}.b`: must be in [0, 1]");
-            }
+            r.check()
+                .map_err(|e| anyhow::anyhow!("field `retrievers.{name}`: {e}"))?;
         }
+        for (name, r) in &self.readers {
+            r.check()
+                .map_err(|e| anyhow::anyhow!("field `readers.{name}`: {e}"))?;
+        }
+        same_entries("strategies", &self.strategies)?;
+        same_entries("retrievers", &self.retrievers)?;
+        same_entries("readers", &self.readers)?;
         if let Some(b) = &self.baseline {
             if !self.strategies.contains_key(b) {
                 bail!(
@@ -685,7 +899,7 @@ readers:
             25
         );
         assert_eq!(c.retrievers.len(), 2);
-        assert_eq!(c.retrievers["bm25[b=0.4,k1=0.9]"].k1, 0.9);
+        assert_eq!(c.retrievers["bm25[b=0.4,k1=0.9]"].k1(), 0.9);
         assert_eq!(c.baseline.as_deref(), Some("fixed-100[overlap=0,size=64]"));
         assert_eq!(c.cells().len(), 4 * 2 * 2);
         assert!(c.sweep.is_none());
@@ -732,5 +946,68 @@ readers:
             .unwrap_err()
             .to_string();
         assert!(e.contains("--set") && e.contains("size"), "{e}");
+    }
+
+    #[test]
+    fn fields_of_other_kinds_and_duplicates_are_rejected() {
+        let e = |text: &str| RunConfig::parse(text, "t.yaml").unwrap_err().to_string();
+        let msg = e(&GOOD.replace("bm25: {kind: bm25}", "dense: {kind: dense, k1: 1.5}"));
+        assert!(
+            msg.contains("retrievers.dense") && msg.contains("`k1`"),
+            "{msg}"
+        );
+        let msg = e(&GOOD.replace(
+            "lexical: {kind: lexical}",
+            "lexical: {kind: lexical, cache: never}",
+        ));
+        assert!(
+            msg.contains("readers.lexical") && msg.contains("`cache`"),
+            "{msg}"
+        );
+        let msg = e(&GOOD.replace("lexical: {kind: lexical}", "srv: {kind: openai}"));
+        assert!(msg.contains("`openai` is required"), "{msg}");
+        let msg = e(&GOOD.replace(
+            "fixed-100: {kind: fixed, size: 100}",
+            "fixed-100: {kind: fixed, size: 100}\n  again: {kind: fixed, size: 100}",
+        ));
+        assert!(
+            msg.contains("`again` and `fixed-100`") || msg.contains("`fixed-100` and `again`"),
+            "{msg}"
+        );
+        let msg = e(&format!("{GOOD}k: [3, 3]\n"));
+        assert!(msg.contains("field `k`") && msg.contains("twice"), "{msg}");
+        let msg = e(&format!(
+            "{GOOD}sweep:\n  grid:\n    strategies.fixed-100.size: [10, 10]\n"
+        ));
+        assert!(msg.contains("listed twice"), "{msg}");
+        // The BM25 defaults are written into bm25 entries, not into dense ones.
+        let c = RunConfig::parse(
+            &GOOD.replace(
+                "bm25: {kind: bm25}",
+                "bm25: {kind: bm25}\n  dense: {kind: dense}",
+            ),
+            "t",
+        )
+        .unwrap();
+        assert_eq!(
+            (c.retrievers["bm25"].k1, c.retrievers["bm25"].b),
+            (Some(1.2), Some(0.75))
+        );
+        assert_eq!(c.retrievers["dense"].k1, None);
+    }
+
+    #[test]
+    fn set_errors_name_the_field() {
+        let e = RunConfig::parse_with(GOOD, "t", &["retrievers.bm25.b=high".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("retrievers.bm25.b") && e.contains("invalid type"),
+            "{e}"
+        );
+        assert!(
+            !e.contains("at line"),
+            "no line of a synthetic document: {e}"
+        );
     }
 }

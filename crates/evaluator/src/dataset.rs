@@ -1,13 +1,17 @@
-//! Canonical dataset formats (DESIGN.md §3) and their validating loader.
+//! Canonical dataset formats (docs/reference.md §3) and their validating loader.
 //!
 //! A dataset directory holds `documents.jsonl` (one [`Document`] per line), `questions.jsonl`
-//! (one [`Question`] per line) and `manifest.json` ([`DatasetManifest`]). Loading checks every
+//! (one [`Question`] per line) and `manifest.json` ([`DatasetManifest`]). Loading first checks
+//! that each file's sha256 is the one the manifest records (a file edited after import is an
+//! error naming it and the command that fixes it, never silently used), then checks every
 //! line and reports the first problem with the file, the 1-based line and the field:
-//! invalid JSON, unknown fields, a missing or out-of-range gold answer, fewer than two options,
-//! duplicate ids, retrieval scopes or evidence spans that name unknown documents, and spans
+//! invalid JSON, unknown fields, a missing or out-of-range gold answer, fewer than two or more
+//! than 26 options, empty ids or ids with whitespace or control characters (which a TREC run
+//! file or a `DOC:START-END` passage id cannot carry), duplicate ids, an empty retrieval scope
+//! (`doc_ids: []`), retrieval scopes or evidence spans that name unknown documents, and spans
 //! outside the text or inside a UTF-8 character.
 
-use crate::io::sha256_file;
+use crate::io::{sha256_hex, write_json};
 use anyhow::{bail, Context, Result};
 use chunker::{Document, Span};
 use serde::{Deserialize, Serialize};
@@ -103,13 +107,31 @@ pub struct Dataset {
     pub manifest: DatasetManifest,
     /// sha256 of manifest.json as read (recorded in run manifests).
     pub manifest_sha256: String,
+    /// sha256 of `documents.jsonl` and `questions.jsonl` as read (equal to the manifest's
+    /// `files`, which [`Dataset::load`] checks); a cell's content identity.
+    pub files_sha256: BTreeMap<String, String>,
 }
+
+/// One file whose recorded hash [`Dataset::rehash`] changed: (file name, old sha256 — empty
+/// when the manifest listed none — and new sha256).
+pub type HashChange = (String, String, String);
+
+/// The canonical files of a dataset directory, whose hashes the manifest records.
+pub const DATASET_FILES: [&str; 2] = ["documents.jsonl", "questions.jsonl"];
 
 /// Reads a JSON-lines file into `T`s, naming the file and 1-based line on any error.
 /// Blank lines are rejected too: a JSONL file has one record per line.
 pub fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    parse_jsonl(path, &text)
+}
+
+/// Parses JSON-lines `text` (read from `path`, named in errors) into `T`s.
+///
+/// # Errors
+/// As [`read_jsonl`].
+pub fn parse_jsonl<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<Vec<T>> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let value = serde_json::from_str(line).map_err(|e| {
@@ -145,11 +167,41 @@ impl Dataset {
                 .with_context(|| format!("cannot read {}", manifest_path.display()))?,
         )
         .with_context(|| format!("{}: not a dataset manifest", manifest_path.display()))?;
-        let manifest_sha256 = sha256_file(&manifest_path)?;
+        let manifest_sha256 = crate::io::sha256_file(&manifest_path)?;
         let docs_path = dir.join("documents.jsonl");
         let qs_path = dir.join("questions.jsonl");
-        let documents: Vec<Document> = read_jsonl(&docs_path)?;
-        let questions: Vec<Question> = read_jsonl(&qs_path)?;
+        let mut files_sha256 = BTreeMap::new();
+        let mut texts = Vec::new();
+        for (name, path) in DATASET_FILES.iter().zip([&docs_path, &qs_path]) {
+            let bytes =
+                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            let sha = sha256_hex(&bytes);
+            let fix = format!(
+                "if you edited it on purpose, record the new content with `chunkbench data \
+                 rehash {}`; for a fetched dataset, `chunkbench data fetch` restores it",
+                dir.display()
+            );
+            match manifest.files.get(*name) {
+                None => bail!(
+                    "{}: lists no sha256 for {name}, so its content cannot be checked; {fix}",
+                    manifest_path.display()
+                ),
+                Some(want) if *want != sha => bail!(
+                    "{}: sha256 {sha} is not the {want} recorded in {} (the file changed after \
+                     the dataset was written; results computed on it would be silently stale); \
+                     {fix}",
+                    path.display(),
+                    manifest_path.display()
+                ),
+                Some(_) => {}
+            }
+            files_sha256.insert(name.to_string(), sha);
+            let text = String::from_utf8(bytes)
+                .with_context(|| format!("{}: not UTF-8 text", path.display()))?;
+            texts.push(text);
+        }
+        let documents: Vec<Document> = parse_jsonl(&docs_path, &texts[0])?;
+        let questions: Vec<Question> = parse_jsonl(&qs_path, &texts[1])?;
         validate(&docs_path, &documents, &qs_path, &questions)?;
         Ok(Dataset {
             name: manifest.name.clone(),
@@ -158,13 +210,86 @@ impl Dataset {
             questions,
             manifest,
             manifest_sha256,
+            files_sha256,
         })
+    }
+
+    /// Records the current content of `dir`'s `documents.jsonl` and `questions.jsonl` in its
+    /// manifest (`files`), after validating them: the way to accept an edit made by hand. When
+    /// a hash changed, the manifest says so in `notes` and its source `sha256` becomes
+    /// `edited` (it no longer describes the pinned source's conversion, and `chunkbench data
+    /// fetch` converts a fetched dataset anew). The `documents`/`questions` counts are
+    /// updated; importer-specific counts are left as they were.
+    /// Returns the manifest written and, per file whose hash changed, `(file, old, new)` (old
+    /// empty when the manifest listed none).
+    ///
+    /// # Errors
+    /// A missing manifest or file, and every validation error of [`Dataset::load`]; nothing is
+    /// written then.
+    pub fn rehash(dir: &Path) -> Result<(DatasetManifest, Vec<HashChange>)> {
+        let manifest_path = dir.join("manifest.json");
+        let mut manifest: DatasetManifest =
+            serde_json::from_slice(&std::fs::read(&manifest_path).with_context(|| {
+                format!(
+                    "cannot read {}; a dataset directory holds manifest.json, documents.jsonl \
+                     and questions.jsonl",
+                    manifest_path.display()
+                )
+            })?)
+            .with_context(|| format!("{}: not a dataset manifest", manifest_path.display()))?;
+        let mut changes = Vec::new();
+        for name in DATASET_FILES {
+            let path = dir.join(name);
+            let sha = crate::io::sha256_file(&path)?;
+            let old = manifest.files.get(name).cloned().unwrap_or_default();
+            if old != sha {
+                changes.push((name.to_string(), old, sha.clone()));
+            }
+            manifest.files.insert(name.to_string(), sha);
+        }
+        let docs_path = dir.join("documents.jsonl");
+        let qs_path = dir.join("questions.jsonl");
+        let documents: Vec<Document> = read_jsonl(&docs_path)?;
+        let questions: Vec<Question> = read_jsonl(&qs_path)?;
+        validate(&docs_path, &documents, &qs_path, &questions)?;
+        if !changes.is_empty() {
+            // The files are no longer the importer's output: say so, and make `data fetch`
+            // (which compares `sha256` with the pinned source) convert a fetched dataset anew.
+            manifest.notes.push(format!(
+                "files edited by hand and re-hashed by `chunkbench data rehash` ({}); no longer \
+                 the conversion of the source above",
+                changes
+                    .iter()
+                    .map(|(f, ..)| f.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            manifest.sha256 = "edited".into();
+        }
+        let counts = &mut manifest.counts;
+        counts.insert("documents".into(), documents.len() as u64);
+        counts.insert("questions".into(), questions.len() as u64);
+        write_json(&manifest_path, &manifest)?;
+        Ok((manifest, changes))
     }
 
     /// Document lookup by id.
     pub fn document(&self, id: &str) -> Option<&Document> {
         self.documents.iter().find(|d| d.id == id)
     }
+}
+
+/// Rejects ids a TREC run file (whitespace-separated columns) or a `DOC:START-END` passage id
+/// cannot carry: whitespace and control characters.
+fn check_id(at: &str, what: &str, id: &str) -> Result<()> {
+    if let Some(c) = id.chars().find(|c| c.is_whitespace() || c.is_control()) {
+        bail!(
+            "{at}: field `id`: {what} id {id:?} contains whitespace or a control character \
+             ({:?}); TREC run files and passage ids cannot carry it: replace it (e.g. with `_`)",
+            c
+        );
+    }
+    Ok(())
 }
 
 /// Validates documents and questions together (see the module documentation).
@@ -183,6 +308,7 @@ pub fn validate(
         if d.id.is_empty() {
             bail!("{at}: field `id` is empty; give every document a unique id");
         }
+        check_id(&at, "document", &d.id)?;
         if docs.insert(&d.id, d).is_some() {
             bail!(
                 "{at}: field `id`: duplicate document id {:?}; ids must be unique",
@@ -196,6 +322,7 @@ pub fn validate(
         if q.id.is_empty() {
             bail!("{at}: field `id` is empty; give every question a unique id");
         }
+        check_id(&at, "question", &q.id)?;
         if !seen.insert(&q.id) {
             bail!(
                 "{at}: field `id`: duplicate question id {:?}; ids must be unique",
@@ -208,6 +335,15 @@ pub fn validate(
                  question needs at least 2",
                 q.id,
                 q.options.len()
+            );
+        }
+        if q.options.len() > reader::MAX_OPTIONS {
+            bail!(
+                "{at}: field `options`: question {:?} has {} options; readers answer with the \
+                 letters A..Z, so at most {}",
+                q.id,
+                q.options.len(),
+                reader::MAX_OPTIONS
             );
         }
         match q.answer {
@@ -226,6 +362,14 @@ pub fn validate(
             Some(_) => {}
         }
         if let Some(ids) = &q.doc_ids {
+            if ids.is_empty() {
+                bail!(
+                    "{at}: field `doc_ids`: question {:?} has an empty retrieval scope, so it \
+                     could retrieve nothing; list the documents it may retrieve from, or leave \
+                     `doc_ids` out for the whole corpus",
+                    q.id
+                );
+            }
             for id in ids {
                 if !docs.contains_key(id.as_str()) {
                     bail!(
@@ -272,6 +416,10 @@ mod tests {
     fn write_ds(dir: &Path, docs: &str, qs: &str) {
         std::fs::write(dir.join("documents.jsonl"), docs).unwrap();
         std::fs::write(dir.join("questions.jsonl"), qs).unwrap();
+        let files = [("documents.jsonl", docs), ("questions.jsonl", qs)]
+            .into_iter()
+            .map(|(f, t)| (f.to_string(), sha256_hex(t.as_bytes())))
+            .collect();
         let m = DatasetManifest {
             name: "t".into(),
             source: "test".into(),
@@ -280,7 +428,7 @@ mod tests {
             license: "CC0".into(),
             counts: BTreeMap::new(),
             notes: vec![],
-            files: BTreeMap::new(),
+            files,
         };
         std::fs::write(
             dir.join("manifest.json"),
@@ -375,5 +523,50 @@ mod tests {
         assert!(e.contains("`doc_ids`") && e.contains("nope"), "{e}");
         let q = r#"{"id":"q1","question":"a?","options":["x"],"answer":0}"#;
         assert!(err(DOC, q).contains("at least 2"));
+        let q = r#"{"id":"q1","question":"a?","options":["x","y"],"answer":0,"doc_ids":[]}"#;
+        let e = err(DOC, q);
+        assert!(e.contains("`doc_ids`") && e.contains("empty"), "{e}");
+        let many: Vec<String> = (0..27).map(|i| format!("\"o{i}\"")).collect();
+        let q = format!(
+            r#"{{"id":"q1","question":"a?","options":[{}],"answer":0}}"#,
+            many.join(",")
+        );
+        assert!(err(DOC, &q).contains("at most 26"));
+        for bad in ["q 1", "q\\t1", "q\\n1"] {
+            let q = format!(r#"{{"id":"{bad}","question":"a?","options":["x","y"],"answer":0}}"#);
+            let e = err(DOC, &q);
+            assert!(
+                e.contains("questions.jsonl:1:") && e.contains("whitespace"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn edited_files_are_refused_until_rehashed() {
+        let dir = tempfile::tempdir().unwrap();
+        let q = r#"{"id":"q1","question":"a?","options":["x","y"],"answer":0}"#;
+        write_ds(dir.path(), DOC, q);
+        Dataset::load(dir.path()).unwrap();
+        std::fs::write(
+            dir.path().join("questions.jsonl"),
+            q.replace("\"answer\":0", "\"answer\":1"),
+        )
+        .unwrap();
+        let e = format!("{:#}", Dataset::load(dir.path()).unwrap_err());
+        assert!(
+            e.contains("questions.jsonl") && e.contains("data rehash"),
+            "{e}"
+        );
+        let (_, changes) = Dataset::rehash(dir.path()).unwrap();
+        assert_eq!(changes.len(), 1);
+        assert_eq!(Dataset::load(dir.path()).unwrap().questions[0].gold(), 1);
+        // A manifest without file hashes cannot vouch for anything.
+        let m = dir.path().join("manifest.json");
+        let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&m).unwrap()).unwrap();
+        v["files"] = serde_json::json!({});
+        std::fs::write(&m, v.to_string()).unwrap();
+        let e = format!("{:#}", Dataset::load(dir.path()).unwrap_err());
+        assert!(e.contains("lists no sha256"), "{e}");
     }
 }

@@ -1,5 +1,5 @@
 //! The chunkbench evaluator: datasets and their importers, run configuration, the runner,
-//! aggregates and reports, and the regression gate between two runs (DESIGN.md §1, stages
+//! aggregates and reports, and the regression gate between two runs (docs/reference.md §1, stages
 //! "aggregate" and "report", and "compare -> CI gate").
 
 #![warn(missing_docs)]
@@ -9,14 +9,18 @@ pub mod config;
 pub mod dataset;
 pub mod explain;
 pub mod fetch;
+pub mod filehash;
 pub mod import;
+pub mod inputs;
 pub mod io;
 pub mod openstax;
 pub mod plots;
+pub mod preflight;
 pub mod report;
 pub mod run;
 pub mod stats;
 pub mod strategy;
+pub mod yaml_keys;
 
 pub use config::RunConfig;
 pub use dataset::{Dataset, Question};

@@ -23,8 +23,13 @@ pub struct CellSummary {
     pub accuracy_ci_low: f64,
     /// Wilson 95 % interval of the accuracy, upper bound.
     pub accuracy_ci_high: f64,
-    /// Questions whose best reader score was shared by several options.
+    /// Questions whose best reader score was shared by several options (invalid answers,
+    /// which are full ties by construction, are counted in `invalid` instead).
     pub ties: usize,
+    /// Questions the reader gave no usable answer to (unparsable or ambiguous replies);
+    /// counted wrong, and shown so that they are never mistaken for wrong answers.
+    #[serde(default)]
+    pub invalid: usize,
     /// Mean words retrieved per question, with multiplicity.
     pub words_mean: f64,
     /// Median words retrieved per question, with multiplicity.
@@ -33,6 +38,13 @@ pub struct CellSummary {
     pub words_p95: f64,
     /// Mean unique words retrieved per question (union of spans).
     pub unique_words_mean: f64,
+    /// Mean characters retrieved per question (Unicode scalar values), with multiplicity.
+    #[serde(default)]
+    pub chars_mean: f64,
+    /// Mean tokens retrieved per question, with multiplicity (the cell record's
+    /// `tokens_by` names the tokenizer); `None` when tokens were not counted.
+    #[serde(default)]
+    pub tokens_mean: Option<f64>,
     /// Questions with gold evidence.
     pub evidence_n: usize,
     /// Share of those whose top-k overlaps the evidence (None without evidence).
@@ -79,6 +91,16 @@ pub struct EarCoverage {
     pub windows_after_mean: f64,
     /// Questions answered from the fallback ranking of parents.
     pub fallbacks: usize,
+}
+
+/// Accuracy as shown in reports: `83.4 %`, or `–` for a cell with no questions (an accuracy
+/// of nothing is not 0 %).
+pub fn fmt_accuracy(s: &CellSummary) -> String {
+    if s.n == 0 {
+        "–".into()
+    } else {
+        format!("{:.1} %", 100.0 * s.accuracy)
+    }
 }
 
 /// Aggregates one cell's rows.
@@ -143,7 +165,15 @@ pub fn summarize(rows: &[QuestionRow]) -> CellSummary {
         },
         accuracy_ci_low: ci.lower,
         accuracy_ci_high: ci.upper,
-        ties: rows.iter().filter(|r| r.tied > 1).count(),
+        // An invalid answer is a full tie by construction; it is counted as invalid only.
+        ties: rows.iter().filter(|r| r.tied > 1 && r.invalid == 0).count(),
+        invalid: rows.iter().filter(|r| r.invalid == 1).count(),
+        chars_mean: mean(&|r| r.chars as f64),
+        tokens_mean: if rows.iter().all(|r| r.tokens.is_some()) {
+            avg(&|r| r.tokens.map(|t| t as f64))
+        } else {
+            None
+        },
         words_mean: mean(&|r| r.words as f64),
         words_median: stats::median(&words).unwrap_or(0.0),
         words_p95: stats::p95(&words).unwrap_or(0.0),
@@ -285,10 +315,14 @@ pub fn write_reports(
         "accuracy_ci_low",
         "accuracy_ci_high",
         "ties",
+        "invalid",
         "words_mean",
         "words_median",
         "words_p95",
         "unique_words_mean",
+        "chars_mean",
+        "tokens_mean",
+        "tokens_by",
         "evidence_n",
         "evidence_hit_rate",
         "baseline_cell_id",
@@ -325,7 +359,7 @@ pub fn write_reports(
     for (ds, rd) in &groups {
         let _ = write!(
             md,
-            "\n## {ds} · reader `{rd}`\n\n| strategy | retriever | k | n | accuracy [95% CI] | ties | words (mean) | unique words | acc pts / 1k words | Δ acc pts [95% CI] | McNemar p | Holm p | words reduction % [95% CI] | recall@k | nDCG@k |\n|---|---|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---|---:|---:|\n"
+            "\n## {ds} · reader `{rd}`\n\n| strategy | retriever | k | n | accuracy [95% CI] | ties | invalid | words (mean) | unique words | chars (mean) | tokens (mean) | acc pts / 1k words | Δ acc pts [95% CI] | McNemar p | Holm p | words reduction % [95% CI] | recall@k | nDCG@k |\n|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---:|---:|\n"
         );
         for c in cells
             .iter()
@@ -352,10 +386,14 @@ pub fn write_reports(
                 format!("{:.6}", s.accuracy_ci_low),
                 format!("{:.6}", s.accuracy_ci_high),
                 s.ties.to_string(),
+                s.invalid.to_string(),
                 format!("{:.3}", s.words_mean),
                 format!("{:.1}", s.words_median),
                 format!("{:.1}", s.words_p95),
                 format!("{:.3}", s.unique_words_mean),
+                format!("{:.3}", s.chars_mean),
+                f(s.tokens_mean, 3),
+                c.tokens_by.clone(),
                 s.evidence_n.to_string(),
                 f(s.evidence_hit_rate, 6),
                 cmp.map_or(String::new(), |m| m.baseline_cell_id.clone()),
@@ -403,19 +441,29 @@ pub fn write_reports(
                         }),
                 ),
             };
+            let accuracy = if s.n == 0 {
+                "–".to_string()
+            } else {
+                format!(
+                    "{:.1} % [{:.1}, {:.1}]",
+                    100.0 * s.accuracy,
+                    100.0 * s.accuracy_ci_low,
+                    100.0 * s.accuracy_ci_high
+                )
+            };
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {:.1} % [{:.1}, {:.1}] | {} | {:.1} | {:.1} | {} | {delta} | {p} | {holm} | {red} | {} | {} |",
+                "| {} | {} | {} | {} | {accuracy} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} | {delta} | {p} | {holm} | {red} | {} | {} |",
                 c.cell.strategy,
                 c.cell.retriever,
                 c.cell.k,
                 s.n,
-                100.0 * s.accuracy,
-                100.0 * s.accuracy_ci_low,
-                100.0 * s.accuracy_ci_high,
                 s.ties,
+                s.invalid,
                 s.words_mean,
                 s.unique_words_mean,
+                s.chars_mean,
+                s.tokens_mean.map_or("–".into(), |t| format!("{t:.1}")),
                 acc_per_kw(s).map_or("–".into(), |v| format!("{v:.1}")),
                 s.recall.map_or("–".into(), |h| format!("{h:.3}")),
                 s.ndcg.map_or("–".into(), |h| format!("{h:.3}")),
@@ -448,13 +496,13 @@ pub fn write_reports(
     }
     if cells.iter().any(|c| !c.summary.failures.is_empty()) {
         md.push_str(
-            "\n## Failure attribution\n\nQuestions per first failing stage: extraction (EAR: no anchors), matching (EAR: no corpus occurrence), ranking (gold evidence not in the top-k), reading (evidence retrieved, answer wrong); no-evidence = wrong answer without gold evidence to attribute it.\n\n| dataset | strategy | retriever | k | reader | correct | extraction | matching | ranking | reading | no-evidence |\n|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|\n",
+            "\n## Failure attribution\n\nQuestions per first failing stage: extraction (EAR: no anchors), matching (EAR: no corpus occurrence), ranking (gold evidence not in the top-k), reading (evidence retrieved, answer wrong); no-evidence = wrong answer without gold evidence to attribute it; invalid-answer = the reader's reply could not be read as an answer (shown before the other stages: the measurement failed).\n\n| dataset | strategy | retriever | k | reader | correct | extraction | matching | ranking | reading | no-evidence | invalid-answer |\n|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n",
         );
         for c in cells {
             let n = |k: &str| c.summary.failures.get(k).copied().unwrap_or(0);
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 c.cell.dataset,
                 c.cell.strategy,
                 c.cell.retriever,
@@ -465,7 +513,8 @@ pub fn write_reports(
                 n("matching"),
                 n("ranking"),
                 n("reading"),
-                n("no-evidence")
+                n("no-evidence"),
+                n("invalid-answer")
             );
         }
     }
@@ -473,14 +522,25 @@ pub fn write_reports(
         .values()
         .filter_map(|c| c.paired.mde_points)
         .collect();
+    let mut tokens_by: Vec<&str> = cells.iter().map(|c| c.tokens_by.as_str()).collect();
+    tokens_by.sort_unstable();
+    tokens_by.dedup();
     let _ = write!(
         md,
-        "\nAccuracy: a tie between the best options counts as wrong (column `ties`); Wilson 95 % \
-         intervals. Words: whitespace-separated words of the retrieved passages, summed over the \
-         top-k; unique words count overlapping spans once. Δ: against the baseline strategy's \
+        "\nAccuracy: a tie between the best options counts as wrong (column `ties`), and so does an \
+         invalid answer (column `invalid`: a reply that could not be read as an answer; its text \
+         is in per_question.csv, column `reply`); Wilson 95 % intervals; – for a cell with no \
+         questions. Words: whitespace-separated words of the retrieved passages, summed over the \
+         top-k; unique words count overlapping spans once. Chars: Unicode scalar values retrieved; \
+         tokens: counted with {}. Δ: against the baseline strategy's \
          cell with the same dataset, retriever, k and reader, on the same questions; paired \
          bootstrap 95 % intervals (B = {}, seed {}); McNemar exact p, Holm-adjusted over the {} \
          comparisons of this run.{}\n",
+        tokens_by
+            .iter()
+            .map(|t| format!("`{t}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
         cfg.bootstrap_resamples,
         cfg.seed,
         comparisons.len(),
@@ -542,11 +602,17 @@ pub fn write_parquet(path: &Path, rows: &[QuestionRow]) -> Result<()> {
             Arc::new(UInt8Array::from_iter_values(rows.iter().map(|r| r.correct))) as ArrayRef,
         ),
         ("tied", u(&|r| r.tied as u64)),
+        (
+            "invalid",
+            Arc::new(UInt8Array::from_iter_values(rows.iter().map(|r| r.invalid))) as ArrayRef,
+        ),
         ("scores", s(&|r| &r.scores)),
         ("passages", s(&|r| &r.passages)),
         ("passage_scores", s(&|r| &r.passage_scores)),
         ("words", u(&|r| r.words as u64)),
         ("unique_words", u(&|r| r.unique_words as u64)),
+        ("chars", u(&|r| r.chars as u64)),
+        ("tokens", uo(&|r| r.tokens.map(|v| v as u64))),
         (
             "evidence_hit",
             Arc::new(UInt8Array::from(
@@ -569,6 +635,7 @@ pub fn write_parquet(path: &Path, rows: &[QuestionRow]) -> Result<()> {
         ),
         ("windows_after", uo(&|r| r.windows_after.map(|v| v as u64))),
         ("fallback", uo(&|r| r.fallback.map(u64::from))),
+        ("reply", s(&|r| &r.reply)),
     ])
     .context("building the per-question table")?;
     let props = parquet::file::properties::WriterProperties::builder()
@@ -582,8 +649,10 @@ pub fn write_parquet(path: &Path, rows: &[QuestionRow]) -> Result<()> {
     write_atomic(path, &buf).with_context(|| format!("writing {}", path.display()))
 }
 
-/// Writes `chunk_stats.csv`: per (dataset, strategy) the chunk count and words per chunk
-/// (min, median, p95, max, mean).
+/// Writes `chunk_stats.csv`: per (dataset, strategy) the chunk count, words per chunk (min,
+/// median, p95, max, mean) and the size-limit counters of [`crate::strategy::StrategyStats`]
+/// (units split at `size`, chunks over `size`, embedded units truncated, chunks over the
+/// embedder's window — empty when no cell of the strategy embeds passages).
 ///
 /// # Errors
 /// I/O errors naming the file.
@@ -603,6 +672,10 @@ pub fn write_chunk_stats(dir: &Path, lengths: &[crate::plots::ChunkLengths]) -> 
         "embedded_units",
         "units_split_before_embedding",
         "degenerate_vectors",
+        "units_split_at_size",
+        "over_size",
+        "embedded_units_truncated",
+        "over_embedder_window",
     ])?;
     for l in lengths {
         let xs: Vec<f64> = l.words.iter().map(|&w| w as f64).collect();
@@ -621,6 +694,12 @@ pub fn write_chunk_stats(dir: &Path, lengths: &[crate::plots::ChunkLengths]) -> 
             l.stats.embedded_units.to_string(),
             l.stats.units_split_before_embedding.to_string(),
             l.stats.degenerate_vectors.to_string(),
+            l.stats.units_split_at_size.to_string(),
+            l.stats.over_size.to_string(),
+            l.stats.embedded_units_truncated.to_string(),
+            l.stats
+                .over_embedder_window
+                .map_or(String::new(), |n| n.to_string()),
         ])?;
     }
     write_atomic(&dir.join("chunk_stats.csv"), &w.into_inner()?)
@@ -645,11 +724,14 @@ mod tests {
             choice: 1,
             correct: 1,
             tied: 1,
+            invalid: 0,
             scores: "0.1;0.9".into(),
             passages: "d:0-10".into(),
             passage_scores: "1.0".into(),
             words: 2,
             unique_words: 2,
+            chars: 9,
+            tokens: Some(3),
             evidence_hit: None,
             recall: None,
             mrr: None,
@@ -664,6 +746,7 @@ mod tests {
             windows_before: Some(5),
             windows_after: Some(2),
             fallback: Some(0),
+            reply: "max=[0.1, 0.9]".into(),
         };
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("x.parquet");
@@ -684,8 +767,8 @@ mod tests {
             .unwrap();
         let batches: Vec<_> = reader.map(Result::unwrap).collect();
         assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 2);
-        assert_eq!(batches[0].num_columns(), 30);
-        assert_eq!(batches[0].column(16).null_count(), 1);
+        assert_eq!(batches[0].num_columns(), 34);
+        assert_eq!(batches[0].column(19).null_count(), 1, "evidence_hit");
     }
 
     #[test]

@@ -12,6 +12,7 @@
 
 use crate::config::{Cell, RunConfig};
 use crate::dataset::{Dataset, Question};
+use crate::inputs::CellInputs;
 use crate::io::{sha256_hex, write_atomic, write_json};
 use crate::report::{summarize, CellSummary};
 use anyhow::{bail, Context, Result};
@@ -49,6 +50,10 @@ pub struct QuestionRow {
     pub correct: u8,
     /// Options sharing the best score (1 = no tie).
     pub tied: usize,
+    /// 1 when the reader produced no usable answer (an unparsable or ambiguous server
+    /// reply): counted wrong, attributed `invalid-answer`, and its text is in `reply`.
+    #[serde(default)]
+    pub invalid: u8,
     /// Per-option reader scores, `;`-separated, 6 decimals.
     pub scores: String,
     /// Retrieved passage ids (`DOC:START-END`, bytes), best first, space-separated.
@@ -59,6 +64,15 @@ pub struct QuestionRow {
     pub words: usize,
     /// Unique words retrieved (union of the passages' spans per document).
     pub unique_words: usize,
+    /// Characters retrieved (Unicode scalar values), with multiplicity: a context cost that
+    /// is meaningful for text without spaces (Chinese, Japanese, Thai).
+    #[serde(default)]
+    pub chars: usize,
+    /// Tokens retrieved, with multiplicity, counted with the reader's own tokenizer when it
+    /// has one (the GGUF reader) and otherwise with the run's `cost_tokenizer`; empty when
+    /// neither exists (`cost_tokenizer: null`). Which one is in the cell record.
+    #[serde(default)]
+    pub tokens: Option<usize>,
     /// Whether a retrieved passage overlaps a gold evidence span; empty when the question
     /// has no evidence.
     pub evidence_hit: Option<u8>,
@@ -97,7 +111,14 @@ pub struct QuestionRow {
     /// EAR: 1 when no anchor matched and the parents' ranking was used.
     #[serde(default)]
     pub fallback: Option<u8>,
+    /// The reader's raw output, shortened to 200 bytes plus "…" when cut (server: the reply text with the rule
+    /// that parsed it, or `unparsable: …`; LLM: letter log-probs; lexical: its scores).
+    #[serde(default)]
+    pub reply: String,
 }
+
+/// Longest `reply` kept per question, in bytes (cut on a char boundary, marked with "…").
+pub const REPLY_BYTES: usize = 200;
 
 /// Where a question's answer went wrong (issue: "failure attribution"), checked in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -115,6 +136,9 @@ pub enum Failure {
     Reading,
     /// Wrong answer, and the question has no gold evidence: the stage is unknown.
     NoEvidence,
+    /// The reader's reply could not be read as an answer (unparsable or ambiguous): a failure
+    /// of measurement, not of retrieval or reading, so it takes precedence over the stages.
+    InvalidAnswer,
 }
 
 impl Failure {
@@ -127,11 +151,32 @@ impl Failure {
             Failure::Ranking => "ranking",
             Failure::Reading => "reading",
             Failure::NoEvidence => "no-evidence",
+            Failure::InvalidAnswer => "invalid-answer",
         }
     }
 
-    /// Attributes one answer: `ear` is `(anchors, matched forms)` for EAR cells.
-    pub fn attribute(correct: bool, ear: Option<(usize, usize)>, evidence_hit: Option<u8>) -> Self {
+    /// Every stage, in the order of the failure-attribution table.
+    pub const ALL: [Failure; 7] = [
+        Failure::Correct,
+        Failure::Extraction,
+        Failure::Matching,
+        Failure::Ranking,
+        Failure::Reading,
+        Failure::NoEvidence,
+        Failure::InvalidAnswer,
+    ];
+
+    /// Attributes one answer: `ear` is `(anchors, matched forms)` for EAR cells; `invalid`
+    /// is the reader's invalid flag (an invalid answer is never correct).
+    pub fn attribute(
+        correct: bool,
+        invalid: bool,
+        ear: Option<(usize, usize)>,
+        evidence_hit: Option<u8>,
+    ) -> Self {
+        if invalid {
+            return Failure::InvalidAnswer;
+        }
         match (correct, ear, evidence_hit) {
             (true, ..) => Failure::Correct,
             (false, Some((0, _)), _) => Failure::Extraction,
@@ -167,6 +212,15 @@ pub struct CellRecord {
     /// reuses a cell only when this matches, so results never mix code versions.
     #[serde(default)]
     pub code: String,
+    /// Content identities of everything else the cell read ([`crate::inputs`]): the dataset
+    /// files, the embedder's files, tokenizers, the reader's model or server. A re-run reuses
+    /// the cell only when these are unchanged.
+    #[serde(default)]
+    pub inputs: CellInputs,
+    /// What counted the `tokens` column: `reader:…` (the reader's tokenizer),
+    /// `tokenizer.json:PATH`, or `none`.
+    #[serde(default)]
+    pub tokens_by: String,
     /// Aggregates over the cell's rows.
     pub summary: CellSummary,
 }
@@ -180,6 +234,9 @@ pub struct RunOutcome {
     pub cells: Vec<CellRecord>,
     /// Cells reused from a previous, interrupted or identical run.
     pub reused: usize,
+    /// Finished cells in `cells/` that are not cells of this config (left by an earlier,
+    /// edited config); kept for reuse, ignored by every report.
+    pub ignored: usize,
     /// The rendered Markdown summary.
     pub summary_md: String,
 }
@@ -194,16 +251,40 @@ pub fn code_version() -> String {
     format!("chunkbench {}@{}", env!("CARGO_PKG_VERSION"), git_commit())
 }
 
-/// True when `cells/` holds a finished cell with this configuration, computed by the same
-/// code (`code`) on the dataset whose manifest hashes to `data_sha` (so it can be reused).
-fn cell_done(dir: &Path, cell: &Cell, data_sha: &str, code: &str) -> bool {
+/// Whether a stored cell can be reused.
+enum Reuse {
+    /// Stored with this configuration, code, dataset manifest and inputs.
+    Yes,
+    /// Not stored (empty list), or stored but stale: why.
+    No(Vec<String>),
+}
+
+/// Checks `cells/` for a finished cell with this configuration, computed by the same code
+/// (`code`) on the dataset whose manifest hashes to `data_sha` and on the same `inputs`.
+fn cell_status(dir: &Path, cell: &Cell, data_sha: &str, code: &str, inputs: &CellInputs) -> Reuse {
     let id = cell.id();
     let rec: Option<CellRecord> = std::fs::read(dir.join(format!("{id}.json")))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
-    rec.is_some_and(|r| {
-        r.cell == *cell && r.dataset_manifest_sha256 == data_sha && r.id == id && r.code == code
-    }) && dir.join(format!("{id}.csv")).is_file()
+    let Some(r) = rec.filter(|r| r.id == id && dir.join(format!("{id}.csv")).is_file()) else {
+        return Reuse::No(Vec::new());
+    };
+    let mut why = Vec::new();
+    if r.cell != *cell {
+        why.push("its stored configuration differs".to_string());
+    }
+    if r.code != code {
+        why.push(format!("the code changed ({} → {code})", r.code));
+    }
+    if r.dataset_manifest_sha256 != data_sha {
+        why.push("the dataset manifest changed".to_string());
+    }
+    why.extend(crate::inputs::changed(&r.inputs, inputs));
+    if why.is_empty() {
+        Reuse::Yes
+    } else {
+        Reuse::No(why)
+    }
 }
 
 fn rows_csv(rows: &[QuestionRow]) -> Result<Vec<u8>> {
@@ -301,11 +382,23 @@ impl std::str::FromStr for Shard {
 /// finished cell into `cfg.output/cfg.name/cells/`. An unsharded run then assembles the
 /// run-level files ([`assemble`]); a shard leaves that to [`merge`].
 ///
+/// Before any compute, [`crate::preflight::check`] verifies everything the run would fail on
+/// and reports all problems at once.
+///
 /// # Errors
-/// Missing or invalid datasets (naming the file and line), I/O errors naming the path, and
-/// reader errors naming the question.
+/// The preflight problems; invalid datasets (naming the file and line), I/O errors naming
+/// the path, and reader errors naming the question.
 pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOutcome> {
     let started = Instant::now();
+    let problems = crate::preflight::check(cfg, store);
+    if !problems.is_empty() {
+        bail!(
+            "the run cannot start ({} problem{}):\n  - {}",
+            problems.len(),
+            if problems.len() == 1 { "" } else { "s" },
+            problems.join("\n  - ")
+        );
+    }
     let dir = cfg.output.join(&cfg.name);
     let cells_dir = dir.join("cells");
     std::fs::create_dir_all(&cells_dir)
@@ -324,7 +417,10 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
     let progress = Progress::new(mine.len());
     let embedder = LazyEmbedder::default();
     let readers = ModelReaders::default();
+    let resolver = Resolver::new(cfg, &readers);
     for ds_name in &cfg.datasets {
+        // Per dataset: the memo is keyed by passage id, which two datasets may share.
+        let tokens = TokenCounters::default();
         let ds = Dataset::load(&store.join(ds_name))
             .with_context(|| format!("dataset `{ds_name}` (listed in `datasets`)"))?;
         datasets_meta.push(serde_json::json!({
@@ -333,6 +429,11 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
             "files": ds.manifest.files,
             "source": ds.manifest.source,
         }));
+        let ds_inputs: CellInputs = ds
+            .files_sha256
+            .iter()
+            .map(|(f, sha)| (format!("dataset/{f}"), sha.clone()))
+            .collect();
         let questions: &[Question] = match cfg.limit {
             Some(n) => &ds.questions[..n.min(ds.questions.len())],
             None => &ds.questions,
@@ -342,16 +443,31 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
         let lexical = LexicalReader::new(ds.documents.iter().map(|d| d.text.as_str()));
         let word_map = retriever::metrics::WordMap::new(&ds.documents);
         for (s_name, s_cfg) in &cfg.strategies {
-            let mut pending = Vec::new();
+            let mut pending: Vec<(&Cell, CellInputs)> = Vec::new();
             for &c in mine
                 .iter()
                 .filter(|c| &c.dataset == ds_name && &c.strategy == s_name)
             {
-                if cell_done(&cells_dir, c, &ds.manifest_sha256, &code) {
-                    reused += 1;
-                    progress.cells.inc(1);
-                } else {
-                    pending.push(c);
+                let inputs = resolver.cell(c, &ds_inputs)?;
+                match cell_status(&cells_dir, c, &ds.manifest_sha256, &code, &inputs) {
+                    Reuse::Yes => {
+                        reused += 1;
+                        progress.cells.inc(1);
+                    }
+                    Reuse::No(why) => {
+                        if !why.is_empty() {
+                            progress.log(format!(
+                                "  cell {} ({} × {} × k={} × {}) recomputed: {}",
+                                c.id(),
+                                c.strategy,
+                                c.retriever,
+                                c.k,
+                                c.reader,
+                                why.join("; ")
+                            ));
+                        }
+                        pending.push((c, inputs));
+                    }
                 }
             }
             if pending.is_empty() {
@@ -366,13 +482,50 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
             } else {
                 None
             };
-            let (chunks, strategy_stats) = strategy
+            let (chunks, mut strategy_stats) = strategy
                 .chunk_corpus(&ds.documents, emb.as_deref())
                 .with_context(|| format!("strategy `{s_name}` on `{ds_name}`"))?;
             progress.log(format!(
                 "[{ds_name}] {s_name}: chunked in {:.1}s",
                 t.elapsed().as_secs_f64()
             ));
+            // Counted whenever a cell of this (dataset, strategy) embeds passages, pending or
+            // not, so chunk_stats.csv does not depend on reuse or sharding.
+            if all_cells.iter().any(|c| {
+                &c.dataset == ds_name
+                    && &c.strategy == s_name
+                    && c.retriever_config.needs_embedder()
+            }) {
+                let e = embedder.get(&cfg.embedder)?;
+                if let Some(w) = crate::strategy::EmbedderWindow::of(e.as_ref()) {
+                    let n = chunks
+                        .par_iter()
+                        .filter(|c| {
+                            docs.get(c.doc_id.as_str())
+                                .is_some_and(|d| w.exceeds(c.text(d)))
+                        })
+                        .count();
+                    strategy_stats.over_embedder_window = Some(n);
+                    if n > 0 {
+                        progress.log(format!(
+                            "warning: [{ds_name}] {s_name}: {n} of {} chunks are longer than the \
+                             embedder's {}-token window; dense retrieval embeds only their first \
+                             {} tokens (chunk_stats.csv: over_embedder_window)",
+                            chunks.len(),
+                            w.max_tokens,
+                            w.max_tokens
+                        ));
+                    }
+                }
+            }
+            log_strategy_stats(
+                &progress,
+                ds_name,
+                s_name,
+                &strategy,
+                &strategy_stats,
+                chunks.len(),
+            );
             let lengths = crate::plots::ChunkLengths {
                 dataset: ds_name.clone(),
                 strategy: s_name.clone(),
@@ -402,12 +555,11 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                 _ => None,
             };
             for (r_name, r_cfg) in &cfg.retrievers {
-                let r_cells: Vec<&Cell> = pending
+                let r_cells: Vec<&(&Cell, CellInputs)> = pending
                     .iter()
-                    .copied()
-                    .filter(|c| &c.retriever == r_name)
+                    .filter(|(c, _)| &c.retriever == r_name)
                     .collect();
-                let Some(kmax) = r_cells.iter().map(|c| c.k).max() else {
+                let Some(kmax) = r_cells.iter().map(|(c, _)| c.k).max() else {
                     continue;
                 };
                 let t = Instant::now();
@@ -452,7 +604,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                     questions.len(),
                     t.elapsed().as_secs_f64()
                 ));
-                for cell in r_cells {
+                for (cell, inputs) in r_cells {
                     let model_reader;
                     let reader: &dyn Reader = match cell.reader_config.kind {
                         crate::config::ReaderKind::Lexical => &lexical,
@@ -461,6 +613,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                             model_reader.as_ref()
                         }
                     };
+                    let counter = tokens.counter(cfg, reader)?;
                     progress.cells.set_message(format!(
                         "{} × {} × k={} × {}",
                         cell.strategy, cell.retriever, cell.k, cell.reader
@@ -481,6 +634,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                                 &docs,
                                 &word_map,
                                 reader,
+                                &counter,
                             );
                             bar.inc(1);
                             row
@@ -493,9 +647,11 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                     }
                     let rec = CellRecord {
                         id: cell.id(),
-                        cell: cell.clone(),
+                        cell: (*cell).clone(),
                         dataset_manifest_sha256: ds.manifest_sha256.clone(),
                         code: code.clone(),
+                        inputs: inputs.clone(),
+                        tokens_by: counter.name(),
                         summary: summarize(&rows),
                     };
                     // Rows first, record last: a cell counts as finished once its record exists.
@@ -505,22 +661,28 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                     )?;
                     write_json(&cells_dir.join(format!("{}.json", rec.id)), &rec)?;
                     progress.cells.inc(1);
+                    let invalid = if rec.summary.invalid > 0 {
+                        format!(", {} invalid answers", rec.summary.invalid)
+                    } else {
+                        String::new()
+                    };
                     progress.log(format!(
-                        "  cell {} {} × {} × k={} × {}: accuracy {:.1} %",
+                        "  cell {} {} × {} × k={} × {}: accuracy {}{invalid}",
                         rec.id,
                         cell.strategy,
                         cell.retriever,
                         cell.k,
                         cell.reader,
-                        100.0 * rec.summary.accuracy
+                        crate::report::fmt_accuracy(&rec.summary)
                     ));
                 }
             }
         }
     }
     progress.cells.finish_and_clear();
+    let embeds = mine.iter().any(|c| c.embedder.is_some());
     let run_meta = serde_json::json!({
-        "embedder": embedder.report(),
+        "embedder": embedder.report(embeds.then_some(&cfg.embedder.model)),
         "datasets": datasets_meta,
         "cells_reused": reused,
         "threads": rayon::current_num_threads(),
@@ -536,6 +698,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
             dir,
             cells: Vec::new(),
             reused,
+            ignored: 0,
             summary_md: format!(
                 "shard {}/{}: {} cells done; join the shards with `chunkbench merge`",
                 s.index,
@@ -544,13 +707,215 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
             ),
         });
     }
-    let (cells, summary_md) = assemble(cfg, &dir, run_meta)?;
+    let (cells, summary_md, ignored) = assemble(cfg, &dir, run_meta)?;
     Ok(RunOutcome {
         dir,
         cells,
         reused,
+        ignored,
         summary_md,
     })
+}
+
+/// Logs what a strategy's counters say about its size limits: units split at `size`, chunks
+/// over `size` (a warning), embedded units the embedder truncated (a warning).
+fn log_strategy_stats(
+    progress: &Progress,
+    ds: &str,
+    name: &str,
+    strategy: &crate::strategy::Strategy,
+    s: &crate::strategy::StrategyStats,
+    chunks: usize,
+) {
+    let limit = strategy.size_limit();
+    let size = limit
+        .as_ref()
+        .map_or(String::new(), |l| format!("{} {}", l.size(), l.unit()));
+    if s.units_split_at_size > 0 {
+        progress.log(format!(
+            "[{ds}] {name}: {} units split at size ({size})",
+            s.units_split_at_size
+        ));
+    }
+    if s.over_size > 0 {
+        progress.log(format!(
+            "warning: [{ds}] {name}: {} of {chunks} chunks are longer than size {size} \
+             (indivisible pieces; chunk_stats.csv: over_size)",
+            s.over_size
+        ));
+    }
+    if s.embedded_units_truncated > 0 {
+        progress.log(format!(
+            "warning: [{ds}] {name}: {} of {} embedded units are longer than the embedder's \
+             window and were truncated when embedded (chunk_stats.csv: embedded_units_truncated)",
+            s.embedded_units_truncated, s.embedded_units
+        ));
+    }
+}
+
+/// Resolves the content identities of cells ([`crate::inputs`]), each file hashed once per
+/// run (and once per content across runs, [`crate::filehash`]).
+struct Resolver<'a> {
+    cfg: &'a RunConfig,
+    readers: &'a ModelReaders,
+    memo: std::sync::Mutex<HashMap<String, CellInputs>>,
+}
+
+impl<'a> Resolver<'a> {
+    fn new(cfg: &'a RunConfig, readers: &'a ModelReaders) -> Self {
+        Resolver {
+            cfg,
+            readers,
+            memo: Default::default(),
+        }
+    }
+
+    /// Memoised `make` under `key`.
+    fn memo(&self, key: &str, make: impl FnOnce() -> Result<CellInputs>) -> Result<CellInputs> {
+        if let Some(v) = self.memo.lock().expect("input memo").get(key) {
+            return Ok(v.clone());
+        }
+        let v = make()?;
+        self.memo
+            .lock()
+            .expect("input memo")
+            .insert(key.to_string(), v.clone());
+        Ok(v)
+    }
+
+    fn file(name: &str, path: &Path) -> Result<CellInputs> {
+        let sha = crate::filehash::sha256_file_cached(path)
+            .with_context(|| format!("{name}: cannot hash {}", path.display()))?;
+        Ok(CellInputs::from([(name.to_string(), sha)]))
+    }
+
+    /// The inputs of `cell`, on top of its dataset's.
+    fn cell(&self, cell: &Cell, dataset: &CellInputs) -> Result<CellInputs> {
+        use crate::config::ReaderKind;
+        let mut out = dataset.clone();
+        if let Some(model) = &cell.embedder {
+            out.extend(self.memo(&format!("embedder {}", model.display()), || {
+                let mut m = CellInputs::new();
+                for f in embed::model_files(model)
+                    .with_context(|| format!("field `embedder.model`: {}", model.display()))?
+                {
+                    let rel = f.strip_prefix(model).unwrap_or(&f).display().to_string();
+                    m.extend(Self::file(&format!("embedder/{rel}"), &f)?);
+                }
+                Ok(m)
+            })?);
+        }
+        if cell.strategy_config.unit() == chunker::Unit::Tokens {
+            let mut p = cell.strategy_config.tokenizer_path();
+            if p.is_dir() {
+                p.push("tokenizer.json");
+            }
+            out.extend(self.memo(&format!("tok {}", p.display()), || {
+                Self::file("strategy/tokenizer", &p)
+            })?);
+        }
+        let rc = &cell.reader_config;
+        match rc.kind {
+            ReaderKind::Lexical => {}
+            ReaderKind::Llm => {
+                let model = rc
+                    .model
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from(crate::config::DEFAULT_LLM));
+                out.extend(self.memo(&format!("llm {}", model.display()), || {
+                    Self::file("reader/model", &model)
+                })?);
+            }
+            ReaderKind::Openai => {
+                let r = self.readers.get(&cell.reader, rc)?;
+                out.insert("reader/server".into(), r.identity());
+            }
+        }
+        if rc.kind != ReaderKind::Llm {
+            if let Some(t) = &self.cfg.cost_tokenizer {
+                let mut t = t.clone();
+                if t.is_dir() {
+                    t.push("tokenizer.json");
+                }
+                out.extend(self.memo(&format!("cost {}", t.display()), || {
+                    Self::file("cost/tokenizer", &t)
+                })?);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// What counts the `tokens` column of a cell, with a memo per passage span.
+struct TokenCounter<'a> {
+    by: TokensBy<'a>,
+    memo: &'a std::sync::Mutex<HashMap<(String, String), usize>>,
+}
+
+enum TokensBy<'a> {
+    Reader(&'a dyn Reader, String),
+    Tokenizer(std::sync::Arc<chunker::HfTokenizer>, String),
+    None,
+}
+
+impl TokenCounter<'_> {
+    /// `reader:NAME`, `tokenizer.json:PATH` or `none`.
+    fn name(&self) -> String {
+        match &self.by {
+            TokensBy::Reader(_, n) => format!("reader:{n}"),
+            TokensBy::Tokenizer(_, p) => format!("tokenizer.json:{p}"),
+            TokensBy::None => "none".into(),
+        }
+    }
+
+    /// Tokens of `text` (the passage `id`), or `None` when nothing counts tokens.
+    fn count(&self, id: &str, text: &str) -> Option<usize> {
+        let (who, f): (&str, Box<dyn Fn() -> Option<usize> + '_>) = match &self.by {
+            TokensBy::Reader(r, n) => (n, Box::new(|| r.count_tokens(text))),
+            TokensBy::Tokenizer(t, p) => (p, Box::new(|| Some(t.count(text)))),
+            TokensBy::None => return None,
+        };
+        let key = (who.to_string(), id.to_string());
+        if let Some(&n) = self.memo.lock().expect("token memo").get(&key) {
+            return Some(n);
+        }
+        let n = f()?;
+        self.memo.lock().expect("token memo").insert(key, n);
+        Some(n)
+    }
+}
+
+/// The run's token counters: the cost tokenizer (loaded once) and the shared memo.
+#[derive(Default)]
+struct TokenCounters {
+    cost: std::sync::OnceLock<std::sync::Arc<chunker::HfTokenizer>>,
+    memo: std::sync::Mutex<HashMap<(String, String), usize>>,
+}
+
+impl TokenCounters {
+    /// The counter for a cell read by `reader`: the reader's own tokenizer, else the run's
+    /// `cost_tokenizer`, else none.
+    fn counter<'a>(&'a self, cfg: &RunConfig, reader: &'a dyn Reader) -> Result<TokenCounter<'a>> {
+        let by = if let Some(name) = reader.tokenizer_name() {
+            TokensBy::Reader(reader, name)
+        } else if let Some(path) = &cfg.cost_tokenizer {
+            let t = match self.cost.get() {
+                Some(t) => t.clone(),
+                None => {
+                    let t = chunker::HfTokenizer::from_file(path)
+                        .with_context(|| format!("field `cost_tokenizer`: {}", path.display()))?;
+                    self.cost.get_or_init(|| std::sync::Arc::new(t)).clone()
+                }
+            };
+            TokensBy::Tokenizer(t, path.display().to_string())
+        } else {
+            TokensBy::None
+        };
+        Ok(TokenCounter {
+            by,
+            memo: &self.memo,
+        })
+    }
 }
 
 /// Where the chunk lengths of one (dataset, strategy) are kept: `chunks/HASH.json`, the hash
@@ -568,7 +933,11 @@ fn chunk_lengths_path(
 }
 
 /// Builds the run-level files of `dir` from its `cells/`, in config order: per_question.csv,
-/// summary.csv, summary.md and manifest.json (with `extra` merged in).
+/// summary.csv, summary.md and manifest.json (with `extra` merged in). Exactly the cells of
+/// `cfg` are used: finished cells of other configs in `cells/` (an edited config re-run into
+/// the same directory) are kept for reuse but ignored and counted (the third value, also in
+/// the manifest as `ignored_cells`); their TREC and explain files and stale plots are removed,
+/// so the directory describes `cfg` only.
 ///
 /// # Errors
 /// A cell of the config missing from `cells/` (names it and the fix), unreadable cells, and
@@ -577,8 +946,16 @@ pub fn assemble(
     cfg: &RunConfig,
     dir: &Path,
     extra: serde_json::Value,
-) -> Result<(Vec<CellRecord>, String)> {
+) -> Result<(Vec<CellRecord>, String, usize)> {
     let cells_dir = dir.join("cells");
+    let ids: std::collections::BTreeSet<String> = cfg.cells().iter().map(Cell::id).collect();
+    let ignored = foreign_cells(&cells_dir, &ids).len();
+    for (sub, ext) in [("trec", "run"), ("explain", "jsonl")] {
+        for stale in foreign_files(&dir.join(sub), ext, &ids) {
+            std::fs::remove_file(&stale)
+                .with_context(|| format!("cannot remove stale {}", stale.display()))?;
+        }
+    }
     let mut per_question = Vec::new();
     let mut cells = Vec::new();
     let mut rows_by_cell: HashMap<String, Vec<QuestionRow>> = HashMap::new();
@@ -641,6 +1018,25 @@ pub fn assemble(
     }
     crate::report::write_chunk_stats(dir, &lengths)?;
     let plots = crate::plots::write_plots(dir, &cells, &comparisons, &lengths)?;
+    if let Ok(entries) = std::fs::read_dir(dir.join("plots")) {
+        for e in entries.flatten() {
+            let p = e.path();
+            let is_plot = p.extension().is_some_and(|x| x == "png" || x == "svg");
+            let current = plots
+                .iter()
+                .any(|w| Path::new(w).with_extension("") == p.with_extension(""));
+            if is_plot && !current {
+                std::fs::remove_file(&p)
+                    .with_context(|| format!("cannot remove stale plot {}", p.display()))?;
+            }
+        }
+    }
+    let mut models: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for c in &cells {
+        for (k, v) in c.inputs.iter().filter(|(k, _)| !k.starts_with("dataset/")) {
+            models.entry(k.clone()).or_default().insert(v.clone());
+        }
+    }
     let resolved = serde_json::to_value(cfg)?;
     let mut manifest = serde_json::json!({
         "tool": "chunkbench",
@@ -649,22 +1045,63 @@ pub fn assemble(
         "config": resolved,
         "config_sha256": sha256_hex(serde_json::to_string(&resolved)?.as_bytes()),
         "cells": cells.iter().map(|c| &c.id).collect::<Vec<_>>(),
+        "cell_inputs": cells
+            .iter()
+            .map(|c| (c.id.clone(), serde_json::to_value(&c.inputs).unwrap_or_default()))
+            .collect::<serde_json::Map<_, _>>(),
+        "inputs": models,
+        "ignored_cells": ignored,
         "plots": plots,
     });
     if let (Some(m), serde_json::Value::Object(extra)) = (manifest.as_object_mut(), extra) {
         m.extend(extra);
     }
     write_json(&dir.join("manifest.json"), &manifest)?;
-    Ok((cells, summary_md))
+    Ok((cells, summary_md, ignored))
 }
 
-/// Joins shard run directories into `out`: copies every cell (checking that all shards ran
-/// the same resolved config), then assembles the run-level files. The result equals the
-/// unsharded run's per_question.csv, summary.csv and summary.md byte for byte.
+/// Ids of the finished cells (`ID.json`) in `cells_dir` that are not in `ids`, sorted.
+pub fn foreign_cells(cells_dir: &Path, ids: &std::collections::BTreeSet<String>) -> Vec<String> {
+    foreign_files(cells_dir, "json", ids)
+        .iter()
+        .filter_map(|p| p.file_stem().and_then(|s| s.to_str()).map(str::to_string))
+        .collect()
+}
+
+/// Files `ID.ext` in `dir` whose `ID` is not in `ids`, sorted.
+fn foreign_files(dir: &Path, ext: &str, ids: &std::collections::BTreeSet<String>) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == ext)
+                && p.file_stem()
+                    .and_then(|s| s.to_str())
+                    .is_some_and(|s| !ids.contains(s))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Joins shard run directories into `out`: copies every cell of the shards' config (checking
+/// that all shards ran the same resolved config), then assembles the run-level files from
+/// exactly that config's cells. The result equals the unsharded run's per_question.csv,
+/// summary.csv and summary.md byte for byte. An `out` that already holds another run (a
+/// config.json that differs) is refused unless `force`; with it, the other run's cells stay in
+/// `cells/` but are ignored and counted (the last value).
 ///
 /// # Errors
-/// Shards with different configs, missing cells, and I/O errors naming the path.
-pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<(RunConfig, Vec<CellRecord>, String)> {
+/// Shards with different configs, an `out` holding another run without `force`, missing
+/// cells, and I/O errors naming the path.
+pub fn merge(
+    shard_dirs: &[PathBuf],
+    out: &Path,
+    force: bool,
+) -> Result<(RunConfig, Vec<CellRecord>, String, usize)> {
     let first = shard_dirs
         .first()
         .context("name at least one shard directory")?;
@@ -678,6 +1115,22 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<(RunConfig, Vec<CellR
         Ok(cfg)
     };
     let cfg = read_cfg(first)?;
+    if out.join("config.json").exists() && !shard_dirs.iter().any(|d| d == out) {
+        let other = read_cfg(out).ok();
+        if other.as_ref() != Some(&cfg) && !force {
+            bail!(
+                "{} already holds {}; merging into it would mix two runs. Merge into a new \
+                 directory, or pass --force to make it describe the shards' run (its other \
+                 cells stay in cells/ for reuse but are ignored)",
+                out.display(),
+                match &other {
+                    Some(c) => format!("another run (`{}`, a different config)", c.name),
+                    None => "a config.json that is not a chunkbench run config".to_string(),
+                }
+            );
+        }
+    }
+    let ids: std::collections::BTreeSet<String> = cfg.cells().iter().map(Cell::id).collect();
     let cells_out = out.join("cells");
     std::fs::create_dir_all(&cells_out)
         .with_context(|| format!("cannot create {}", cells_out.display()))?;
@@ -696,7 +1149,11 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<(RunConfig, Vec<CellR
             };
             for entry in entries {
                 let p = entry?.path();
-                if let Some(name) = p.file_name().filter(|_| p.is_file()) {
+                let of_cfg = sub == "chunks"
+                    || p.file_stem()
+                        .and_then(|s| s.to_str())
+                        .is_some_and(|s| ids.contains(s));
+                if let Some(name) = p.file_name().filter(|_| p.is_file() && of_cfg) {
                     let dest = out.join(sub).join(name);
                     if p != dest {
                         write_atomic(&dest, &std::fs::read(&p)?)?;
@@ -717,8 +1174,8 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<(RunConfig, Vec<CellR
         "datasets": datasets,
         "merged_from": shard_dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>(),
     });
-    let (cells, md) = assemble(&cfg, out, extra)?;
-    Ok((cfg, cells, md))
+    let (cells, md, ignored) = assemble(&cfg, out, extra)?;
+    Ok((cfg, cells, md, ignored))
 }
 
 /// The run's embedder, loaded on first use (candle BERT-family model behind the on-disk
@@ -750,12 +1207,16 @@ impl LazyEmbedder {
             .clone())
     }
 
-    /// Identity and counters (texts embedded, truncations, cache hits/misses) for the manifest.
-    fn report(&self) -> serde_json::Value {
+    /// Identity and counters (texts embedded, truncations, cache hits/misses) for the
+    /// manifest; when it was not loaded (every cell that embeds was reused) but `model` names
+    /// the run's embedder, its path and that it was not loaded (each cell's files are in
+    /// `cell_inputs`); `null` when no cell embeds.
+    fn report(&self, model: Option<&PathBuf>) -> serde_json::Value {
         use embed::Embedder;
-        match self.inner.get() {
-            Some(e) => serde_json::json!({ "identity": e.identity(), "stats": e.stats() }),
-            None => serde_json::Value::Null,
+        match (self.inner.get(), model) {
+            (Some(e), _) => serde_json::json!({ "identity": e.identity(), "stats": e.stats() }),
+            (None, Some(m)) => serde_json::json!({ "model": m, "loaded": false }),
+            (None, None) => serde_json::Value::Null,
         }
     }
 }
@@ -799,8 +1260,10 @@ impl ModelReaders {
                 let conf = cfg.openai.clone().with_context(|| {
                     format!("field `readers.{name}.openai`: give base_url, model and api_key_env")
                 })?;
-                let oa = reader::OpenAiReader::new(conf)
+                let mut oa = reader::OpenAiReader::new(conf)
                     .with_context(|| format!("field `readers.{name}.openai`"))?;
+                oa.probe_served_models()
+                    .with_context(|| format!("reader `{name}`"))?;
                 std::sync::Arc::new(reader::CachedReader::new(oa, cache))
             }
             ReaderKind::Lexical => bail!("the lexical reader is built per dataset"),
@@ -835,18 +1298,25 @@ fn retrieve(
     };
     let lexical = || -> Vec<Vec<Hit>> {
         let analyzer = retriever::TextAnalyzer {
-            stop_words: if r.stop_words {
+            stop_words: if r.stop_words() {
                 retriever::StopWords::English
             } else {
                 retriever::StopWords::None
             },
-            stemming: if r.stemming {
+            stemming: if r.stemming() {
                 retriever::Stemming::English
             } else {
                 retriever::Stemming::None
             },
         };
-        let bm25 = Bm25::with_analyzer(index, Bm25Params { k1: r.k1, b: r.b }, analyzer);
+        let bm25 = Bm25::with_analyzer(
+            index,
+            Bm25Params {
+                k1: r.k1(),
+                b: r.b(),
+            },
+            analyzer,
+        );
         let bar = progress.stage("bm25", questions.len());
         let hits = queries
             .par_iter()
@@ -1023,6 +1493,7 @@ fn answer(
     docs: &HashMap<&str, &chunker::Document>,
     words: &retriever::metrics::WordMap,
     reader: &dyn Reader,
+    tokens: &TokenCounter<'_>,
 ) -> Result<QuestionRow> {
     let chunks: Vec<&chunker::Chunk> = ranked.iter().flat_map(|r| &r.chunks).collect();
     let passages: Vec<&str> = chunks
@@ -1068,8 +1539,14 @@ fn answer(
         passages.len().max(cell.k),
     );
     let correct = out.is_correct(q.gold());
+    let token_count: Option<usize> = chunks
+        .iter()
+        .zip(&passages)
+        .map(|(c, t)| tokens.count(&c.id(), t))
+        .sum();
     let failure = Failure::attribute(
         correct,
+        out.invalid,
         ear.map(|e| (e.question_anchors + e.option_anchors, e.matched_forms)),
         evidence_hit,
     );
@@ -1085,6 +1562,7 @@ fn answer(
         choice: out.choice,
         correct: u8::from(correct),
         tied: out.tied,
+        invalid: u8::from(out.invalid),
         scores: fmt_scores(out.scores.iter().copied()),
         passages: chunks.iter().map(|c| c.id()).collect::<Vec<_>>().join(" "),
         passage_scores: fmt_scores(
@@ -1094,6 +1572,8 @@ fn answer(
         ),
         words: chunks.iter().map(|c| c.words).sum(),
         unique_words: unique,
+        chars: passages.iter().map(|p| p.chars().count()).sum(),
+        tokens: token_count,
         evidence_hit,
         recall: rank.map(|m| m.recall),
         mrr: rank.map(|m| m.mrr),
@@ -1108,7 +1588,20 @@ fn answer(
         windows_before: ear.map(|e| e.windows_before_dedup),
         windows_after: ear.map(|e| e.windows_after_dedup),
         fallback: ear.map(|e| u8::from(e.fallback)),
+        reply: clip(&out.raw, REPLY_BYTES),
     })
+}
+
+/// `s` cut to at most `max` bytes on a char boundary, with "…" when cut.
+fn clip(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
 }
 
 /// The git commit of the working directory (`git rev-parse HEAD`, with `-dirty` when there

@@ -113,16 +113,22 @@ pub enum Strategy {
     Fixed(FixedConfig),
     /// Recursive separator splitting.
     Recursive(RecursiveChunker),
-    /// Max-Min over sentence (or paragraph) embeddings; units longer than `split_limit` are
-    /// split before embedding so the model never drops their tail (CASES.md case 8).
+    /// Max-Min over sentence (or paragraph) embeddings. A unit longer than the maximum size
+    /// (`config.max_chunk`) is split at that size in its unit before embedding, and a unit
+    /// longer than the embedder's input window is split at the window, so no chunk exceeds
+    /// `size` and the model never drops a unit's tail (docs/reference.md, "Size limits").
     MaxMin {
-        /// The rule and its options.
+        /// The rule and its options (with the optional size limits).
         config: MaxMinConfig,
-        /// Longest unit passed to the embedder.
-        split_limit: SizeLimit,
     },
-    /// Kamradt breakpoints.
-    Kamradt(KamradtConfig),
+    /// Kamradt breakpoints; with a size limit, a chunk longer than it is cut back into runs of
+    /// whole sentences within the limit (sentences longer than the limit are split at it).
+    Kamradt {
+        /// LangChain's parameters.
+        config: KamradtConfig,
+        /// The optional maximum chunk size.
+        size_limit: Option<SizeLimit>,
+    },
     /// EAR: fixed word parents, searched at query time by [`retriever::ear::EarIndex`].
     Ear {
         /// How parents are cut (words).
@@ -139,6 +145,24 @@ pub struct StrategyStats {
     pub embedded_units: usize,
     /// Units split before embedding because they exceeded the model's input.
     pub units_split_before_embedding: usize,
+    /// Units (max-min) or chunks (kamradt) longer than the strategy's `size` that were split
+    /// at the size, in the configured unit.
+    #[serde(default)]
+    pub units_split_at_size: usize,
+    /// Units sent to the embedder that were longer than its input window and so truncated by
+    /// it (kamradt's combined sentences; max-min splits its units instead, so 0 there).
+    #[serde(default)]
+    pub embedded_units_truncated: usize,
+    /// Chunks longer than `size` in the configured unit (indivisible pieces: a recursive
+    /// chunk with no separator left, a single token or char the sizer counts as more); 0
+    /// when the strategy has no size.
+    #[serde(default)]
+    pub over_size: usize,
+    /// Chunks longer than the run's embedder input window (`max_seq_length` tokens, special
+    /// tokens included), which the embedder truncates when it embeds them for dense
+    /// retrieval; `None` when the strategy's cells embed no passages.
+    #[serde(default)]
+    pub over_embedder_window: Option<usize>,
     /// Max-min: accepted units refused by the maximum size (a new chunk was started).
     pub forced_splits: usize,
     /// Chunks below the minimum size merged into a neighbour.
@@ -154,7 +178,20 @@ pub struct StrategyStats {
 impl Strategy {
     /// True when the strategy needs sentence embeddings.
     pub fn needs_embedder(&self) -> bool {
-        matches!(self, Strategy::MaxMin { .. } | Strategy::Kamradt(_))
+        matches!(self, Strategy::MaxMin { .. } | Strategy::Kamradt { .. })
+    }
+
+    /// The size no chunk may exceed, in the strategy's unit: fixed and recursive `size`,
+    /// max-min and kamradt `size` when given, EAR's parent size in words.
+    pub fn size_limit(&self) -> Option<SizeLimit> {
+        match self {
+            Strategy::Fixed(f) | Strategy::Ear { parents: f, .. } => {
+                SizeLimit::new(f.size(), f.sizer().clone()).ok()
+            }
+            Strategy::Recursive(r) => SizeLimit::new(r.chunk_size(), r.sizer().clone()).ok(),
+            Strategy::MaxMin { config } => config.max_chunk.clone(),
+            Strategy::Kamradt { size_limit, .. } => size_limit.clone(),
+        }
     }
 
     /// Chunks a corpus; chunks are exact byte spans of their documents, in document order.
@@ -172,39 +209,55 @@ impl Strategy {
         use rayon::prelude::*;
         let mut stats = StrategyStats::default();
         let need = || embedder.context("this strategy needs an embedder (the run's `embedder`)");
-        let chunks = match self {
+        let window = embedder.and_then(EmbedderWindow::of);
+        let chunks: Vec<Chunk> = match self {
             Strategy::Fixed(f) | Strategy::Ear { parents: f, .. } => {
                 docs.par_iter().flat_map_iter(|d| f.chunk(d)).collect()
             }
-            Strategy::Recursive(r) => docs.par_iter().flat_map_iter(|d| r.chunk(d)).collect(),
-            Strategy::MaxMin {
-                config,
-                split_limit,
-            } => {
+            Strategy::Recursive(r) => {
+                let per: Vec<(Vec<Chunk>, chunker::RecursiveStats)> =
+                    docs.par_iter().map(|d| r.chunk_with_stats(d)).collect();
+                // Pieces with no separator left, measured as LangChain measures them.
+                stats.over_size = per.iter().map(|(_, s)| s.oversized).sum();
+                per.into_iter().flat_map(|(c, _)| c).collect()
+            }
+            Strategy::MaxMin { config } => {
                 let embedder = need()?;
-                let units: Vec<Vec<chunker::Span>> = docs
+                let window = window.as_ref().context(
+                    "max-min needs an embedder with a local tokenizer and a known input window",
+                )?;
+                let units: Vec<(Vec<chunker::Span>, usize, usize)> = docs
                     .par_iter()
                     .map(|d| {
-                        let (u, s) =
-                            chunker::split_oversized(&d.text, &config.units(&d.text), split_limit);
-                        (u, s.units_split)
-                    })
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .map(|(u, n)| {
-                        stats.units_split_before_embedding += n;
-                        u
+                        // The window first, then the size: pieces within both limits, and
+                        // exactly the pre-size-limit units whenever `size` is the larger bound.
+                        let (mut units, w) = chunker::split_oversized(
+                            &d.text,
+                            &config.units(&d.text),
+                            &window.limit,
+                        );
+                        let mut at_size = 0;
+                        if let Some(max) = &config.max_chunk {
+                            let (u, s) = chunker::split_oversized(&d.text, &units, max);
+                            units = u;
+                            at_size = s.units_split;
+                        }
+                        (units, at_size, w.units_split)
                     })
                     .collect();
+                for (_, at_size, at_window) in &units {
+                    stats.units_split_at_size += at_size;
+                    stats.units_split_before_embedding += at_window;
+                }
                 let texts: Vec<&str> = docs
                     .iter()
                     .zip(&units)
-                    .flat_map(|(d, us)| us.iter().map(|u| &d.text[u.start..u.end]))
+                    .flat_map(|(d, (us, ..))| us.iter().map(|u| &d.text[u.start..u.end]))
                     .collect();
                 stats.embedded_units = texts.len();
                 let mut vectors = embedder.embed(&texts)?.into_iter();
                 let mut out = Vec::new();
-                for (d, us) in docs.iter().zip(&units) {
+                for (d, (us, ..)) in docs.iter().zip(&units) {
                     let vs: Vec<Vec<f32>> = vectors.by_ref().take(us.len()).collect();
                     let (c, s) = config
                         .chunk_with_stats(d, us, &vs)
@@ -219,7 +272,7 @@ impl Strategy {
                 }
                 out
             }
-            Strategy::Kamradt(config) => {
+            Strategy::Kamradt { config, size_limit } => {
                 let embedder = need()?;
                 let sentences: Vec<Vec<chunker::Span>> = docs
                     .iter()
@@ -232,6 +285,10 @@ impl Strategy {
                     .collect();
                 let texts: Vec<&str> = combined.iter().flatten().map(String::as_str).collect();
                 stats.embedded_units = texts.len();
+                if let Some(w) = &window {
+                    stats.embedded_units_truncated =
+                        texts.par_iter().filter(|t| w.exceeds(t)).count();
+                }
                 let mut vectors = embedder.embed(&texts)?.into_iter();
                 let mut out = Vec::new();
                 for ((d, s), c) in docs.iter().zip(&sentences).zip(&combined) {
@@ -241,12 +298,88 @@ impl Strategy {
                         .with_context(|| format!("kamradt on document {}", d.id))?;
                     stats.merges += st.merges;
                     stats.degenerate_vectors += st.degenerate_vectors;
-                    out.extend(chunks);
+                    match size_limit {
+                        None => out.extend(chunks),
+                        Some(limit) => {
+                            for chunk in chunks {
+                                let text = &d.text[chunk.span.start..chunk.span.end];
+                                if limit.measure(text) <= limit.size() {
+                                    out.push(chunk);
+                                    continue;
+                                }
+                                // The chunk's sentences, each within the limit, packed again.
+                                let inside: Vec<chunker::Span> = s
+                                    .iter()
+                                    .filter_map(|u| {
+                                        let start = u.start.max(chunk.span.start);
+                                        let end = u.end.min(chunk.span.end);
+                                        (start < end).then_some(chunker::Span { start, end })
+                                    })
+                                    .collect();
+                                let (pieces, _) = chunker::split_oversized(&d.text, &inside, limit);
+                                let packed = chunker::pack_units(&d.text, &pieces, limit);
+                                stats.units_split_at_size += 1;
+                                out.extend(packed.into_iter().filter_map(|p| {
+                                    let t = &d.text[p.start..p.end];
+                                    let lead = t.len() - t.trim_start().len();
+                                    let (a, b) = (p.start + lead, p.start + t.trim_end().len());
+                                    (a < b).then(|| Chunk::new(d, a, b))
+                                }));
+                            }
+                        }
+                    }
                 }
                 out
             }
         };
+        // Fixed windows (and EAR parents) are within their size by construction, in the
+        // chunker's own measure (re-tokenising a token window can count differently), and the
+        // recursive chunker counts its own oversized pieces as LangChain measures them.
+        let semantic = matches!(self, Strategy::MaxMin { .. } | Strategy::Kamradt { .. });
+        if let Some(limit) = self.size_limit().filter(|_| semantic) {
+            let by_id: std::collections::HashMap<&str, &Document> =
+                docs.iter().map(|d| (d.id.as_str(), d)).collect();
+            stats.over_size = chunks
+                .par_iter()
+                .filter(|c| {
+                    by_id
+                        .get(c.doc_id.as_str())
+                        .is_some_and(|d| limit.measure(c.text(d)) > limit.size())
+                })
+                .count();
+        }
         Ok((chunks, stats))
+    }
+}
+
+/// An embedder's input window: the longest text it reads without truncation, measured with
+/// its own tokenizer.
+pub struct EmbedderWindow {
+    /// Tokens of the window left for text (`max_seq_length` minus the special tokens), with
+    /// the embedder's tokenizer as the sizer.
+    pub limit: SizeLimit,
+    /// The window in tokens, special tokens included.
+    pub max_tokens: usize,
+}
+
+impl EmbedderWindow {
+    /// The window of `embedder`; `None` when it has no local tokenizer or window (HTTP).
+    pub fn of(embedder: &dyn Embedder) -> Option<Self> {
+        let max_tokens = embedder.max_input_tokens()?;
+        let tok = embedder.tokenizer()?;
+        let specials = tok.encode("", true).map(|e| e.len()).unwrap_or(2);
+        let tok = HfTokenizer::from_tokenizer(tok, embedder.identity()).ok()?;
+        let limit = SizeLimit::new(
+            max_tokens.saturating_sub(specials).max(1),
+            Sizer::Tokens(Arc::new(tok)),
+        )
+        .ok()?;
+        Some(EmbedderWindow { limit, max_tokens })
+    }
+
+    /// True when `text` is longer than the window (the embedder would truncate it).
+    pub fn exceeds(&self, text: &str) -> bool {
+        self.limit.measure(text) > self.limit.size()
     }
 }
 
@@ -319,7 +452,7 @@ impl StrategyConfig {
             (
                 "size",
                 self.size.is_some(),
-                &[Fixed, Recursive, MaxMin, Ear],
+                &[Fixed, Recursive, MaxMin, Kamradt, Ear],
             ),
             ("overlap", self.overlap != 0.0, &[Fixed, Recursive, Ear]),
             ("ear", self.ear.is_some(), &[Ear]),
@@ -395,6 +528,9 @@ impl StrategyConfig {
         }
         if self.kind == Kamradt {
             self.kamradt_config()?.validate()?;
+            if self.size == Some(0) {
+                bail!("field `size` must be at least 1");
+            }
         }
         Ok(())
     }
@@ -506,17 +642,23 @@ impl StrategyConfig {
                 self.unit(),
                 tokenizer,
             )?),
-            StrategyKind::MaxMin => {
-                // Units longer than MiniLM's 256 positions (254 + [CLS] + [SEP]) are split first.
-                let split_tok = HfTokenizer::from_file(DEFAULT_TOKENIZER).with_context(|| {
-                    format!("max-min splits long sentences with {DEFAULT_TOKENIZER}")
-                })?;
-                Strategy::MaxMin {
-                    config: self.maxmin_config(tokenizer)?,
-                    split_limit: SizeLimit::new(254, Sizer::Tokens(Arc::new(split_tok)))?,
+            StrategyKind::MaxMin => Strategy::MaxMin {
+                config: self.maxmin_config(tokenizer)?,
+            },
+            StrategyKind::Kamradt => {
+                let size_limit = match self.size {
+                    None => None,
+                    Some(n) => {
+                        let sizer = Sizer::for_unit(self.unit(), tokenizer)
+                            .context("field `tokenizer`: `unit: tokens` needs a tokenizer")?;
+                        Some(SizeLimit::new(n, sizer).context("field `size`")?)
+                    }
+                };
+                Strategy::Kamradt {
+                    config: self.kamradt_config()?,
+                    size_limit,
                 }
             }
-            StrategyKind::Kamradt => Strategy::Kamradt(self.kamradt_config()?),
             StrategyKind::Ear => {
                 let (size, overlap) = self.ear_parent_size()?;
                 Strategy::Ear {

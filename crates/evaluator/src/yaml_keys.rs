@@ -1,0 +1,203 @@
+//! Duplicate mapping keys in YAML, found with their lines before the config is deserialised.
+//!
+//! YAML 1.2 requires the keys of a mapping to be unique, but serde_yaml deserialises a mapping
+//! into a `BTreeMap` by letting the last duplicate win, silently: two strategies named `f`
+//! become one. This pass walks the event stream of a real YAML parser (yaml-rust2, which
+//! reports a line and column per event) and reports every mapping key that occurs twice in
+//! the same mapping, at any depth, with the lines of both occurrences.
+//!
+//! Syntax errors are left to serde_yaml, whose messages carry the key path; this pass then
+//! reports nothing.
+
+use std::collections::HashMap;
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
+use yaml_rust2::scanner::Marker;
+
+/// One duplicate key: its dotted path (`strategies.f`), and the 1-based lines of the first
+/// and the repeated occurrence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuplicateKey {
+    /// Dotted path of the mapping holding the key (empty for the top level).
+    pub parent: String,
+    /// The key as written (scalar value).
+    pub key: String,
+    /// Line of the first occurrence (1-based).
+    pub first_line: usize,
+    /// Line of the repeated occurrence (1-based).
+    pub line: usize,
+}
+
+impl std::fmt::Display for DuplicateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = if self.parent.is_empty() {
+            "at the top level".to_string()
+        } else {
+            format!("in `{}`", self.parent)
+        };
+        write!(
+            f,
+            "duplicate key `{}` {at} at line {} (first at line {}); keys of a mapping must be \
+             unique: rename or remove one",
+            self.key, self.line, self.first_line
+        )
+    }
+}
+
+enum Frame {
+    /// A mapping: keys seen (with their lines), whether the next node is a key, the pending
+    /// key (for the path of a nested value), and the mapping's own path.
+    Mapping {
+        keys: HashMap<String, usize>,
+        expect_key: bool,
+        current: String,
+        path: String,
+    },
+    /// A sequence: the next item's index, and the sequence's own path.
+    Sequence { index: usize, path: String },
+}
+
+#[derive(Default)]
+struct Scan {
+    stack: Vec<Frame>,
+    found: Vec<DuplicateKey>,
+}
+
+impl Scan {
+    /// The path a new node at the current position gets, and records that a value (or, in
+    /// key position, a key that is an alias or a collection: a complex key, not checked) was
+    /// seen.
+    fn child_path(&mut self) -> String {
+        match self.stack.last_mut() {
+            None => String::new(),
+            Some(Frame::Mapping {
+                expect_key,
+                current,
+                path,
+                ..
+            }) => {
+                if *expect_key {
+                    *expect_key = false;
+                    *current = "<complex key>".into();
+                    return join(path, current);
+                }
+                *expect_key = true;
+                join(path, current)
+            }
+            Some(Frame::Sequence { index, path }) => {
+                let p = join(path, &index.to_string());
+                *index += 1;
+                p
+            }
+        }
+    }
+}
+
+fn join(a: &str, b: &str) -> String {
+    if a.is_empty() {
+        b.to_string()
+    } else {
+        format!("{a}.{b}")
+    }
+}
+
+impl MarkedEventReceiver for Scan {
+    fn on_event(&mut self, ev: Event, mark: Marker) {
+        match ev {
+            Event::Scalar(value, ..) => {
+                if let Some(Frame::Mapping {
+                    keys,
+                    expect_key,
+                    current,
+                    path,
+                }) = self.stack.last_mut()
+                {
+                    if *expect_key {
+                        let line = mark.line();
+                        if let Some(&first_line) = keys.get(&value) {
+                            self.found.push(DuplicateKey {
+                                parent: path.clone(),
+                                key: value.clone(),
+                                first_line,
+                                line,
+                            });
+                        } else {
+                            keys.insert(value.clone(), line);
+                        }
+                        *current = value;
+                        *expect_key = false;
+                        return;
+                    }
+                }
+                self.child_path();
+            }
+            Event::Alias(_) => {
+                self.child_path();
+            }
+            Event::MappingStart(..) => {
+                // A mapping used as a key (rare) is treated as a value of an unnamed key.
+                let path = self.child_path();
+                self.stack.push(Frame::Mapping {
+                    keys: HashMap::new(),
+                    expect_key: true,
+                    current: String::new(),
+                    path,
+                });
+            }
+            Event::SequenceStart(..) => {
+                let path = self.child_path();
+                self.stack.push(Frame::Sequence { index: 0, path });
+            }
+            Event::MappingEnd | Event::SequenceEnd => {
+                self.stack.pop();
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Every duplicate mapping key of `text`, in document order; empty when there is none or when
+/// the text is not valid YAML (serde_yaml reports syntax errors).
+pub fn duplicate_keys(text: &str) -> Vec<DuplicateKey> {
+    let mut scan = Scan::default();
+    match Parser::new_from_str(text).load(&mut scan, true) {
+        Ok(()) => scan.found,
+        Err(_) => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_duplicates_at_any_depth_with_both_lines() {
+        let text = "name: t\nstrategies:\n  f: {kind: fixed, size: 10}\n  f: {kind: fixed, size: 20}\n  g:\n    kind: ear\n    ear: {radius: 40, radius: 60}\nname: u\n";
+        let d = duplicate_keys(text);
+        assert_eq!(d.len(), 3, "{d:?}");
+        assert_eq!(
+            (
+                d[0].parent.as_str(),
+                d[0].key.as_str(),
+                d[0].first_line,
+                d[0].line
+            ),
+            ("strategies", "f", 3, 4)
+        );
+        assert_eq!(
+            (d[1].parent.as_str(), d[1].key.as_str(), d[1].line),
+            ("strategies.g.ear", "radius", 7)
+        );
+        assert_eq!((d[2].parent.as_str(), d[2].key.as_str()), ("", "name"));
+        let msg = d[0].to_string();
+        assert!(msg.contains("line 4") && msg.contains("line 3"), "{msg}");
+    }
+
+    #[test]
+    fn unique_keys_sequences_and_bad_yaml_give_nothing() {
+        assert!(duplicate_keys("a: [1, 1]\nb:\n  - {x: 1}\n  - {x: 2}\n").is_empty());
+        assert!(duplicate_keys("a: [1,\n").is_empty());
+        assert!(duplicate_keys("").is_empty());
+        // An alias or a collection as a key is not mistaken for a key-value shift.
+        assert!(duplicate_keys("a: &x 1\n*x : 2\ny: 1\n? [1, 2]\n: 3\nz: 1\n").is_empty());
+    }
+}
