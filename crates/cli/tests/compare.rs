@@ -11,7 +11,7 @@ use evaluator::run::{CellRecord, QuestionRow};
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{chunkbench, store, workspace};
+use common::{chunkbench, copy_dir, store, workspace};
 
 const LIMIT: usize = 300;
 
@@ -46,19 +46,6 @@ fn compare(baseline: &Path, candidate: &Path, extra: &[&str]) -> (Option<i32>, S
         String::from_utf8_lossy(&o.stdout).into_owned(),
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
 }
 
 /// The cell record of `run` with this strategy and k.

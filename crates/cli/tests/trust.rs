@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{chunkbench, workspace};
+use common::{chunkbench, copy_dir, workspace};
 use evaluator::dataset::DatasetManifest;
 use evaluator::io::sha256_hex;
 use std::collections::BTreeMap;
@@ -161,19 +161,6 @@ fn case01_dataset_edited_in_place_is_never_reused() {
     let rows = read_csv(&out.join("edit/per_question.csv"));
     let q1: Vec<_> = rows.iter().filter(|r| r["question_id"] == "q1").collect();
     assert!(q1.iter().all(|r| r["gold"] == "0"), "{q1:?}");
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
 }
 
 fn minilm() -> PathBuf {

@@ -197,6 +197,13 @@ pub struct ReaderConfig {
 }
 
 impl ReaderConfig {
+    /// The GGUF file of an `llm` reader: `model`, or [`DEFAULT_LLM`].
+    pub fn llm_model(&self) -> PathBuf {
+        self.model
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_LLM))
+    }
+
     /// Rejects fields that do not apply to the kind: `model` and `llm` belong to `llm`,
     /// `openai` to `openai` (which requires it), `cache` to the model readers.
     fn check(&self) -> Result<()> {

@@ -12,7 +12,7 @@
 use crate::config::{ReaderKind, RunConfig};
 use crate::dataset::Dataset;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Every problem found, one message each; empty when the run can start.
 pub fn check(cfg: &RunConfig, store: &Path) -> Vec<String> {
@@ -51,10 +51,7 @@ pub fn check(cfg: &RunConfig, store: &Path) -> Vec<String> {
         match r.kind {
             ReaderKind::Lexical => {}
             ReaderKind::Llm => {
-                let model = r
-                    .model
-                    .clone()
-                    .unwrap_or_else(|| PathBuf::from(crate::config::DEFAULT_LLM));
+                let model = r.llm_model();
                 if let Err(e) = gguf_header(&model) {
                     problems.push(format!("field `readers.{name}.model`: {e}"));
                 }

@@ -818,10 +818,7 @@ impl<'a> Resolver<'a> {
         match rc.kind {
             ReaderKind::Lexical => {}
             ReaderKind::Llm => {
-                let model = rc
-                    .model
-                    .clone()
-                    .unwrap_or_else(|| PathBuf::from(crate::config::DEFAULT_LLM));
+                let model = rc.llm_model();
                 out.extend(self.memo(&format!("llm {}", model.display()), || {
                     Self::file("reader/model", &model)
                 })?);
@@ -1246,10 +1243,7 @@ impl ModelReaders {
         .with_context(|| format!("field `readers.{name}.cache`"))?;
         let r: std::sync::Arc<dyn Reader> = match cfg.kind {
             ReaderKind::Llm => {
-                let model = cfg
-                    .model
-                    .clone()
-                    .unwrap_or_else(|| PathBuf::from(crate::config::DEFAULT_LLM));
+                let model = cfg.llm_model();
                 let llm = reader::LlmReader::load(&model, cfg.llm.clone().unwrap_or_default())
                     .with_context(|| {
                         format!("field `readers.{name}.model`: {}", model.display())
@@ -1588,20 +1582,8 @@ fn answer(
         windows_before: ear.map(|e| e.windows_before_dedup),
         windows_after: ear.map(|e| e.windows_after_dedup),
         fallback: ear.map(|e| u8::from(e.fallback)),
-        reply: clip(&out.raw, REPLY_BYTES),
+        reply: reader::clip(&out.raw, REPLY_BYTES),
     })
-}
-
-/// `s` cut to at most `max` bytes on a char boundary, with "…" when cut.
-fn clip(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
 }
 
 /// The git commit of the working directory (`git rev-parse HEAD`, with `-dirty` when there

@@ -317,8 +317,9 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(sha2::Sha256::digest(bytes))
 }
 
-/// Cuts `s` to at most `max` bytes on a character boundary, marking the cut with "…".
-pub(crate) fn clip(s: &str, max: usize) -> String {
+/// Cuts `s` to at most `max` bytes on a character boundary, marking the cut with "…" (so the
+/// result may be up to `max + 3` bytes).
+pub fn clip(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
     }

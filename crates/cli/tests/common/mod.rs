@@ -47,3 +47,17 @@ pub fn chunkbench_env(args: &[&str], envs: &[(&str, &str)]) -> Output {
 pub fn chunkbench(args: &[&str]) -> Output {
     chunkbench_env(args, &[])
 }
+
+/// Copies the directory tree `from` to `to` (created).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
