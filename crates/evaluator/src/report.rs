@@ -496,26 +496,30 @@ pub fn write_reports(
     }
     if cells.iter().any(|c| !c.summary.failures.is_empty()) {
         md.push_str(
-            "\n## Failure attribution\n\nQuestions per first failing stage: extraction (EAR: no anchors), matching (EAR: no corpus occurrence), ranking (gold evidence not in the top-k), reading (evidence retrieved, answer wrong); no-evidence = wrong answer without gold evidence to attribute it; invalid-answer = the reader's reply could not be read as an answer (shown before the other stages: the measurement failed).\n\n| dataset | strategy | retriever | k | reader | correct | extraction | matching | ranking | reading | no-evidence | invalid-answer |\n|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n",
+            "\n## Failure attribution\n\nQuestions per first failing stage: extraction (EAR: no anchors), matching (EAR: no corpus occurrence), ranking (gold evidence not in the top-k), reading (evidence retrieved, answer wrong); no-evidence = wrong answer without gold evidence to attribute it; invalid-answer = the reader's reply could not be read as an answer (shown before the other stages: the measurement failed).\n\n| dataset | strategy | retriever | k | reader |",
         );
+        // One column per stage, in `Failure::ALL` order.
+        let stages = crate::run::Failure::ALL.map(crate::run::Failure::as_str);
+        for st in stages {
+            let _ = write!(md, " {st} |");
+        }
+        md.push_str("\n|---|---|---|---:|---|");
+        md.push_str(&"---:|".repeat(stages.len()));
+        md.push('\n');
         for c in cells {
-            let n = |k: &str| c.summary.failures.get(k).copied().unwrap_or(0);
-            let _ = writeln!(
+            let _ = write!(
                 md,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                c.cell.dataset,
-                c.cell.strategy,
-                c.cell.retriever,
-                c.cell.k,
-                c.cell.reader,
-                n("correct"),
-                n("extraction"),
-                n("matching"),
-                n("ranking"),
-                n("reading"),
-                n("no-evidence"),
-                n("invalid-answer")
+                "| {} | {} | {} | {} | {} |",
+                c.cell.dataset, c.cell.strategy, c.cell.retriever, c.cell.k, c.cell.reader
             );
+            for st in stages {
+                let _ = write!(
+                    md,
+                    " {} |",
+                    c.summary.failures.get(st).copied().unwrap_or(0)
+                );
+            }
+            md.push('\n');
         }
     }
     let mde: Vec<f64> = comparisons
