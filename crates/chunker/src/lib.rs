@@ -9,6 +9,7 @@
 
 #![warn(missing_docs)]
 
+pub mod analyzer;
 pub mod anchor;
 pub mod fixed;
 pub mod kamradt;
@@ -17,6 +18,7 @@ pub mod recursive;
 pub mod segment;
 pub mod units;
 
+pub use analyzer::{Analyzer, Stemming, StopWords, TextAnalyzer};
 pub use fixed::{FixedConfig, FixedError};
 pub use kamradt::{BreakpointType, KamradtConfig, KamradtError, KamradtStats};
 pub use maxmin::{

@@ -3,7 +3,7 @@
 //! Elementary Science Questions", AAAI 2016, §3.1): an option is supported when a retrieved
 //! passage contains both the option's words and the question's words.
 //!
-//! Scoring rule (terms from [`retriever::Analyzer`], sets, idf from the corpus documents as
+//! Scoring rule (terms from [`chunker::Analyzer`], sets, idf from the corpus documents as
 //! `ln(1 + (N − df + 0.5)/(df + 0.5))`):
 //! - `Q` = question terms; `O_i` = option i's terms minus `Q` and minus terms that every
 //!   option shares (if that leaves nothing, option i's terms minus `Q`, then all its terms).
@@ -14,7 +14,7 @@
 //!   passages every option scores 0 and all options tie.
 
 use crate::{argmax_with_ties, Reader, ReaderError, ReaderInput, ReaderOutput};
-use retriever::Analyzer;
+use chunker::Analyzer;
 use std::collections::{BTreeSet, HashMap};
 
 /// The lexical reader; holds the corpus document frequencies used for idf.

@@ -14,7 +14,6 @@
 
 #![warn(missing_docs)]
 
-pub mod analyzer;
 pub mod bm25;
 pub mod dense;
 pub mod ear;
@@ -23,8 +22,9 @@ pub mod metrics;
 pub mod query;
 pub mod trec;
 
-pub use analyzer::{Analyzer, Stemming, StopWords, TextAnalyzer};
 pub use bm25::{Bm25, Bm25Params};
+/// The word analysers live with words, in `chunker` (shared with the lexical reader).
+pub use chunker::analyzer::{self, Analyzer, Stemming, StopWords, TextAnalyzer};
 pub use dense::{is_degenerate, DenseError, DenseIndex, DEFAULT_QUERY_BLOCK, PASSAGE_TILE};
 pub use hybrid::{rrf, rrf_with, RRF_DEPTH, RRF_K};
 pub use metrics::{words_retrieved, words_retrieved_in, DocSpan, WordsRetrieved};
