@@ -153,13 +153,14 @@ enum Command {
     Chunk {
         /// The text file (UTF-8).
         file: PathBuf,
-        /// Chunking strategy.
-        #[arg(long, value_enum, default_value = "fixed")]
-        strategy: Strategy,
+        /// Strategy kind (`chunkbench ls strategies`).
+        #[arg(long, default_value = "fixed", value_parser = strategy_kind)]
+        strategy: String,
         /// Size unit: words, chars or tokens (default: words for fixed, chars for recursive).
         #[arg(long)]
         unit: Option<chunker::Unit>,
-        /// Chunk size in units (max-min: an optional maximum chunk size).
+        /// Chunk size in units (required by fixed and recursive; the optional maximum of the
+        /// semantic kinds).
         #[arg(long)]
         size: Option<usize>,
         /// Overlap in units, or a fraction of the size in (0, 1).
@@ -171,6 +172,9 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value = "jsonl")]
         format: ChunkFormat,
+        /// Any other field of the kind's entry: FIELD=VALUE (YAML), e.g. window_size=2.
+        #[arg(long = "with", value_name = "FIELD=VALUE")]
+        with: Vec<String>,
     },
     /// Explain one question of a finished run: per cell its answer, failure attribution and
     /// retrieved passages; for EAR cells the anchors, which query anchor matched which corpus
@@ -195,16 +199,18 @@ enum ListWhat {
     Metrics,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum Strategy {
-    /// Fixed-size windows.
-    Fixed,
-    /// LangChain-compatible recursive separator splitting.
-    Recursive,
-    /// Max-Min semantic chunking over MiniLM sentence embeddings (reference parameters).
-    MaxMin,
-    /// Kamradt / LangChain SemanticChunker (percentile 95) over MiniLM embeddings.
-    Kamradt,
+/// A registered strategy kind (for `chunk --strategy`).
+fn strategy_kind(name: &str) -> Result<String, String> {
+    use evaluator::strategies::KINDS;
+    if KINDS.iter().any(|k| k.name == name) {
+        Ok(name.to_string())
+    } else {
+        let names: Vec<&str> = KINDS.iter().map(|k| k.name).collect();
+        Err(format!(
+            "unknown strategy kind; one of: {}",
+            names.join(", ")
+        ))
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -271,6 +277,7 @@ enum ModelsAction {
 }
 
 fn main() -> ExitCode {
+    evaluator::run::set_build_commit(env!("CHUNKBENCH_GIT_COMMIT"));
     match real_main() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => match e.downcast_ref::<RegressionFound>() {
@@ -439,13 +446,10 @@ fn real_main() -> Result<()> {
         }
         Command::Ls { what, store } => {
             let rows: Vec<(String, &str)> = match what {
-                ListWhat::Strategies => vec![
-                    ("fixed".into(), "fixed-size windows; unit words|chars|tokens (tokenizer), size, overlap (count or fraction of size)"),
-                    ("recursive".into(), "LangChain RecursiveCharacterTextSplitter; unit chars|tokens|words, size, overlap, separators, separator_regex, keep_separator, strip_whitespace"),
-                    ("max-min".into(), "Max-Min semantic chunking over MiniLM sentence embeddings; fixed_threshold (0.6), c (0.9), init_constant (1.5), comparison, group, size (max), min_size"),
-                    ("kamradt".into(), "LangChain SemanticChunker breakpoints; breakpoint_type, breakpoint_amount, buffer_size, size (max, in unit)"),
-                    ("ear".into(), "EAR anchor windows over parents of size/overlap words (default 260/60); ear: {radius, snap_sentences, weights {anchor 1, lexical 1, date 0.5}, dedup drop|merge, dedup_threshold 0.5, expand none|parent|summary, summary_words, anchors {domain_suffixes, short_option_max_words}}"),
-                ],
+                ListWhat::Strategies => evaluator::strategies::KINDS
+                    .iter()
+                    .map(|k| (k.name.to_string(), k.summary))
+                    .collect(),
                 ListWhat::Retrievers => vec![
                     ("bm25".into(), "Okapi BM25, Lucene idf; k1 (1.2), b (0.75), stop_words, stemming; query: question | question+options | per-option"),
                     ("dense".into(), "exact cosine top-k over the run's embedder (MiniLM)"),
@@ -567,27 +571,39 @@ fn real_main() -> Result<()> {
             overlap,
             tokenizer,
             format,
+            with,
         } => {
-            let size_given = size.is_some();
-            let size = size.unwrap_or(200);
-            use evaluator::strategy::{StrategyConfig, StrategyKind};
-            let mut cfg = StrategyConfig::fixed_words(size, 0);
-            cfg.kind = match strategy {
-                Strategy::Fixed => StrategyKind::Fixed,
-                Strategy::Recursive => StrategyKind::Recursive,
-                Strategy::MaxMin => StrategyKind::MaxMin,
-                Strategy::Kamradt => StrategyKind::Kamradt,
+            // The entry as YAML, parsed by the strategy registry like a config's.
+            let mut entry = serde_yaml::Mapping::new();
+            let mut put = |k: &str, v: serde_yaml::Value| {
+                entry.insert(serde_yaml::Value::String(k.into()), v);
             };
-            if matches!(strategy, Strategy::MaxMin | Strategy::Kamradt) {
-                // --size is the optional maximum chunk size of the semantic chunkers.
-                cfg.size = size_given.then_some(size);
+            put("kind", strategy.clone().into());
+            if let Some(n) = size {
+                put("size", n.into());
             }
-            cfg.unit = unit;
-            cfg.overlap = overlap;
-            cfg.tokenizer = tokenizer;
+            if let Some(u) = unit {
+                put("unit", serde_yaml::to_value(u)?);
+            }
+            if overlap != 0.0 {
+                put("overlap", overlap.into());
+            }
+            if let Some(t) = &tokenizer {
+                put("tokenizer", t.display().to_string().into());
+            }
+            for w in &with {
+                let (k, v) = w
+                    .split_once('=')
+                    .with_context(|| format!("--with {w}: expected FIELD=VALUE"))?;
+                let v: serde_yaml::Value = serde_yaml::from_str(v)
+                    .with_context(|| format!("--with {w}: the value is not YAML"))?;
+                put(k, v);
+            }
+            let cfg = evaluator::strategies::StrategyConfig::from_yaml(entry.into())
+                .map_err(|e| anyhow::anyhow!("--strategy {strategy}: {e}"))?;
             let chunker = cfg
                 .build()
-                .context("chunk options (--size, --overlap, --unit, --tokenizer)")?;
+                .context("chunk options (--size, --overlap, --unit, --tokenizer, --with)")?;
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("cannot read {} as UTF-8 text", file.display()))?;
             let doc = chunker::Document {
@@ -597,7 +613,7 @@ fn real_main() -> Result<()> {
                 source: String::new(),
                 license: String::new(),
             };
-            let embedder = if chunker.needs_embedder() {
+            let embedder = if cfg.needs_embedder() {
                 let dir = std::path::Path::new("models/all-MiniLM-L6-v2");
                 Some(embed::BertEmbedder::load(dir).with_context(|| {
                     format!(

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use crate::strategy::{StrategyConfig, StrategyKind};
+pub use crate::strategies::StrategyConfig;
 
 /// Retriever kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -420,7 +420,7 @@ impl RunConfig {
             bail!("{}", list.join("\n"));
         }
         let mut cfg: RunConfig = serde_yaml::from_str(text).map_err(|e| {
-            let msg = e.to_string();
+            let msg = crate::yaml_keys::relocate(text, &e.to_string());
             match did_you_mean(&msg) {
                 Some(hint) => anyhow::anyhow!("{origin}: {msg} ({hint})"),
                 None => anyhow::anyhow!("{origin}: {msg}"),
@@ -801,13 +801,8 @@ impl RunConfig {
                                 reader_config: rdc.clone(),
                                 limit: self.limit,
                                 seed: self.seed,
-                                embedder: (rc.needs_embedder()
-                                    || matches!(
-                                        sc.kind,
-                                        crate::strategy::StrategyKind::MaxMin
-                                            | crate::strategy::StrategyKind::Kamradt
-                                    ))
-                                .then(|| self.embedder.model.clone()),
+                                embedder: (rc.needs_embedder() || sc.needs_embedder())
+                                    .then(|| self.embedder.model.clone()),
                             });
                         }
                     }
@@ -899,10 +894,11 @@ readers:
         let names: Vec<&String> = c.strategies.keys().collect();
         assert_eq!(names.len(), 4, "{names:?}");
         assert!(c.strategies.contains_key("fixed-100[overlap=0.2,size=128]"));
+        let f = c.strategies["fixed-100[overlap=0.2,size=128]"]
+            .params::<crate::strategies::Fixed>()
+            .unwrap();
         assert_eq!(
-            c.strategies["fixed-100[overlap=0.2,size=128]"]
-                .overlap_units()
-                .unwrap(),
+            crate::strategies::overlap_units(f.overlap, f.size).unwrap(),
             25
         );
         assert_eq!(c.retrievers.len(), 2);
@@ -940,7 +936,8 @@ readers:
             "k=[5]".to_string(),
         ];
         let c = RunConfig::parse_with(GOOD, "t", &sets).unwrap();
-        assert_eq!(c.strategies["fixed-100"].size, Some(300));
+        let f = c.strategies["fixed-100"].params::<crate::strategies::Fixed>();
+        assert_eq!(f.unwrap().size, 300);
         assert_eq!(c.k, [5]);
         let e = RunConfig::parse_with(GOOD, "t", &["strategies.nope.size=3".into()])
             .unwrap_err()

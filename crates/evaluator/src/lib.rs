@@ -19,7 +19,7 @@ pub mod preflight;
 pub mod report;
 pub mod run;
 pub mod stats;
-pub mod strategy;
+pub mod strategies;
 pub mod yaml_keys;
 
 pub use config::RunConfig;

@@ -32,7 +32,7 @@ pub struct ChunkLengths {
     pub words: Vec<usize>,
     /// What the strategy counted (forced splits, merges, embedded units, ...).
     #[serde(default)]
-    pub stats: crate::strategy::StrategyStats,
+    pub stats: crate::strategies::StrategyStats,
 }
 
 const FONT_CANDIDATES: [&str; 3] = [

@@ -654,7 +654,7 @@ pub fn write_parquet(path: &Path, rows: &[QuestionRow]) -> Result<()> {
 }
 
 /// Writes `chunk_stats.csv`: per (dataset, strategy) the chunk count, words per chunk (min,
-/// median, p95, max, mean) and the size-limit counters of [`crate::strategy::StrategyStats`]
+/// median, p95, max, mean) and the size-limit counters of [`crate::strategies::StrategyStats`]
 /// (units split at `size`, chunks over `size`, embedded units truncated, chunks over the
 /// embedder's window — empty when no cell of the strategy embeds passages).
 ///

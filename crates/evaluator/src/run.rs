@@ -188,16 +188,7 @@ impl Failure {
     }
 }
 
-/// One rank of a cell's retrieval: the passages it contributes (one for chunk retrieval; an
-/// EAR window and its summary sentences with `expand: summary`), all byte spans of their
-/// documents, and its score.
-#[derive(Debug, Clone)]
-pub struct Ranked {
-    /// Passages of this rank, in reading order.
-    pub chunks: Vec<chunker::Chunk>,
-    /// Retriever score.
-    pub score: f64,
-}
+pub use crate::strategies::{Ranked, Ranking};
 
 /// What a cell stores next to its rows in `cells/ID.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -477,7 +468,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                 .build()
                 .with_context(|| format!("strategy `{s_name}`"))?;
             let t = Instant::now();
-            let emb = if strategy.needs_embedder() {
+            let emb = if s_cfg.needs_embedder() {
                 Some(embedder.get(&cfg.embedder)?)
             } else {
                 None
@@ -497,7 +488,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                     && c.retriever_config.needs_embedder()
             }) {
                 let e = embedder.get(&cfg.embedder)?;
-                if let Some(w) = crate::strategy::EmbedderWindow::of(e.as_ref()) {
+                if let Some(w) = crate::strategies::EmbedderWindow::of(e.as_ref()) {
                     let n = chunks
                         .par_iter()
                         .filter(|c| {
@@ -522,7 +513,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                 &progress,
                 ds_name,
                 s_name,
-                &strategy,
+                strategy.as_ref(),
                 &strategy_stats,
                 chunks.len(),
             );
@@ -540,20 +531,12 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                 index.len(),
                 ds.documents.len()
             ));
-            let ear = match &strategy {
-                crate::strategy::Strategy::Ear { config, .. } => {
-                    let t = Instant::now();
-                    let e = retriever::ear::EarIndex::new(&ds.documents, &index, config.clone())
-                        .map_err(|e| anyhow::anyhow!("strategy `{s_name}`: field `ear`: {e}"))?;
-                    progress.log(format!(
-                        "[{ds_name}] {s_name}: anchor index of {} forms in {:.1}s",
-                        e.anchor_forms(),
-                        t.elapsed().as_secs_f64()
-                    ));
-                    Some(e)
-                }
-                _ => None,
-            };
+            let passages = strategy
+                .passages(&ds.documents, &index)
+                .with_context(|| format!("strategy `{s_name}` on `{ds_name}`"))?;
+            if let Some(line) = passages.describe() {
+                progress.log(format!("[{ds_name}] {s_name}: {line}"));
+            }
             for (r_name, r_cfg) in &cfg.retrievers {
                 let r_cells: Vec<&(&Cell, CellInputs)> = pending
                     .iter()
@@ -570,35 +553,25 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                 };
                 let hits = retrieve(&index, questions, r_cfg, kmax, emb.as_deref(), &progress)
                     .with_context(|| format!("retriever `{r_name}` on `{ds_name}`/{s_name}"))?;
-                let ear_results: Option<Vec<retriever::ear::EarResult>> = ear.as_ref().map(|e| {
-                    let bar = progress.stage("ear", questions.len());
-                    let out = questions
-                        .par_iter()
-                        .zip(&hits)
-                        .map(|(q, h)| {
-                            let r =
-                                e.search(&q.question, &q.options, kmax, q.doc_ids.as_deref(), h);
-                            bar.inc(1);
-                            r
-                        })
-                        .collect();
-                    bar.finish_and_clear();
-                    out
-                });
-                let ranked: Vec<Vec<Ranked>> = match &ear_results {
-                    Some(rs) => rs.iter().map(|r| ear_ranked(r, &ds.documents)).collect(),
-                    None => hits
-                        .iter()
-                        .map(|h| {
-                            h.iter()
-                                .map(|h| Ranked {
-                                    chunks: vec![index.passages()[h.passage].clone()],
-                                    score: h.score,
-                                })
-                                .collect()
-                        })
-                        .collect(),
-                };
+                let bar = progress.stage("passages", questions.len());
+                let rankings: Vec<Ranking> = questions
+                    .par_iter()
+                    .zip(&hits)
+                    .map(|(q, h)| {
+                        let r = passages.rank(&ds.documents, &index, q, h, kmax);
+                        bar.inc(1);
+                        r
+                    })
+                    .collect();
+                bar.finish_and_clear();
+                let ear_results: Option<Vec<retriever::ear::EarResult>> =
+                    passages.records_ear().then(|| {
+                        rankings
+                            .iter()
+                            .map(|r| r.ear.clone().expect("EAR records every question"))
+                            .collect()
+                    });
+                let ranked: Vec<Vec<Ranked>> = rankings.into_iter().map(|r| r.ranked).collect();
                 progress.log(format!(
                     "[{ds_name}] {s_name} × {r_name}: top-{kmax} for {} questions in {:.1}s",
                     questions.len(),
@@ -723,8 +696,8 @@ fn log_strategy_stats(
     progress: &Progress,
     ds: &str,
     name: &str,
-    strategy: &crate::strategy::Strategy,
-    s: &crate::strategy::StrategyStats,
+    strategy: &dyn crate::strategies::Chunker,
+    s: &crate::strategies::StrategyStats,
     chunks: usize,
 ) {
     let limit = strategy.size_limit();
@@ -805,11 +778,7 @@ impl<'a> Resolver<'a> {
                 Ok(m)
             })?);
         }
-        if cell.strategy_config.unit() == chunker::Unit::Tokens {
-            let mut p = cell.strategy_config.tokenizer_path();
-            if p.is_dir() {
-                p.push("tokenizer.json");
-            }
+        if let Some(p) = cell.strategy_config.tokenizer_file() {
             out.extend(self.memo(&format!("tok {}", p.display()), || {
                 Self::file("strategy/tokenizer", &p)
             })?);
@@ -921,7 +890,7 @@ fn chunk_lengths_path(
     dir: &Path,
     dataset: &str,
     strategy: &str,
-    cfg: &crate::strategy::StrategyConfig,
+    cfg: &crate::strategies::StrategyConfig,
 ) -> Result<PathBuf> {
     let key = serde_json::to_string(&(dataset, strategy, cfg))?;
     Ok(dir
@@ -1373,25 +1342,6 @@ fn write_trec(
 
 /// An EAR result as ranks: each passage (window, parent or fallback parent), followed by its
 /// summary sentences.
-fn ear_ranked(r: &retriever::ear::EarResult, docs: &[chunker::Document]) -> Vec<Ranked> {
-    r.passages
-        .iter()
-        .map(|p| {
-            let d = &docs[p.doc];
-            let mut chunks = vec![chunker::Chunk::new(d, p.span.start, p.span.end)];
-            chunks.extend(
-                p.summary
-                    .iter()
-                    .map(|s| chunker::Chunk::new(d, s.start, s.end)),
-            );
-            Ranked {
-                chunks,
-                score: p.score,
-            }
-        })
-        .collect()
-}
-
 /// Writes `explain/CELL.jsonl` for an EAR cell: per question (in order) its anchors, the
 /// bookkeeping of [`retriever::ear::EarStats`], its failure attribution and, per retrieved
 /// passage, the matched anchors (query side and corpus side, kinds, normalised forms, byte
@@ -1586,27 +1536,20 @@ fn answer(
     })
 }
 
-/// The git commit of the working directory (`git rev-parse HEAD`, with `-dirty` when there
-/// are uncommitted changes), or `unknown` outside a checkout.
+static BUILD_COMMIT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Records the git commit the running program was built from (`HEAD`, with `-dirty` when the
+/// tracked sources differed from it at build time). The `chunkbench` binary calls this first,
+/// with the value its build script captured; later calls are ignored.
+pub fn set_build_commit(commit: &str) {
+    let _ = BUILD_COMMIT.set(commit.to_string());
+}
+
+/// The commit recorded by [`set_build_commit`], or `unknown` (a library caller that did not
+/// set one; its cells then carry `chunkbench VERSION@unknown`).
 pub fn git_commit() -> String {
-    let run = |args: &[&str]| {
-        std::process::Command::new("git")
-            .args(args)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    };
-    match run(&["rev-parse", "HEAD"]) {
-        Some(head) => {
-            let dirty = run(&["status", "--porcelain", "--untracked-files=no"])
-                .is_some_and(|s| !s.is_empty());
-            if dirty {
-                format!("{head}-dirty")
-            } else {
-                head
-            }
-        }
-        None => "unknown".into(),
-    }
+    BUILD_COMMIT
+        .get()
+        .cloned()
+        .unwrap_or_else(|| "unknown".into())
 }

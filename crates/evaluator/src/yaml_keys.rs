@@ -60,6 +60,8 @@ enum Frame {
 struct Scan {
     stack: Vec<Frame>,
     found: Vec<DuplicateKey>,
+    /// Every mapping key: its path segments and 1-based line and column.
+    keys: Vec<(Vec<String>, usize, usize)>,
 }
 
 impl Scan {
@@ -113,6 +115,13 @@ impl MarkedEventReceiver for Scan {
                 {
                     if *expect_key {
                         let line = mark.line();
+                        let mut segments: Vec<String> = if path.is_empty() {
+                            Vec::new()
+                        } else {
+                            path.split('.').map(str::to_string).collect()
+                        };
+                        segments.push(value.clone());
+                        self.keys.push((segments, line, mark.col() + 1));
                         if let Some(&first_line) = keys.get(&value) {
                             self.found.push(DuplicateKey {
                                 parent: path.clone(),
@@ -165,9 +174,89 @@ pub fn duplicate_keys(text: &str) -> Vec<DuplicateKey> {
     }
 }
 
+/// The 1-based line and column of the mapping key at `path` (`["strategies", "f", "size"]`),
+/// the first occurrence; `None` when it is absent or the text is not valid YAML.
+pub fn key_position(text: &str, path: &[&str]) -> Option<(usize, usize)> {
+    let mut scan = Scan::default();
+    Parser::new_from_str(text).load(&mut scan, true).ok()?;
+    // Keys are matched on their joined form: a key containing a dot (a sweep path) splits
+    // into segments like the path does.
+    let want = path.join(".");
+    scan.keys
+        .iter()
+        .find(|(segments, ..)| segments.join(".") == want)
+        .map(|&(_, line, col)| (line, col))
+}
+
+/// Points a serde_yaml error inside a mapping entry at the key it is about. Typed strategy
+/// entries are parsed from a value after serde_yaml read them, so serde_yaml reports the
+/// mapping holding the entry (`strategies`) at the entry's key. Given `HEAD: BODY at line L
+/// column C` where a key under `HEAD` sits at L:C, the message names that entry
+/// (`strategies.fixed-100: …`), and when BODY is `unknown field `X`…` or `field `X.Y`: …`, the
+/// line and column become those of `X` (`X.Y`) inside the entry. Other messages are returned
+/// unchanged.
+pub fn relocate(text: &str, message: &str) -> String {
+    let Some((head, rest)) = message.split_once(": ") else {
+        return message.to_string();
+    };
+    let Some(at) = rest.rfind(" at line ") else {
+        return message.to_string();
+    };
+    let body = &rest[..at];
+    let pos: Vec<usize> = rest[at + " at line ".len()..]
+        .split(" column ")
+        .filter_map(|n| n.trim().parse().ok())
+        .collect();
+    let [line, col] = pos[..] else {
+        return message.to_string();
+    };
+    let mut scan = Scan::default();
+    if Parser::new_from_str(text).load(&mut scan, true).is_err() {
+        return message.to_string();
+    }
+    let entry = scan.keys.iter().find(|(segments, l, c)| {
+        (*l, *c) == (line, col) && segments[..segments.len() - 1].join(".") == head
+    });
+    let Some((entry, ..)) = entry else {
+        return message.to_string();
+    };
+    let field = body
+        .strip_prefix("unknown field `")
+        .or_else(|| body.strip_prefix("field `"))
+        .and_then(|f| f.split('`').next());
+    let mut path: Vec<&str> = entry.iter().map(String::as_str).collect();
+    let (mut line, mut col) = (line, col);
+    if let Some(field) = field {
+        path.extend(field.split('.'));
+        if let Some(p) = key_position(text, &path) {
+            (line, col) = p;
+        }
+    }
+    format!("{}: {body} at line {line} column {col}", entry.join("."))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn positions_and_relocation() {
+        let text = "s:\n  f:\n    kind: fixed\n    sise: 10\n";
+        assert_eq!(key_position(text, &["s", "f", "sise"]), Some((4, 5)));
+        assert_eq!(key_position(text, &["s", "g"]), None);
+        let m = relocate(
+            text,
+            "s: unknown field `sise`, expected `size` at line 2 column 3",
+        );
+        assert_eq!(
+            m,
+            "s.f: unknown field `sise`, expected `size` at line 4 column 5"
+        );
+        let m = relocate(text, "s: something else at line 2 column 3");
+        assert_eq!(m, "s.f: something else at line 2 column 3");
+        let m = relocate(text, "s: no key here at line 9 column 1");
+        assert_eq!(m, "s: no key here at line 9 column 1");
+    }
 
     #[test]
     fn finds_duplicates_at_any_depth_with_both_lines() {

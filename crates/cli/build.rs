@@ -1,0 +1,49 @@
+//! Captures the git commit the binary is built from, so runs record the code that computed
+//! them whatever directory they are started in: `CHUNKBENCH_GIT_COMMIT` = `git rev-parse
+//! HEAD`, with `-dirty` when tracked files differ from it, or `unknown` outside a git checkout.
+//! Re-run when the checkout's HEAD, index or refs change, or any file under crates/ does.
+
+use std::path::Path;
+use std::process::Command;
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for p in [
+        ".git/HEAD",
+        ".git/index",
+        ".git/refs/heads",
+        ".git/packed-refs",
+        "crates",
+        "Cargo.toml",
+        "Cargo.lock",
+    ] {
+        let path = root.join(p);
+        // A missing path would make cargo re-run this script on every build.
+        if path.exists() {
+            println!("cargo:rerun-if-changed={}", path.display());
+        }
+    }
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .arg("-C")
+            .arg(&root)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let commit = match git(&["rev-parse", "HEAD"]) {
+        Some(head) => {
+            let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
+                .is_some_and(|s| !s.is_empty());
+            if dirty {
+                format!("{head}-dirty")
+            } else {
+                head
+            }
+        }
+        None => "unknown".into(),
+    };
+    println!("cargo:rustc-env=CHUNKBENCH_GIT_COMMIT={commit}");
+}

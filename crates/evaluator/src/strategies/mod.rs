@@ -1,0 +1,669 @@
+//! The chunking stage: one registry of strategy kinds, their typed entries, and the traits a
+//! kind implements.
+//!
+//! A strategy kind is one file in this directory with
+//! - a **params** type (the YAML entry `strategies.NAME` without `kind`, strictly parsed,
+//!   serde-derived) that implements [`Params`]: its registry name, a one-line summary, checks,
+//!   defaults, and `build`;
+//! - a **chunker** that implements [`Chunker`]: corpus → byte-span chunks (what the retriever
+//!   indexes) and, optionally, the [`Passages`] that turn the retriever's ranking of those chunks
+//!   into the passages a question gets (query-time windows: sentence windows, EAR).
+//!
+//! and one line in [`registry!`] below. The config parser, `chunkbench ls strategies`, the
+//! `chunk` command and the kinds table in README.md all read [`KINDS`].
+//!
+//! Identity: an entry serialises as `{"kind": NAME, ...its fields in declaration order}`; the
+//! cell id hashes that JSON, so a kind's field order is part of its results' identity.
+
+use anyhow::{bail, Context, Result};
+use chunker::maxmin::SizeLimit;
+use chunker::{Chunk, Document, HfTokenizer, Sizer, Unit};
+use embed::Embedder;
+use retriever::{Hit, PassageIndex};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::any::Any;
+use std::fmt::Debug;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+mod common;
+pub use common::{count_over_size, load_tokenizer, overlap_units, NoOverlap};
+
+/// Declares the strategy kinds: `module::Params` per line. Each line is the whole registration
+/// of a kind: it declares the module (the kind's file) and lists its params type in [`KINDS`].
+macro_rules! registry {
+    ($($module:ident :: $params:ident),* $(,)?) => {
+        $(pub mod $module; pub use $module::$params;)*
+        /// Every strategy kind, in the order `ls` and README list them.
+        pub static KINDS: &[Kind] = &[$(Kind::of::<$params>()),*];
+    };
+}
+
+registry![
+    fixed::Fixed,
+    recursive::Recursive,
+    max_min::MaxMin,
+    kamradt::Kamradt,
+    ear::Ear,
+];
+
+/// Default tokenizer for `unit: tokens` (the all-MiniLM-L6-v2 directory that
+/// `chunkbench models fetch` unpacks).
+pub const DEFAULT_TOKENIZER: &str = "models/all-MiniLM-L6-v2/tokenizer.json";
+
+/// A strategy kind's entry type: what `strategies.NAME` holds besides `kind`.
+///
+/// Implementations derive `Serialize`/`Deserialize` with `deny_unknown_fields`, so unknown
+/// keys are errors with a "did you mean" suggestion.
+pub trait Params:
+    Serialize + DeserializeOwned + Clone + PartialEq + Debug + Send + Sync + 'static
+{
+    /// The registry name (`kind: NAME` in YAML).
+    const KIND: &'static str;
+    /// One line for `chunkbench ls strategies` and README: what it does, its fields and their
+    /// defaults.
+    const SUMMARY: &'static str;
+    /// True when chunking embeds text (the run's embedder is loaded and is part of the cell).
+    fn needs_embedder(&self) -> bool {
+        false
+    }
+    /// The tokenizer file chunking reads (`unit: tokens`), hashed into the cell's inputs.
+    fn tokenizer_file(&self) -> Option<PathBuf> {
+        None
+    }
+    /// Writes defaults that change what is computed into the entry, so equal computations get
+    /// equal cell ids and `config.json` shows what ran.
+    fn resolve_defaults(&mut self) {}
+    /// Checks the entry without loading anything.
+    ///
+    /// # Errors
+    /// The first problem, naming the field.
+    fn check(&self) -> Result<()>;
+    /// Builds the chunker (loading a tokenizer when the entry needs one).
+    ///
+    /// # Errors
+    /// [`Params::check`] errors and files that cannot be loaded, naming the field and the fix.
+    fn build(&self) -> Result<Box<dyn Chunker>>;
+}
+
+/// A built chunking strategy.
+pub trait Chunker: Send + Sync {
+    /// Chunks a corpus: exact byte spans of their documents, in document order. Strategies that
+    /// embed receive the run's embedder and embed all units of the corpus in one call (so the
+    /// embedder batches by length across documents).
+    ///
+    /// # Errors
+    /// A missing embedder, embedding failures and chunker errors, naming the document.
+    fn chunk_corpus(
+        &self,
+        docs: &[Document],
+        embedder: Option<&dyn Embedder>,
+    ) -> Result<(Vec<Chunk>, StrategyStats)>;
+
+    /// The size no chunk may exceed, in the strategy's unit (for the logs and `over_size`).
+    fn size_limit(&self) -> Option<SizeLimit>;
+
+    /// How the retriever's ranking of the indexed chunks becomes each question's passages.
+    /// The default: each retrieved chunk is one passage.
+    ///
+    /// # Errors
+    /// Building a query-time index (EAR's anchor index) failed, naming the field.
+    fn passages<'a>(
+        &self,
+        _docs: &'a [Document],
+        _index: &'a PassageIndex,
+    ) -> Result<Box<dyn Passages + 'a>> {
+        Ok(Box::new(ChunkPassages))
+    }
+}
+
+/// One rank of a question's retrieval: the passages it contributes (one for chunk retrieval;
+/// a window and its summary sentences for EAR with `expand: summary`), all byte spans of their
+/// documents, and its score.
+#[derive(Debug, Clone)]
+pub struct Ranked {
+    /// Passages of this rank, in reading order.
+    pub chunks: Vec<Chunk>,
+    /// Retriever score.
+    pub score: f64,
+}
+
+/// The passages of one question, and what the query-time step recorded about them.
+#[derive(Debug, Clone)]
+pub struct Ranking {
+    /// Ranked passages, best first, at most `kmax`.
+    pub ranked: Vec<Ranked>,
+    /// EAR's record of the question (anchors, matches, score parts), for the per-question
+    /// columns and `explain/ID.jsonl`; `None` for other strategies.
+    pub ear: Option<retriever::ear::EarResult>,
+}
+
+/// The query-time step of a strategy: the retriever's top hits over the indexed chunks →
+/// the question's ranked passages.
+pub trait Passages: Send + Sync {
+    /// A line for the run log, when building took work worth reporting.
+    fn describe(&self) -> Option<String> {
+        None
+    }
+    /// True when every [`Ranking`] carries an EAR record (written to `explain/ID.jsonl`).
+    fn records_ear(&self) -> bool {
+        false
+    }
+    /// The passages for `question` (with its options and document scope), given `hits` (the
+    /// retriever's top `kmax` over `index`, built from `docs`, best first).
+    fn rank(
+        &self,
+        docs: &[Document],
+        index: &PassageIndex,
+        question: &crate::Question,
+        hits: &[Hit],
+        kmax: usize,
+    ) -> Ranking;
+}
+
+/// Each retrieved chunk is one passage.
+pub struct ChunkPassages;
+
+impl Passages for ChunkPassages {
+    fn rank(
+        &self,
+        _: &[Document],
+        index: &PassageIndex,
+        _: &crate::Question,
+        hits: &[Hit],
+        _: usize,
+    ) -> Ranking {
+        Ranking {
+            ranked: hits
+                .iter()
+                .map(|h| Ranked {
+                    chunks: vec![index.passages()[h.passage].clone()],
+                    score: h.score,
+                })
+                .collect(),
+            ear: None,
+        }
+    }
+}
+
+/// What a strategy did over a corpus (for `chunk_stats.csv` and the manifest).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StrategyStats {
+    /// Units (sentences, combined sentences) sent to the embedder.
+    pub embedded_units: usize,
+    /// Units split before embedding because they exceeded the model's input.
+    pub units_split_before_embedding: usize,
+    /// Units (max-min) or chunks (kamradt) longer than the strategy's `size` that were split
+    /// at the size, in the configured unit.
+    #[serde(default)]
+    pub units_split_at_size: usize,
+    /// Units sent to the embedder that were longer than its input window and so truncated by
+    /// it (kamradt's combined sentences; max-min splits its units instead, so 0 there).
+    #[serde(default)]
+    pub embedded_units_truncated: usize,
+    /// Chunks longer than `size` in the configured unit (indivisible pieces: a recursive
+    /// chunk with no separator left, a single token or char the sizer counts as more); 0
+    /// when the strategy has no size.
+    #[serde(default)]
+    pub over_size: usize,
+    /// Chunks longer than the run's embedder input window (`max_seq_length` tokens, special
+    /// tokens included), which the embedder truncates when it embeds them for dense
+    /// retrieval; `None` when the strategy's cells embed no passages.
+    #[serde(default)]
+    pub over_embedder_window: Option<usize>,
+    /// Max-min: accepted units refused by the maximum size (a new chunk was started).
+    pub forced_splits: usize,
+    /// Chunks below the minimum size merged into a neighbour.
+    pub merges: usize,
+    /// Zero or non-finite vectors, given similarity 0 instead of being compared.
+    pub degenerate_vectors: usize,
+    /// Max-min: each chunk's internal minimum pairwise cosine similarity (None for a
+    /// one-unit chunk), in chunk order; empty for other strategies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub min_similarity: Vec<Option<f64>>,
+}
+
+/// An embedder's input window: the longest text it reads without truncation, measured with
+/// its own tokenizer.
+pub struct EmbedderWindow {
+    /// Tokens of the window left for text (`max_seq_length` minus the special tokens), with
+    /// the embedder's tokenizer as the sizer.
+    pub limit: SizeLimit,
+    /// The window in tokens, special tokens included.
+    pub max_tokens: usize,
+}
+
+impl EmbedderWindow {
+    /// The window of `embedder`; `None` when it has no local tokenizer or window (HTTP).
+    pub fn of(embedder: &dyn Embedder) -> Option<Self> {
+        let max_tokens = embedder.max_input_tokens()?;
+        let tok = embedder.tokenizer()?;
+        let specials = tok.encode("", true).map(|e| e.len()).unwrap_or(2);
+        let tok = HfTokenizer::from_tokenizer(tok, embedder.identity()).ok()?;
+        let limit = SizeLimit::new(
+            max_tokens.saturating_sub(specials).max(1),
+            Sizer::Tokens(Arc::new(tok)),
+        )
+        .ok()?;
+        Some(EmbedderWindow { limit, max_tokens })
+    }
+
+    /// True when `text` is longer than the window (the embedder would truncate it).
+    pub fn exceeds(&self, text: &str) -> bool {
+        self.limit.measure(text) > self.limit.size()
+    }
+}
+
+/// One registered strategy kind.
+pub struct Kind {
+    /// The registry name (`kind: NAME`).
+    pub name: &'static str,
+    /// One line: what it does, its fields and defaults.
+    pub summary: &'static str,
+    parse: fn(serde_yaml::Value) -> Result<StrategyConfig, String>,
+}
+
+impl Kind {
+    /// The registry entry of params type `P`.
+    pub const fn of<P: Params>() -> Kind {
+        Kind {
+            name: P::KIND,
+            summary: P::SUMMARY,
+            parse: parse_as::<P>,
+        }
+    }
+
+    /// The kind named `name`.
+    pub fn named(name: &str) -> Option<&'static Kind> {
+        KINDS.iter().find(|k| k.name == name)
+    }
+}
+
+/// Deserialises the fields of a `P` entry, naming the field of a type error (`field
+/// `ear.radius`: invalid type …`).
+fn parse_as<P: Params>(fields: serde_yaml::Value) -> Result<StrategyConfig, String> {
+    match serde_path_to_error::deserialize::<_, P>(fields) {
+        Ok(p) => Ok(StrategyConfig::new(p)),
+        Err(e) => {
+            let path = e.path().to_string();
+            let inner = e.into_inner().to_string();
+            if path == "." || inner.starts_with("unknown field") || inner.starts_with("missing") {
+                Err(inner)
+            } else {
+                Err(format!("field `{path}`: {inner}"))
+            }
+        }
+    }
+}
+
+/// The kinds table of README.md (Markdown rows `| name | summary |`), generated from
+/// [`KINDS`]; a test keeps README's copy equal to it.
+pub fn kinds_markdown() -> String {
+    let mut s = String::from("| kind | what it does, fields (defaults) |\n|---|---|\n");
+    for k in KINDS {
+        s.push_str(&format!("| `{}` | {} |\n", k.name, k.summary));
+    }
+    s
+}
+
+/// Object-safe face of [`Params`], implemented for every `P: Params`.
+trait DynParams: Debug + Send + Sync {
+    fn kind(&self) -> &'static str;
+    fn to_yaml(&self) -> serde_yaml::Value;
+    fn clone_box(&self) -> Box<dyn DynParams>;
+    fn as_any(&self) -> &dyn Any;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+    fn needs_embedder(&self) -> bool;
+    fn tokenizer_file(&self) -> Option<PathBuf>;
+    fn resolve_defaults(&mut self);
+    fn check(&self) -> Result<()>;
+    fn build(&self) -> Result<Box<dyn Chunker>>;
+}
+
+/// The tagged form `{kind, ...fields}` an entry serialises to.
+#[derive(Serialize)]
+struct Tagged<'a, P> {
+    kind: &'static str,
+    #[serde(flatten)]
+    params: &'a P,
+}
+
+impl<P: Params> DynParams for P {
+    fn kind(&self) -> &'static str {
+        P::KIND
+    }
+    fn to_yaml(&self) -> serde_yaml::Value {
+        serde_yaml::to_value(Tagged {
+            kind: P::KIND,
+            params: self,
+        })
+        .expect("strategy params serialise")
+    }
+    fn clone_box(&self) -> Box<dyn DynParams> {
+        Box::new(self.clone())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+    fn needs_embedder(&self) -> bool {
+        Params::needs_embedder(self)
+    }
+    fn tokenizer_file(&self) -> Option<PathBuf> {
+        Params::tokenizer_file(self)
+    }
+    fn resolve_defaults(&mut self) {
+        Params::resolve_defaults(self)
+    }
+    fn check(&self) -> Result<()> {
+        Params::check(self)
+    }
+    fn build(&self) -> Result<Box<dyn Chunker>> {
+        Params::build(self)
+    }
+}
+
+/// One strategy entry (`strategies.NAME`): a registered kind and its typed params.
+///
+/// YAML/JSON form: `{kind: NAME, ...fields}`. Parsing looks the kind up in [`KINDS`] (an
+/// unknown kind names the known ones and the closest) and deserialises the rest strictly as
+/// that kind's params.
+#[derive(Debug)]
+pub struct StrategyConfig(Box<dyn DynParams>);
+
+impl StrategyConfig {
+    /// Wraps typed params.
+    pub fn new<P: Params>(params: P) -> Self {
+        StrategyConfig(Box::new(params))
+    }
+
+    /// A fixed-size word entry (`kind: fixed, unit: words`).
+    pub fn fixed_words(size: usize, overlap: usize) -> Self {
+        Self::new(Fixed {
+            unit: Some(Unit::Words),
+            size,
+            overlap: overlap as f64,
+            tokenizer: None,
+        })
+    }
+
+    /// Parses an entry from its YAML mapping.
+    ///
+    /// # Errors
+    /// A missing or unknown `kind` (with the known kinds), unknown fields (with a "did you
+    /// mean"), and values of the wrong type, naming the field.
+    pub fn from_yaml(value: serde_yaml::Value) -> Result<Self, String> {
+        let serde_yaml::Value::Mapping(mut map) = value else {
+            return Err("a strategy entry is a mapping with `kind` and its fields".into());
+        };
+        let kind = match map.remove("kind") {
+            Some(serde_yaml::Value::String(k)) => k,
+            Some(_) => return Err("field `kind`: give the kind's name as a string".into()),
+            None => return Err(format!("missing field `kind` (one of {})", kind_list())),
+        };
+        let Some(k) = Kind::named(&kind) else {
+            let close = KINDS
+                .iter()
+                .map(|k| (strsim::levenshtein(&kind, k.name), k.name))
+                .min()
+                .filter(|(d, _)| *d <= 3)
+                .map(|(_, n)| format!(" (did you mean `{n}`?)"))
+                .unwrap_or_default();
+            return Err(format!(
+                "unknown variant `{kind}`, expected one of {}{close}",
+                kind_list()
+            ));
+        };
+        (k.parse)(serde_yaml::Value::Mapping(map))
+    }
+
+    /// The kind's registry name.
+    pub fn kind(&self) -> &'static str {
+        self.0.kind()
+    }
+
+    /// The typed params, when the entry is of kind `P`.
+    pub fn params<P: Params>(&self) -> Option<&P> {
+        self.0.as_any().downcast_ref()
+    }
+
+    /// The typed params, mutable, when the entry is of kind `P`.
+    pub fn params_mut<P: Params>(&mut self) -> Option<&mut P> {
+        self.0.as_any_mut().downcast_mut()
+    }
+
+    /// True when chunking embeds text ([`Params::needs_embedder`]).
+    pub fn needs_embedder(&self) -> bool {
+        self.0.needs_embedder()
+    }
+
+    /// The tokenizer file chunking reads ([`Params::tokenizer_file`]).
+    pub fn tokenizer_file(&self) -> Option<PathBuf> {
+        self.0.tokenizer_file()
+    }
+
+    /// Writes the kind's defaults into the entry ([`Params::resolve_defaults`]).
+    pub fn resolve_defaults(&mut self) {
+        self.0.resolve_defaults()
+    }
+
+    /// Checks the entry without loading anything ([`Params::check`]).
+    ///
+    /// # Errors
+    /// The first problem, naming the field.
+    pub fn check(&self) -> Result<()> {
+        self.0.check()
+    }
+
+    /// Builds the chunker ([`Params::build`]).
+    ///
+    /// # Errors
+    /// As [`Params::build`].
+    pub fn build(&self) -> Result<Box<dyn Chunker>> {
+        self.0.check()?;
+        self.0.build()
+    }
+}
+
+fn kind_list() -> String {
+    KINDS
+        .iter()
+        .map(|k| format!("`{}`", k.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Clone for StrategyConfig {
+    fn clone(&self) -> Self {
+        StrategyConfig(self.0.clone_box())
+    }
+}
+
+impl PartialEq for StrategyConfig {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_yaml() == other.0.to_yaml()
+    }
+}
+
+impl Serialize for StrategyConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.to_yaml().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for StrategyConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = serde_yaml::Value::deserialize(d)?;
+        StrategyConfig::from_yaml(value).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The sizer for `unit`, loading the tokenizer for `unit: tokens`.
+///
+/// # Errors
+/// A tokenizer that cannot be loaded, naming the field and the fix.
+pub fn sizer(unit: Unit, tokenizer: Option<Arc<HfTokenizer>>) -> Result<Sizer> {
+    Sizer::for_unit(unit, tokenizer).context("field `tokenizer`: `unit: tokens` needs a tokenizer")
+}
+
+/// Rejects `tokenizer` without `unit: tokens`.
+///
+/// # Errors
+/// When `tokenizer` is set and the unit is not tokens.
+pub fn check_tokenizer_field(unit: Unit, tokenizer: &Option<PathBuf>) -> Result<()> {
+    if tokenizer.is_some() && unit != Unit::Tokens {
+        bail!("field `tokenizer` applies only with `unit: tokens`");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(y: &str) -> Result<StrategyConfig, String> {
+        StrategyConfig::from_yaml(serde_yaml::from_str(y).unwrap())
+    }
+
+    #[test]
+    fn registry_names_are_unique_and_listed() {
+        let mut names: Vec<&str> = KINDS.iter().map(|k| k.name).collect();
+        let n = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), n);
+        let md = kinds_markdown();
+        for k in KINDS {
+            assert!(md.contains(&format!("| `{}` |", k.name)));
+            assert!(!k.summary.contains('\n'), "{}", k.name);
+        }
+    }
+
+    #[test]
+    fn entries_round_trip_with_kind_first() {
+        let c = parse("{kind: fixed, size: 100, unit: words}").unwrap();
+        assert_eq!(c.kind(), "fixed");
+        let json = serde_json::to_string(&c).unwrap();
+        assert_eq!(
+            json,
+            r#"{"kind":"fixed","unit":"words","size":100,"overlap":0.0}"#
+        );
+        let back: StrategyConfig = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, c);
+    }
+
+    #[test]
+    fn unknown_kinds_and_fields_are_named() {
+        let e = parse("{kind: fixd, size: 3}").unwrap_err();
+        assert!(
+            e.contains("unknown variant `fixd`") && e.contains("`fixed`"),
+            "{e}"
+        );
+        let e = parse("{kind: fixed, sise: 3}").unwrap_err();
+        assert!(e.contains("unknown field `sise`"), "{e}");
+        let e = parse("{kind: fixed, size: many}").unwrap_err();
+        assert!(e.contains("field `size`"), "{e}");
+        let e = parse("{size: 3}").unwrap_err();
+        assert!(e.contains("missing field `kind`"), "{e}");
+    }
+
+    fn doc(text: &str) -> Document {
+        Document {
+            id: "d".into(),
+            title: String::new(),
+            text: text.into(),
+            source: String::new(),
+            license: String::new(),
+        }
+    }
+
+    #[test]
+    fn builds_fixed_and_recursive() {
+        let d = doc("Apples are red. Bananas are yellow. Cherries are dark.");
+        let docs = [d.clone()];
+        let chunk = |s: &StrategyConfig| s.build().unwrap().chunk_corpus(&docs, None).unwrap().0;
+        assert_eq!(chunk(&StrategyConfig::fixed_words(3, 0)).len(), 3);
+        let r =
+            parse("{kind: recursive, size: 20, separators: ['. '], keep_separator: end}").unwrap();
+        let chunks = chunk(&r);
+        let texts: Vec<&str> = chunks.iter().map(|c| c.text(&d)).collect();
+        assert_eq!(
+            texts,
+            [
+                "Apples are red.",
+                "Bananas are yellow.",
+                "Cherries are dark."
+            ]
+        );
+    }
+
+    #[test]
+    fn misplaced_fields_are_named() {
+        let check = |y: &str| match parse(y) {
+            Err(e) => e,
+            Ok(c) => c.check().unwrap_err().to_string(),
+        };
+        assert!(check("{kind: fixed, size: 10, separators: []}").contains("`separators`"));
+        assert!(check("{kind: fixed, size: 10, tokenizer: x}").contains("`tokenizer`"));
+        assert!(check("{kind: max-min, c: 0.5, comparison: loose}").contains("`comparison`"));
+        assert!(
+            check("{kind: fixed, size: 10, fixed_threshold: 0.5}").contains("`fixed_threshold`")
+        );
+        assert!(check("{kind: recursive, size: 10, keep_separator: middle}")
+            .contains("`keep_separator`"));
+        assert!(check("{kind: fixed, size: 10, overlap: 10}").contains("`overlap`"));
+        assert!(check("{kind: max-min, overlap: 5}").contains("no overlap"));
+        assert!(check("{kind: ear, unit: chars}").contains("`unit`"));
+        // Kinds without overlap keep `overlap: 0.0` in their identity (stored cell ids).
+        let m = parse("{kind: max-min, size: 260, unit: words}").unwrap();
+        assert_eq!(
+            serde_json::to_string(&m).unwrap(),
+            r#"{"kind":"max-min","unit":"words","size":260,"overlap":0.0}"#
+        );
+    }
+
+    #[test]
+    fn missing_tokenizer_names_the_fix() {
+        let c =
+            parse("{kind: fixed, size: 10, unit: tokens, tokenizer: /nonexistent/tokenizer.json}")
+                .unwrap();
+        let e = format!("{:#}", c.build().err().unwrap());
+        assert!(
+            e.contains("`tokenizer`") && e.contains("models fetch"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn ear_defaults_are_written_into_the_entry() {
+        let mut e = parse("{kind: ear}").unwrap();
+        e.resolve_defaults();
+        let p = e.params::<Ear>().unwrap();
+        assert_eq!((p.size, p.overlap), (Some(260), 60.0));
+        assert!(p.ear.is_some());
+    }
+
+    /// README's kinds table is the registry's (`CHUNKBENCH_BLESS=1` rewrites it).
+    #[test]
+    fn readme_kinds_table_is_the_registry() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+        let readme = std::fs::read_to_string(&path).unwrap();
+        let begin = readme.find("<!-- strategy kinds:").expect("README marker");
+        let body = readme[begin..].find('\n').unwrap() + begin + 1;
+        let end = readme
+            .find("<!-- end of strategy kinds -->")
+            .expect("README end marker");
+        let want = kinds_markdown();
+        if readme[body..end] != want {
+            if std::env::var_os("CHUNKBENCH_BLESS").is_some() {
+                let fixed = format!("{}{want}{}", &readme[..body], &readme[end..]);
+                std::fs::write(&path, fixed).unwrap();
+            } else {
+                panic!("README.md's strategy kinds table differs from the registry; run with CHUNKBENCH_BLESS=1 or paste:\n{want}");
+            }
+        }
+    }
+}
