@@ -46,6 +46,7 @@ registry![
     max_min::MaxMin,
     kamradt::Kamradt,
     ear::Ear,
+    sentence_window::SentenceWindow,
 ];
 
 /// Default tokenizer for `unit: tokens` (the all-MiniLM-L6-v2 directory that
