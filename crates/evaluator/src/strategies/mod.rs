@@ -47,6 +47,7 @@ registry![
     kamradt::Kamradt,
     ear::Ear,
     sentence_window::SentenceWindow,
+    cluster_semantic::ClusterSemantic,
 ];
 
 /// Default tokenizer for `unit: tokens` (the all-MiniLM-L6-v2 directory that
