@@ -8,8 +8,111 @@
 
 use crate::run::{CellRecord, QuestionRow};
 use anyhow::{bail, Context, Result};
+use chunker::anchor::AnchorKind;
+use retriever::ear::{EarStats, ScoreParts};
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
+
+/// One line of `explain/ID.jsonl`: an EAR cell's record of one question, written by the
+/// runner and read by [`explain`]. On disk the keys of every object are sorted (the line is
+/// written through a `serde_json::Value`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExplainLine {
+    /// Question id.
+    pub question_id: String,
+    /// Question text.
+    pub question: String,
+    /// Option texts.
+    pub options: Vec<String>,
+    /// Gold option index.
+    pub gold: usize,
+    /// The reader's choice.
+    pub choice: usize,
+    /// Whether the answer was correct.
+    pub correct: bool,
+    /// Failure attribution (per_question.csv's `failure`).
+    pub failure: String,
+    /// EAR's bookkeeping for the question.
+    pub stats: EarStats,
+    /// The question's and options' anchors.
+    pub anchors: Vec<ExplainAnchor>,
+    /// The top-k passages, best first.
+    pub passages: Vec<ExplainPassage>,
+}
+
+/// One anchor of the question or an option.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExplainAnchor {
+    /// `question` or `option A`, `option B`, ...
+    pub source: String,
+    /// Anchor kind.
+    pub kind: AnchorKind,
+    /// Normalised form.
+    pub norm: String,
+    /// Byte span `[start, end)` in its source text.
+    pub span: [usize; 2],
+    /// The anchor's text (that slice).
+    pub text: String,
+}
+
+/// One retrieved EAR passage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExplainPassage {
+    /// `DOC:START-END`.
+    pub id: String,
+    /// Document id.
+    pub doc_id: String,
+    /// Byte span of the passage.
+    pub span: [usize; 2],
+    /// Byte span of the window before expansion.
+    pub window: [usize; 2],
+    /// Words of the passage.
+    pub words: usize,
+    /// EAR score.
+    pub score: f64,
+    /// The score's parts (anchor, lexical, date).
+    pub parts: ScoreParts,
+    /// True for a fallback parent (no anchor matched).
+    pub fallback: bool,
+    /// Summary sentences (`expand: summary`), as `DOC:START-END`.
+    pub summary: Vec<String>,
+    /// Query anchor ↔ corpus occurrence matches inside the passage.
+    pub matches: Vec<ExplainMatch>,
+}
+
+/// One query anchor matched to one corpus occurrence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExplainMatch {
+    /// `question` or `option A`, ...
+    pub source: String,
+    /// The query anchor's kind.
+    pub query_kind: AnchorKind,
+    /// Normalised form both share.
+    pub norm: String,
+    /// Byte span in the question or option text.
+    pub query_span: [usize; 2],
+    /// That slice.
+    pub query_text: String,
+    /// The corpus anchor's kind, or `phrase` for a phrase match.
+    pub corpus_kind: String,
+    /// Byte span in the document.
+    pub corpus_span: [usize; 2],
+    /// That slice.
+    pub corpus_text: String,
+}
+
+/// The serde name of an anchor kind (`year`, `capitalised-group`, ...).
+fn kind_name(k: AnchorKind) -> String {
+    serde_json::to_value(k)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn fmt_span(s: [usize; 2]) -> String {
+    format!("[{},{}]", s[0], s[1])
+}
 
 /// Renders the explanation of `question_id` in every cell of the run at `run_dir` (or only
 /// in cells whose id starts with `cell` or whose strategy is named `cell`), as plain text.
@@ -154,60 +257,55 @@ pub fn explain(run_dir: &Path, question_id: &str, cell: Option<&str>) -> Result<
     Ok(out)
 }
 
-fn read_explain(
-    run_dir: &Path,
-    cell_id: &str,
-    question_id: &str,
-) -> Result<Option<serde_json::Value>> {
+fn read_explain(run_dir: &Path, cell_id: &str, question_id: &str) -> Result<Option<ExplainLine>> {
     let p = run_dir.join("explain").join(format!("{cell_id}.jsonl"));
     let Ok(text) = std::fs::read_to_string(&p) else {
         return Ok(None);
     };
     for (i, line) in text.lines().enumerate() {
-        let v: serde_json::Value = serde_json::from_str(line)
-            .with_context(|| format!("{}:{}: invalid JSON", p.display(), i + 1))?;
-        if v["question_id"] == question_id {
+        let v: ExplainLine = serde_json::from_str(line)
+            .with_context(|| format!("{}:{}: not an explain record", p.display(), i + 1))?;
+        if v.question_id == question_id {
             return Ok(Some(v));
         }
     }
     Ok(None)
 }
 
-fn render_ear(out: &mut String, v: &serde_json::Value) {
-    let st = &v["stats"];
+fn render_ear(out: &mut String, v: &ExplainLine) {
+    let st = &v.stats;
     let _ = writeln!(
         out,
         "EAR: {} question anchors, {} option anchors; {} forms matched ({}), {} occurrences; windows {} before dedup, {} after{}",
-        st["question_anchors"],
-        st["option_anchors"],
-        st["matched_forms"],
-        if st["exact_match"] == true { "exact anchor match" } else { "no exact anchor match" },
-        st["occurrences"],
-        st["windows_before_dedup"],
-        st["windows_after_dedup"],
-        if st["fallback"] == true { "; FALLBACK to lexical ranking of parents" } else { "" }
+        st.question_anchors,
+        st.option_anchors,
+        st.matched_forms,
+        if st.exact_match { "exact anchor match" } else { "no exact anchor match" },
+        st.occurrences,
+        st.windows_before_dedup,
+        st.windows_after_dedup,
+        if st.fallback { "; FALLBACK to lexical ranking of parents" } else { "" }
     );
-    for a in v["anchors"].as_array().into_iter().flatten() {
+    for a in &v.anchors {
         let _ = writeln!(
             out,
             "  anchor  {:<9} {:<12} {:?} -> `{}` at bytes {}",
-            a["source"].as_str().unwrap_or(""),
-            a["kind"].as_str().unwrap_or(""),
-            a["text"].as_str().unwrap_or(""),
-            a["norm"].as_str().unwrap_or(""),
-            a["span"]
+            a.source,
+            kind_name(a.kind),
+            a.text,
+            a.norm,
+            fmt_span(a.span)
         );
     }
-    for (i, p) in v["passages"].as_array().into_iter().flatten().enumerate() {
-        let parts = &p["parts"];
-        if p["fallback"] == true {
+    for (i, p) in v.passages.iter().enumerate() {
+        if p.fallback {
             let _ = writeln!(
                 out,
                 "  #{} {}  {} words  fallback parent, retriever score {:.4}",
                 i + 1,
-                p["id"].as_str().unwrap_or(""),
-                p["words"],
-                p["score"].as_f64().unwrap_or(0.0),
+                p.id,
+                p.words,
+                p.score,
             );
             continue;
         }
@@ -215,36 +313,34 @@ fn render_ear(out: &mut String, v: &serde_json::Value) {
             out,
             "  #{} {}  {} words  score {:.4}; parts: anchor {:.3} · lexical {:.3} · date {:.3} (weighted sum)",
             i + 1,
-            p["id"].as_str().unwrap_or(""),
-            p["words"],
-            p["score"].as_f64().unwrap_or(0.0),
-            parts["anchor"].as_f64().unwrap_or(0.0),
-            parts["lexical"].as_f64().unwrap_or(0.0),
-            parts["date"].as_f64().unwrap_or(0.0),
+            p.id,
+            p.words,
+            p.score,
+            p.parts.anchor,
+            p.parts.lexical,
+            p.parts.date,
         );
         // One line per corpus occurrence, listing every question/option anchor it matched.
         let mut lines: Vec<(String, Vec<String>)> = Vec::new();
-        for m in p["matches"].as_array().into_iter().flatten() {
+        for m in &p.matches {
             let key = format!(
                 "{} {:?} ↔ corpus {} {:?} at bytes {}",
-                m["query_kind"].as_str().unwrap_or(""),
-                m["query_text"].as_str().unwrap_or(""),
-                m["corpus_kind"].as_str().unwrap_or(""),
-                m["corpus_text"].as_str().unwrap_or(""),
-                m["corpus_span"]
+                kind_name(m.query_kind),
+                m.query_text,
+                m.corpus_kind,
+                m.corpus_text,
+                fmt_span(m.corpus_span)
             );
-            let src = m["source"].as_str().unwrap_or("").to_string();
             match lines.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, srcs)) => srcs.push(src),
-                None => lines.push((key, vec![src])),
+                Some((_, srcs)) => srcs.push(m.source.clone()),
+                None => lines.push((key, vec![m.source.clone()])),
             }
         }
         for (key, srcs) in lines {
             let _ = writeln!(out, "      {}: {key}", srcs.join(", "));
         }
-        if let Some(s) = p["summary"].as_array().filter(|s| !s.is_empty()) {
-            let ids: Vec<&str> = s.iter().filter_map(|x| x.as_str()).collect();
-            let _ = writeln!(out, "      summary sentences: {}", ids.join(" "));
+        if !p.summary.is_empty() {
+            let _ = writeln!(out, "      summary sentences: {}", p.summary.join(" "));
         }
     }
 }

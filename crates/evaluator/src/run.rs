@@ -15,6 +15,7 @@ use crate::dataset::{Dataset, Question};
 use crate::inputs::CellInputs;
 use crate::io::{sha256_hex, write_atomic, write_json};
 use crate::report::{summarize, CellSummary};
+use crate::strategies::StrategyConfig;
 use anyhow::{bail, Context, Result};
 use chunker::{unique_words, Span};
 use rayon::prelude::*;
@@ -396,146 +397,42 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
         .with_context(|| format!("cannot create {}", cells_dir.display()))?;
     write_json(&dir.join("config.json"), cfg)?;
     let all_cells = cfg.cells();
-    let code = code_version();
     let mine: Vec<&Cell> = all_cells
         .iter()
         .enumerate()
         .filter(|(p, _)| shard.is_none_or(|s| p % s.count == s.index - 1))
         .map(|(_, c)| c)
         .collect();
+    let readers = ModelReaders::default();
+    let runner = Runner {
+        cfg,
+        dir,
+        cells_dir,
+        code: code_version(),
+        all_cells: &all_cells,
+        progress: Progress::new(mine.len()),
+        embedder: LazyEmbedder::default(),
+        readers: &readers,
+        resolver: Resolver::new(cfg, &readers),
+    };
     let mut reused = 0;
     let mut datasets_meta = Vec::new();
-    let progress = Progress::new(mine.len());
-    let embedder = LazyEmbedder::default();
-    let readers = ModelReaders::default();
-    let resolver = Resolver::new(cfg, &readers);
     for ds_name in &cfg.datasets {
-        // Per dataset: the memo is keyed by passage id, which two datasets may share.
-        let tokens = TokenCounters::default();
-        let ds = Dataset::load(&store.join(ds_name))
-            .with_context(|| format!("dataset `{ds_name}` (listed in `datasets`)"))?;
-        datasets_meta.push(serde_json::json!({
-            "name": ds.name,
-            "manifest_sha256": ds.manifest_sha256,
-            "files": ds.manifest.files,
-            "source": ds.manifest.source,
-        }));
-        let ds_inputs: CellInputs = ds
-            .files_sha256
-            .iter()
-            .map(|(f, sha)| (format!("dataset/{f}"), sha.clone()))
-            .collect();
-        let questions: &[Question] = match cfg.limit {
-            Some(n) => &ds.questions[..n.min(ds.questions.len())],
-            None => &ds.questions,
-        };
-        let docs: HashMap<&str, &chunker::Document> =
-            ds.documents.iter().map(|d| (d.id.as_str(), d)).collect();
-        let lexical = LexicalReader::new(ds.documents.iter().map(|d| d.text.as_str()));
-        let word_map = retriever::metrics::WordMap::new(&ds.documents);
+        let (ds, meta) = runner.load(store, ds_name)?;
+        datasets_meta.push(meta);
+        let d = DatasetStage::new(cfg, ds_name, &ds);
         for (s_name, s_cfg) in &cfg.strategies {
-            let mut pending: Vec<(&Cell, CellInputs)> = Vec::new();
-            for &c in mine
-                .iter()
-                .filter(|c| &c.dataset == ds_name && &c.strategy == s_name)
-            {
-                let inputs = resolver.cell(c, &ds_inputs)?;
-                match cell_status(&cells_dir, c, &ds.manifest_sha256, &code, &inputs) {
-                    Reuse::Yes => {
-                        reused += 1;
-                        progress.cells.inc(1);
-                    }
-                    Reuse::No(why) => {
-                        if !why.is_empty() {
-                            progress.log(format!(
-                                "  cell {} ({} × {} × k={} × {}) recomputed: {}",
-                                c.id(),
-                                c.strategy,
-                                c.retriever,
-                                c.k,
-                                c.reader,
-                                why.join("; ")
-                            ));
-                        }
-                        pending.push((c, inputs));
-                    }
-                }
-            }
+            let pending = runner.pending(&d, &mine, s_name, &mut reused)?;
             if pending.is_empty() {
                 continue;
             }
-            let strategy = s_cfg
-                .build()
-                .with_context(|| format!("strategy `{s_name}`"))?;
-            let t = Instant::now();
-            let emb = if s_cfg.needs_embedder() {
-                Some(embedder.get(&cfg.embedder)?)
-            } else {
-                None
-            };
-            let (chunks, mut strategy_stats) = strategy
-                .chunk_corpus(&ds.documents, emb.as_deref())
-                .with_context(|| format!("strategy `{s_name}` on `{ds_name}`"))?;
-            progress.log(format!(
-                "[{ds_name}] {s_name}: chunked in {:.1}s",
-                t.elapsed().as_secs_f64()
-            ));
-            // Counted whenever a cell of this (dataset, strategy) embeds passages, pending or
-            // not, so chunk_stats.csv does not depend on reuse or sharding.
-            if all_cells.iter().any(|c| {
-                &c.dataset == ds_name
-                    && &c.strategy == s_name
-                    && c.retriever_config.needs_embedder()
-            }) {
-                let e = embedder.get(&cfg.embedder)?;
-                if let Some(w) = crate::strategies::EmbedderWindow::of(e.as_ref()) {
-                    let n = chunks
-                        .par_iter()
-                        .filter(|c| {
-                            docs.get(c.doc_id.as_str())
-                                .is_some_and(|d| w.exceeds(c.text(d)))
-                        })
-                        .count();
-                    strategy_stats.over_embedder_window = Some(n);
-                    if n > 0 {
-                        progress.log(format!(
-                            "warning: [{ds_name}] {s_name}: {n} of {} chunks are longer than the \
-                             embedder's {}-token window; dense retrieval embeds only their first \
-                             {} tokens (chunk_stats.csv: over_embedder_window)",
-                            chunks.len(),
-                            w.max_tokens,
-                            w.max_tokens
-                        ));
-                    }
-                }
-            }
-            log_strategy_stats(
-                &progress,
-                ds_name,
-                s_name,
-                strategy.as_ref(),
-                &strategy_stats,
-                chunks.len(),
-            );
-            let lengths = crate::plots::ChunkLengths {
-                dataset: ds_name.clone(),
-                strategy: s_name.clone(),
-                words: chunks.iter().map(|c| c.words).collect(),
-                stats: strategy_stats,
-            };
-            write_json(&chunk_lengths_path(&dir, ds_name, s_name, s_cfg)?, &lengths)?;
-            let index = PassageIndex::new(&ds.documents, chunks)
-                .map_err(|e| anyhow::anyhow!("strategy `{s_name}` on `{ds_name}`: {e}"))?;
-            progress.log(format!(
-                "[{ds_name}] {s_name}: {} passages from {} documents",
-                index.len(),
-                ds.documents.len()
-            ));
+            let (strategy, chunks) = runner.chunk(&d, s_name, s_cfg)?;
+            let index = runner.index(&d, s_name, chunks)?;
             let passages = strategy
                 .passages(&ds.documents, &index)
                 .with_context(|| format!("strategy `{s_name}` on `{ds_name}`"))?;
             if let Some(line) = passages.describe() {
-                progress.log(format!("[{ds_name}] {s_name}: {line}"));
+                runner.progress.log(format!("[{ds_name}] {s_name}: {line}"));
             }
             for (r_name, r_cfg) in &cfg.retrievers {
                 let r_cells: Vec<&(&Cell, CellInputs)> = pending
@@ -545,149 +442,454 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
                 let Some(kmax) = r_cells.iter().map(|(c, _)| c.k).max() else {
                     continue;
                 };
-                let t = Instant::now();
-                let emb = if r_cfg.needs_embedder() {
-                    Some(embedder.get(&cfg.embedder)?)
-                } else {
-                    None
-                };
-                let hits = retrieve(&index, questions, r_cfg, kmax, emb.as_deref(), &progress)
-                    .with_context(|| format!("retriever `{r_name}` on `{ds_name}`/{s_name}"))?;
-                let bar = progress.stage("passages", questions.len());
-                let rankings: Vec<Ranking> = questions
-                    .par_iter()
-                    .zip(&hits)
-                    .map(|(q, h)| {
-                        let r = passages.rank(&ds.documents, &index, q, h, kmax);
-                        bar.inc(1);
-                        r
-                    })
-                    .collect();
-                bar.finish_and_clear();
-                let ear_results: Option<Vec<retriever::ear::EarResult>> =
-                    passages.records_ear().then(|| {
-                        rankings
-                            .iter()
-                            .map(|r| r.ear.clone().expect("EAR records every question"))
-                            .collect()
-                    });
-                let ranked: Vec<Vec<Ranked>> = rankings.into_iter().map(|r| r.ranked).collect();
-                progress.log(format!(
-                    "[{ds_name}] {s_name} × {r_name}: top-{kmax} for {} questions in {:.1}s",
-                    questions.len(),
-                    t.elapsed().as_secs_f64()
-                ));
+                let got = runner.retrieve(
+                    &d,
+                    &index,
+                    passages.as_ref(),
+                    (s_name, r_name, r_cfg),
+                    kmax,
+                )?;
                 for (cell, inputs) in r_cells {
-                    let model_reader;
-                    let reader: &dyn Reader = match cell.reader_config.kind {
-                        crate::config::ReaderKind::Lexical => &lexical,
-                        _ => {
-                            model_reader = readers.get(&cell.reader, &cell.reader_config)?;
-                            model_reader.as_ref()
-                        }
-                    };
-                    let counter = tokens.counter(cfg, reader)?;
-                    progress.cells.set_message(format!(
-                        "{} × {} × k={} × {}",
-                        cell.strategy, cell.retriever, cell.k, cell.reader
-                    ));
-                    let bar = progress.stage("read", questions.len());
-                    let cell_id = cell.id();
-                    let rows: Vec<QuestionRow> = questions
-                        .par_iter()
-                        .zip(&ranked)
-                        .enumerate()
-                        .map(|(i, (q, h))| {
-                            let row = answer(
-                                cell,
-                                &cell_id,
-                                q,
-                                &h[..h.len().min(cell.k)],
-                                ear_results.as_ref().map(|r| &r[i].stats),
-                                &docs,
-                                &word_map,
-                                reader,
-                                &counter,
-                            );
-                            bar.inc(1);
-                            row
-                        })
-                        .collect::<Result<_>>()?;
-                    bar.finish_and_clear();
-                    write_trec(&dir, &cell_id, questions, &ranked, cell.k)?;
-                    if let Some(rs) = &ear_results {
-                        write_explain(&dir, &cell_id, questions, rs, &rows, cell.k, &ds.documents)?;
-                    }
-                    let rec = CellRecord {
-                        id: cell.id(),
-                        cell: (*cell).clone(),
-                        dataset_manifest_sha256: ds.manifest_sha256.clone(),
-                        code: code.clone(),
-                        inputs: inputs.clone(),
-                        tokens_by: counter.name(),
-                        summary: summarize(&rows),
-                    };
-                    // Rows first, record last: a cell counts as finished once its record exists.
-                    write_atomic(
-                        &cells_dir.join(format!("{}.csv", rec.id)),
-                        &rows_csv(&rows)?,
-                    )?;
-                    write_json(&cells_dir.join(format!("{}.json", rec.id)), &rec)?;
-                    progress.cells.inc(1);
-                    let invalid = if rec.summary.invalid > 0 {
-                        format!(", {} invalid answers", rec.summary.invalid)
-                    } else {
-                        String::new()
-                    };
-                    progress.log(format!(
-                        "  cell {} {} × {} × k={} × {}: accuracy {}{invalid}",
-                        rec.id,
-                        cell.strategy,
-                        cell.retriever,
-                        cell.k,
-                        cell.reader,
-                        crate::report::fmt_accuracy(&rec.summary)
-                    ));
+                    runner.read_cell(&d, cell, inputs, &got)?;
                 }
             }
         }
     }
-    progress.cells.finish_and_clear();
     let embeds = mine.iter().any(|c| c.embedder.is_some());
-    let run_meta = serde_json::json!({
-        "embedder": embedder.report(embeds.then_some(&cfg.embedder.model)),
-        "datasets": datasets_meta,
-        "cells_reused": reused,
-        "threads": rayon::current_num_threads(),
-        "elapsed_seconds": started.elapsed().as_secs_f64(),
-        "shard": shard.map(|s| format!("{}/{}", s.index, s.count)),
-    });
-    if let Some(s) = shard {
-        write_json(
-            &dir.join(format!("shard-{}-of-{}.json", s.index, s.count)),
-            &run_meta,
-        )?;
-        return Ok(RunOutcome {
-            dir,
-            cells: Vec::new(),
-            reused,
-            ignored: 0,
-            summary_md: format!(
-                "shard {}/{}: {} cells done; join the shards with `chunkbench merge`",
-                s.index,
-                s.count,
-                mine.len()
-            ),
-        });
-    }
-    let (cells, summary_md, ignored) = assemble(cfg, &dir, run_meta)?;
-    Ok(RunOutcome {
-        dir,
-        cells,
+    let done = Done {
+        started,
+        shard,
+        cells: mine.len(),
         reused,
-        ignored,
-        summary_md,
-    })
+        embeds,
+        datasets: datasets_meta,
+    };
+    runner.finish(done)
+}
+
+/// What the last stage needs to know about the computed part of a run.
+struct Done {
+    started: Instant,
+    shard: Option<Shard>,
+    /// Cells of this shard (all cells without one).
+    cells: usize,
+    reused: usize,
+    /// Whether any of this shard's cells embeds.
+    embeds: bool,
+    datasets: Vec<serde_json::Value>,
+}
+
+/// What the stages of one run share: the config, the run directory, the code version, the
+/// progress display, and the models loaded on first use.
+struct Runner<'a> {
+    cfg: &'a RunConfig,
+    dir: PathBuf,
+    cells_dir: PathBuf,
+    code: String,
+    all_cells: &'a [Cell],
+    progress: Progress,
+    embedder: LazyEmbedder,
+    readers: &'a ModelReaders,
+    resolver: Resolver<'a>,
+}
+
+/// One dataset's state shared by its cells: the loaded dataset, the questions in use (after
+/// `limit`), the lexical reader and word map over its documents, the token counters, and the
+/// content identities of its files.
+struct DatasetStage<'a> {
+    /// The dataset's name in the config (its directory in the store).
+    name: &'a str,
+    ds: &'a Dataset,
+    questions: &'a [Question],
+    docs: HashMap<&'a str, &'a chunker::Document>,
+    lexical: LexicalReader,
+    word_map: retriever::metrics::WordMap,
+    /// Per dataset: the memo is keyed by passage id, which two datasets may share.
+    tokens: TokenCounters,
+    inputs: CellInputs,
+}
+
+impl<'a> DatasetStage<'a> {
+    fn new(cfg: &RunConfig, name: &'a str, ds: &'a Dataset) -> Self {
+        DatasetStage {
+            name,
+            ds,
+            questions: match cfg.limit {
+                Some(n) => &ds.questions[..n.min(ds.questions.len())],
+                None => &ds.questions,
+            },
+            docs: ds.documents.iter().map(|d| (d.id.as_str(), d)).collect(),
+            lexical: LexicalReader::new(ds.documents.iter().map(|d| d.text.as_str())),
+            word_map: retriever::metrics::WordMap::new(&ds.documents),
+            tokens: TokenCounters::default(),
+            inputs: ds
+                .files_sha256
+                .iter()
+                .map(|(f, sha)| (format!("dataset/{f}"), sha.clone()))
+                .collect(),
+        }
+    }
+
+    fn name(&self) -> &str {
+        self.name
+    }
+}
+
+/// A retriever's result for one (dataset, strategy): per question its ranked passages at the
+/// largest k of its cells, and EAR's per-question records when the strategy keeps them.
+struct Retrieved {
+    ranked: Vec<Vec<Ranked>>,
+    ear: Option<Vec<retriever::ear::EarResult>>,
+}
+
+impl Runner<'_> {
+    /// Stages `assemble` and `report`: the run metadata, then, for a whole run, the run-level
+    /// files from the config's cells ([`assemble`]); a shard writes only its metadata.
+    fn finish(self, done: Done) -> Result<RunOutcome> {
+        self.progress.cells.finish_and_clear();
+        let model = &self.cfg.embedder.model;
+        let run_meta = serde_json::json!({
+            "embedder": self.embedder.report(done.embeds.then_some(model)),
+            "datasets": done.datasets,
+            "cells_reused": done.reused,
+            "threads": rayon::current_num_threads(),
+            "elapsed_seconds": done.started.elapsed().as_secs_f64(),
+            "shard": done.shard.map(|s| format!("{}/{}", s.index, s.count)),
+        });
+        let dir = self.dir;
+        if let Some(s) = done.shard {
+            write_json(
+                &dir.join(format!("shard-{}-of-{}.json", s.index, s.count)),
+                &run_meta,
+            )?;
+            return Ok(RunOutcome {
+                dir,
+                cells: Vec::new(),
+                reused: done.reused,
+                ignored: 0,
+                summary_md: format!(
+                    "shard {}/{}: {} cells done; join the shards with `chunkbench merge`",
+                    s.index, s.count, done.cells
+                ),
+            });
+        }
+        let (cells, summary_md, ignored) = assemble(self.cfg, &dir, run_meta)?;
+        Ok(RunOutcome {
+            dir,
+            cells,
+            reused: done.reused,
+            ignored,
+            summary_md,
+        })
+    }
+
+    /// Stage `load`: the dataset (hashes checked against its manifest) and its manifest entry.
+    fn load(&self, store: &Path, name: &str) -> Result<(Dataset, serde_json::Value)> {
+        let ds = Dataset::load(&store.join(name))
+            .with_context(|| format!("dataset `{name}` (listed in `datasets`)"))?;
+        let meta = serde_json::json!({
+            "name": ds.name,
+            "manifest_sha256": ds.manifest_sha256,
+            "files": ds.manifest.files,
+            "source": ds.manifest.source,
+        });
+        Ok((ds, meta))
+    }
+
+    /// Stage `reuse`: this shard's cells of (dataset, strategy) that must be computed, with
+    /// their inputs; reused cells are counted and say nothing, recomputed ones say why.
+    fn pending<'c>(
+        &self,
+        d: &DatasetStage,
+        mine: &[&'c Cell],
+        strategy: &str,
+        reused: &mut usize,
+    ) -> Result<Vec<(&'c Cell, CellInputs)>> {
+        let mut pending = Vec::new();
+        for &c in mine
+            .iter()
+            .filter(|c| c.dataset == d.name() && c.strategy == strategy)
+        {
+            let inputs = self.resolver.cell(c, &d.inputs)?;
+            match cell_status(
+                &self.cells_dir,
+                c,
+                &d.ds.manifest_sha256,
+                &self.code,
+                &inputs,
+            ) {
+                Reuse::Yes => {
+                    *reused += 1;
+                    self.progress.cells.inc(1);
+                }
+                Reuse::No(why) => {
+                    if !why.is_empty() {
+                        self.progress.log(format!(
+                            "  cell {} ({} × {} × k={} × {}) recomputed: {}",
+                            c.id(),
+                            c.strategy,
+                            c.retriever,
+                            c.k,
+                            c.reader,
+                            why.join("; ")
+                        ));
+                    }
+                    pending.push((c, inputs));
+                }
+            }
+        }
+        Ok(pending)
+    }
+
+    /// Stage `chunk`: builds the strategy, chunks the corpus (embedding when it must), records
+    /// its chunk lengths and counters (`chunks/HASH.json`, for chunk_stats.csv and plots).
+    fn chunk(
+        &self,
+        d: &DatasetStage,
+        s_name: &str,
+        s_cfg: &StrategyConfig,
+    ) -> Result<(Box<dyn crate::strategies::Chunker>, Vec<chunker::Chunk>)> {
+        let ds_name = d.name();
+        let strategy = s_cfg
+            .build()
+            .with_context(|| format!("strategy `{s_name}`"))?;
+        let t = Instant::now();
+        let emb = if s_cfg.needs_embedder() {
+            Some(self.embedder.get(&self.cfg.embedder)?)
+        } else {
+            None
+        };
+        let (chunks, mut stats) = strategy
+            .chunk_corpus(&d.ds.documents, emb.as_deref())
+            .with_context(|| format!("strategy `{s_name}` on `{ds_name}`"))?;
+        self.progress.log(format!(
+            "[{ds_name}] {s_name}: chunked in {:.1}s",
+            t.elapsed().as_secs_f64()
+        ));
+        stats.over_embedder_window = self.over_embedder_window(d, s_name, &chunks)?;
+        log_strategy_stats(
+            &self.progress,
+            ds_name,
+            s_name,
+            strategy.as_ref(),
+            &stats,
+            chunks.len(),
+        );
+        let lengths = crate::plots::ChunkLengths {
+            dataset: ds_name.to_string(),
+            strategy: s_name.to_string(),
+            words: chunks.iter().map(|c| c.words).collect(),
+            stats,
+        };
+        write_json(
+            &chunk_lengths_path(&self.dir, ds_name, s_name, s_cfg)?,
+            &lengths,
+        )?;
+        Ok((strategy, chunks))
+    }
+
+    /// Chunks longer than the embedder's window, counted whenever a cell of this (dataset,
+    /// strategy) embeds passages, pending or not, so chunk_stats.csv does not depend on reuse
+    /// or sharding; `None` when no cell embeds passages.
+    fn over_embedder_window(
+        &self,
+        d: &DatasetStage,
+        s_name: &str,
+        chunks: &[chunker::Chunk],
+    ) -> Result<Option<usize>> {
+        let ds_name = d.name();
+        if !self.all_cells.iter().any(|c| {
+            c.dataset == ds_name && c.strategy == s_name && c.retriever_config.needs_embedder()
+        }) {
+            return Ok(None);
+        }
+        let e = self.embedder.get(&self.cfg.embedder)?;
+        let Some(w) = crate::strategies::EmbedderWindow::of(e.as_ref()) else {
+            return Ok(None);
+        };
+        let n = chunks
+            .par_iter()
+            .filter(|c| {
+                d.docs
+                    .get(c.doc_id.as_str())
+                    .is_some_and(|doc| w.exceeds(c.text(doc)))
+            })
+            .count();
+        if n > 0 {
+            self.progress.log(format!(
+                "warning: [{ds_name}] {s_name}: {n} of {} chunks are longer than the \
+                 embedder's {}-token window; dense retrieval embeds only their first \
+                 {} tokens (chunk_stats.csv: over_embedder_window)",
+                chunks.len(),
+                w.max_tokens,
+                w.max_tokens
+            ));
+        }
+        Ok(Some(n))
+    }
+
+    /// Stage `index`: the chunks as exact slices of their documents.
+    fn index(
+        &self,
+        d: &DatasetStage,
+        s_name: &str,
+        chunks: Vec<chunker::Chunk>,
+    ) -> Result<PassageIndex> {
+        let index = PassageIndex::new(&d.ds.documents, chunks)
+            .map_err(|e| anyhow::anyhow!("strategy `{s_name}` on `{}`: {e}", d.name()))?;
+        self.progress.log(format!(
+            "[{}] {s_name}: {} passages from {} documents",
+            d.name(),
+            index.len(),
+            d.ds.documents.len()
+        ));
+        Ok(index)
+    }
+
+    /// Stages `retrieve` and `passages`: the retriever's top `kmax` per question over the
+    /// index, then the strategy's query-time step (windows, EAR) on them.
+    fn retrieve(
+        &self,
+        d: &DatasetStage,
+        index: &PassageIndex,
+        passages: &dyn crate::strategies::Passages,
+        (s_name, r_name, r_cfg): (&str, &str, &crate::config::RetrieverConfig),
+        kmax: usize,
+    ) -> Result<Retrieved> {
+        let t = Instant::now();
+        let emb = if r_cfg.needs_embedder() {
+            Some(self.embedder.get(&self.cfg.embedder)?)
+        } else {
+            None
+        };
+        let hits = retrieve(
+            index,
+            d.questions,
+            r_cfg,
+            kmax,
+            emb.as_deref(),
+            &self.progress,
+        )
+        .with_context(|| format!("retriever `{r_name}` on `{}`/{s_name}", d.name()))?;
+        let bar = self.progress.stage("passages", d.questions.len());
+        let rankings: Vec<Ranking> = d
+            .questions
+            .par_iter()
+            .zip(&hits)
+            .map(|(q, h)| {
+                let r = passages.rank(&d.ds.documents, index, q, h, kmax);
+                bar.inc(1);
+                r
+            })
+            .collect();
+        bar.finish_and_clear();
+        let ear = passages.records_ear().then(|| {
+            rankings
+                .iter()
+                .map(|r| r.ear.clone().expect("EAR records every question"))
+                .collect()
+        });
+        let ranked = rankings.into_iter().map(|r| r.ranked).collect();
+        self.progress.log(format!(
+            "[{}] {s_name} × {r_name}: top-{kmax} for {} questions in {:.1}s",
+            d.name(),
+            d.questions.len(),
+            t.elapsed().as_secs_f64()
+        ));
+        Ok(Retrieved { ranked, ear })
+    }
+
+    /// Stages `read` and `score` for one cell, then its files: the reader answers every
+    /// question on its top-k passages, each row is scored, and the cell's rows, TREC run,
+    /// EAR explanations and record are written (rows first, record last: a cell counts as
+    /// finished once its record exists).
+    fn read_cell(
+        &self,
+        d: &DatasetStage,
+        cell: &Cell,
+        inputs: &CellInputs,
+        got: &Retrieved,
+    ) -> Result<()> {
+        let model_reader;
+        let reader: &dyn Reader = match cell.reader_config.kind {
+            crate::config::ReaderKind::Lexical => &d.lexical,
+            _ => {
+                model_reader = self.readers.get(&cell.reader, &cell.reader_config)?;
+                model_reader.as_ref()
+            }
+        };
+        let counter = d.tokens.counter(self.cfg, reader)?;
+        self.progress.cells.set_message(format!(
+            "{} × {} × k={} × {}",
+            cell.strategy, cell.retriever, cell.k, cell.reader
+        ));
+        let bar = self.progress.stage("read", d.questions.len());
+        let cell_id = cell.id();
+        let rows: Vec<QuestionRow> = d
+            .questions
+            .par_iter()
+            .zip(&got.ranked)
+            .enumerate()
+            .map(|(i, (q, h))| {
+                let row = answer(
+                    cell,
+                    &cell_id,
+                    q,
+                    &h[..h.len().min(cell.k)],
+                    got.ear.as_ref().map(|r| &r[i].stats),
+                    &d.docs,
+                    &d.word_map,
+                    reader,
+                    &counter,
+                );
+                bar.inc(1);
+                row
+            })
+            .collect::<Result<_>>()?;
+        bar.finish_and_clear();
+        write_trec(&self.dir, &cell_id, d.questions, &got.ranked, cell.k)?;
+        if let Some(rs) = &got.ear {
+            write_explain(
+                &self.dir,
+                &cell_id,
+                d.questions,
+                rs,
+                &rows,
+                cell.k,
+                &d.ds.documents,
+            )?;
+        }
+        let rec = CellRecord {
+            id: cell_id,
+            cell: cell.clone(),
+            dataset_manifest_sha256: d.ds.manifest_sha256.clone(),
+            code: self.code.clone(),
+            inputs: inputs.clone(),
+            tokens_by: counter.name(),
+            summary: summarize(&rows),
+        };
+        write_atomic(
+            &self.cells_dir.join(format!("{}.csv", rec.id)),
+            &rows_csv(&rows)?,
+        )?;
+        write_json(&self.cells_dir.join(format!("{}.json", rec.id)), &rec)?;
+        self.progress.cells.inc(1);
+        let invalid = if rec.summary.invalid > 0 {
+            format!(", {} invalid answers", rec.summary.invalid)
+        } else {
+            String::new()
+        };
+        self.progress.log(format!(
+            "  cell {} {} × {} × k={} × {}: accuracy {}{invalid}",
+            rec.id,
+            cell.strategy,
+            cell.retriever,
+            cell.k,
+            cell.reader,
+            crate::report::fmt_accuracy(&rec.summary)
+        ));
+        Ok(())
+    }
 }
 
 /// Logs what a strategy's counters say about its size limits: units split at `size`, chunks
@@ -922,6 +1124,68 @@ pub fn assemble(
                 .with_context(|| format!("cannot remove stale {}", stale.display()))?;
         }
     }
+    let (cells, rows_by_cell, per_question) = read_cells(cfg, &cells_dir)?;
+    write_atomic(&dir.join("per_question.csv"), &per_question)?;
+    let all_rows: Vec<QuestionRow> = cells
+        .iter()
+        .flat_map(|c| rows_by_cell[&c.id].iter().cloned())
+        .collect();
+    crate::report::write_parquet(&dir.join("per_question.parquet"), &all_rows)?;
+    let (summary_md, comparisons) = crate::report::write_reports(dir, cfg, &cells, &rows_by_cell)?;
+    let mut lengths = Vec::new();
+    for ds in &cfg.datasets {
+        for (name, s) in &cfg.strategies {
+            let p = chunk_lengths_path(dir, ds, name, s)?;
+            if let Some(l) = std::fs::read(&p)
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+            {
+                lengths.push(l);
+            }
+        }
+    }
+    crate::report::write_chunk_stats(dir, &lengths)?;
+    let plots = crate::plots::write_plots(dir, &cells, &comparisons, &lengths)?;
+    remove_stale_plots(dir, &plots)?;
+    let mut models: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for c in &cells {
+        for (k, v) in c.inputs.iter().filter(|(k, _)| !k.starts_with("dataset/")) {
+            models.entry(k.clone()).or_default().insert(v.clone());
+        }
+    }
+    let resolved = serde_json::to_value(cfg)?;
+    let mut manifest = serde_json::json!({
+        "tool": "chunkbench",
+        "version": env!("CARGO_PKG_VERSION"),
+        "git_commit": git_commit(),
+        "config": resolved,
+        "config_sha256": sha256_hex(serde_json::to_string(&resolved)?.as_bytes()),
+        "cells": cells.iter().map(|c| &c.id).collect::<Vec<_>>(),
+        "cell_inputs": cells
+            .iter()
+            .map(|c| (c.id.clone(), serde_json::to_value(&c.inputs).unwrap_or_default()))
+            .collect::<serde_json::Map<_, _>>(),
+        "inputs": models,
+        "ignored_cells": ignored,
+        "plots": plots,
+    });
+    if let (Some(m), serde_json::Value::Object(extra)) = (manifest.as_object_mut(), extra) {
+        m.extend(extra);
+    }
+    write_json(&dir.join("manifest.json"), &manifest)?;
+    Ok((cells, summary_md, ignored))
+}
+
+/// Records, rows by cell id, and per_question.csv's bytes.
+type CellRows = (Vec<CellRecord>, HashMap<String, Vec<QuestionRow>>, Vec<u8>);
+
+/// The records and rows of the config's cells, in config order, and their rows
+/// concatenated as CSV bytes (one header): per_question.csv.
+///
+/// # Errors
+/// A cell that is missing or was computed for another configuration (naming the shard fix),
+/// and rows that cannot be read.
+fn read_cells(cfg: &RunConfig, cells_dir: &Path) -> Result<CellRows> {
     let mut per_question = Vec::new();
     let mut cells = Vec::new();
     let mut rows_by_cell: HashMap<String, Vec<QuestionRow>> = HashMap::new();
@@ -963,27 +1227,11 @@ pub fn assemble(
         rows_by_cell.insert(id, rows);
         cells.push(rec);
     }
-    write_atomic(&dir.join("per_question.csv"), &per_question)?;
-    let all_rows: Vec<QuestionRow> = cells
-        .iter()
-        .flat_map(|c| rows_by_cell[&c.id].iter().cloned())
-        .collect();
-    crate::report::write_parquet(&dir.join("per_question.parquet"), &all_rows)?;
-    let (summary_md, comparisons) = crate::report::write_reports(dir, cfg, &cells, &rows_by_cell)?;
-    let mut lengths = Vec::new();
-    for ds in &cfg.datasets {
-        for (name, s) in &cfg.strategies {
-            let p = chunk_lengths_path(dir, ds, name, s)?;
-            if let Some(l) = std::fs::read(&p)
-                .ok()
-                .and_then(|b| serde_json::from_slice(&b).ok())
-            {
-                lengths.push(l);
-            }
-        }
-    }
-    crate::report::write_chunk_stats(dir, &lengths)?;
-    let plots = crate::plots::write_plots(dir, &cells, &comparisons, &lengths)?;
+    Ok((cells, rows_by_cell, per_question))
+}
+
+/// Removes plots left by an earlier config (files in plots/ not among `plots`).
+fn remove_stale_plots(dir: &Path, plots: &[String]) -> Result<()> {
     if let Ok(entries) = std::fs::read_dir(dir.join("plots")) {
         for e in entries.flatten() {
             let p = e.path();
@@ -997,33 +1245,7 @@ pub fn assemble(
             }
         }
     }
-    let mut models: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
-    for c in &cells {
-        for (k, v) in c.inputs.iter().filter(|(k, _)| !k.starts_with("dataset/")) {
-            models.entry(k.clone()).or_default().insert(v.clone());
-        }
-    }
-    let resolved = serde_json::to_value(cfg)?;
-    let mut manifest = serde_json::json!({
-        "tool": "chunkbench",
-        "version": env!("CARGO_PKG_VERSION"),
-        "git_commit": git_commit(),
-        "config": resolved,
-        "config_sha256": sha256_hex(serde_json::to_string(&resolved)?.as_bytes()),
-        "cells": cells.iter().map(|c| &c.id).collect::<Vec<_>>(),
-        "cell_inputs": cells
-            .iter()
-            .map(|c| (c.id.clone(), serde_json::to_value(&c.inputs).unwrap_or_default()))
-            .collect::<serde_json::Map<_, _>>(),
-        "inputs": models,
-        "ignored_cells": ignored,
-        "plots": plots,
-    });
-    if let (Some(m), serde_json::Value::Object(extra)) = (manifest.as_object_mut(), extra) {
-        m.extend(extra);
-    }
-    write_json(&dir.join("manifest.json"), &manifest)?;
-    Ok((cells, summary_md, ignored))
+    Ok(())
 }
 
 /// Ids of the finished cells (`ID.json`) in `cells_dir` that are not in `ids`, sorted.
@@ -1366,67 +1588,134 @@ fn write_explain(
             AnchorSource::Question => "question".to_string(),
             AnchorSource::Option(i) => format!("option {}", (b'A' + i as u8) as char),
         };
-        let anchors: Vec<serde_json::Value> = r
+        use crate::explain::{ExplainAnchor, ExplainLine, ExplainMatch, ExplainPassage};
+        let anchors = r
             .query_anchors
             .iter()
-            .map(|a| {
-                serde_json::json!({
-                    "source": source_name(a.source),
-                    "kind": a.anchor.kind,
-                    "norm": a.anchor.norm,
-                    "span": [a.anchor.span.start, a.anchor.span.end],
-                    "text": &source_text(a.source)[a.anchor.span.start..a.anchor.span.end],
-                })
+            .map(|a| ExplainAnchor {
+                source: source_name(a.source),
+                kind: a.anchor.kind,
+                norm: a.anchor.norm.clone(),
+                span: [a.anchor.span.start, a.anchor.span.end],
+                text: source_text(a.source)[a.anchor.span.start..a.anchor.span.end].to_string(),
             })
             .collect();
-        let passages: Vec<serde_json::Value> = r
+        let passages = r
             .passages
             .iter()
             .take(k)
             .map(|p| {
                 let d = &docs[p.doc];
-                serde_json::json!({
-                    "id": format!("{}:{}-{}", d.id, p.span.start, p.span.end),
-                    "doc_id": d.id,
-                    "span": [p.span.start, p.span.end],
-                    "window": [p.window.start, p.window.end],
-                    "words": chunker::count_words(&d.text[p.span.start..p.span.end]),
-                    "score": p.score,
-                    "parts": p.parts,
-                    "fallback": p.fallback,
-                    "summary": p.summary.iter().map(|s| format!("{}:{}-{}", d.id, s.start, s.end)).collect::<Vec<_>>(),
-                    "matches": p.matches.iter().map(|m| serde_json::json!({
-                        "source": source_name(m.source),
-                        "query_kind": m.query_kind,
-                        "norm": m.norm,
-                        "query_span": [m.query_span.start, m.query_span.end],
-                        "query_text": &source_text(m.source)[m.query_span.start..m.query_span.end],
-                        "corpus_kind": m.corpus_kind.map_or("phrase".to_string(), |k| k.to_string()),
-                        "corpus_span": [m.corpus_span.start, m.corpus_span.end],
-                        "corpus_text": &d.text[m.corpus_span.start..m.corpus_span.end],
-                    })).collect::<Vec<_>>(),
-                })
+                let matches = p
+                    .matches
+                    .iter()
+                    .map(|m| ExplainMatch {
+                        source: source_name(m.source),
+                        query_kind: m.query_kind,
+                        norm: m.norm.clone(),
+                        query_span: [m.query_span.start, m.query_span.end],
+                        query_text: source_text(m.source)[m.query_span.start..m.query_span.end]
+                            .to_string(),
+                        corpus_kind: m
+                            .corpus_kind
+                            .map_or("phrase".to_string(), |k| k.to_string()),
+                        corpus_span: [m.corpus_span.start, m.corpus_span.end],
+                        corpus_text: d.text[m.corpus_span.start..m.corpus_span.end].to_string(),
+                    })
+                    .collect();
+                ExplainPassage {
+                    id: format!("{}:{}-{}", d.id, p.span.start, p.span.end),
+                    doc_id: d.id.clone(),
+                    span: [p.span.start, p.span.end],
+                    window: [p.window.start, p.window.end],
+                    words: chunker::count_words(&d.text[p.span.start..p.span.end]),
+                    score: p.score,
+                    parts: p.parts,
+                    fallback: p.fallback,
+                    summary: p
+                        .summary
+                        .iter()
+                        .map(|s| format!("{}:{}-{}", d.id, s.start, s.end))
+                        .collect(),
+                    matches,
+                }
             })
             .collect();
-        let line = serde_json::json!({
-            "question_id": q.id,
-            "question": q.question,
-            "options": q.options,
-            "gold": q.gold(),
-            "choice": row.choice,
-            "correct": row.correct == 1,
-            "failure": row.failure,
-            "stats": r.stats,
-            "anchors": anchors,
-            "passages": passages,
-        });
+        let record = ExplainLine {
+            question_id: q.id.clone(),
+            question: q.question.clone(),
+            options: q.options.clone(),
+            gold: q.gold(),
+            choice: row.choice,
+            correct: row.correct == 1,
+            failure: row.failure.clone(),
+            stats: r.stats.clone(),
+            anchors,
+            passages,
+        };
+        // Through a Value: keys sorted, as the files have always been written.
+        let line = serde_json::to_value(&record)?;
         serde_json::to_writer(&mut out, &line)?;
         out.push(b'\n');
     }
     write_atomic(&dir.join("explain").join(format!("{cell_id}.jsonl")), &out)
 }
 
-/// Retrieval bookkeeping and reading for one question of one cell.
+/// Stage `score`, retrieval side: what a question's retrieved passages are worth against
+/// its gold evidence and answer, before the reader is judged.
+struct RetrievalScores {
+    unique_words: usize,
+    evidence_hit: Option<u8>,
+    rank: Option<retriever::metrics::RankMetrics>,
+    span: Option<retriever::metrics::SpanMetrics>,
+    answer_recall: Option<f64>,
+}
+
+/// Unique words (overlapping spans once), rank metrics over the gold evidence (ranks with
+/// several passages, EAR summaries, scored passage by passage), the evidence hit (hit@k:
+/// some retrieved passage overlaps a gold span), span metrics and answer recall.
+fn score_retrieval(
+    q: &Question,
+    chunks: &[&chunker::Chunk],
+    passages: &[&str],
+    docs: &HashMap<&str, &chunker::Document>,
+    words: &retriever::metrics::WordMap,
+    k: usize,
+) -> RetrievalScores {
+    let mut by_doc: BTreeMap<&str, Vec<Span>> = BTreeMap::new();
+    for c in chunks {
+        by_doc.entry(c.doc_id.as_str()).or_default().push(c.span);
+    }
+    let unique_words = by_doc
+        .iter()
+        .map(|(d, spans)| docs.get(d).map_or(0, |doc| unique_words(&doc.text, spans)))
+        .sum();
+    let retrieved: Vec<retriever::metrics::DocSpan> = chunks
+        .iter()
+        .map(|c| retriever::metrics::DocSpan::from(*c))
+        .collect();
+    let evidence: Vec<retriever::metrics::DocSpan> = q
+        .evidence
+        .iter()
+        .flatten()
+        .map(|e| retriever::metrics::DocSpan::new(&e.doc_id, e.start, e.end))
+        .collect();
+    let rank = retriever::metrics::rank_metrics(&retrieved, &evidence, retrieved.len().max(k));
+    RetrievalScores {
+        unique_words,
+        evidence_hit: rank.map(|m| u8::from(m.hit > 0.0)),
+        rank,
+        span: words.span_metrics(&retrieved, &evidence),
+        answer_recall: retriever::metrics::answer_recall_at_k(
+            passages,
+            &q.options[q.gold()],
+            passages.len().max(k),
+        ),
+    }
+}
+
+/// Stages `read` and `score` for one question of one cell: the reader's answer on the
+/// passages, then the row with its retrieval scores, costs and failure attribution.
 #[allow(clippy::too_many_arguments)]
 fn answer(
     cell: &Cell,
@@ -1454,34 +1743,7 @@ fn answer(
             passages: &passages,
         })
         .with_context(|| format!("question {}", q.id))?;
-    let mut by_doc: BTreeMap<&str, Vec<Span>> = BTreeMap::new();
-    for c in &chunks {
-        by_doc.entry(c.doc_id.as_str()).or_default().push(c.span);
-    }
-    let unique = by_doc
-        .iter()
-        .map(|(d, spans)| docs.get(d).map_or(0, |doc| unique_words(&doc.text, spans)))
-        .sum();
-    let retrieved: Vec<retriever::metrics::DocSpan> = chunks
-        .iter()
-        .map(|c| retriever::metrics::DocSpan::from(*c))
-        .collect();
-    let evidence: Vec<retriever::metrics::DocSpan> = q
-        .evidence
-        .iter()
-        .flatten()
-        .map(|e| retriever::metrics::DocSpan::new(&e.doc_id, e.start, e.end))
-        .collect();
-    // Ranks with several passages (EAR summaries) are scored passage by passage.
-    let rank = retriever::metrics::rank_metrics(&retrieved, &evidence, retrieved.len().max(cell.k));
-    // hit@k is the evidence hit: some retrieved passage overlaps a gold span.
-    let evidence_hit = rank.map(|m| u8::from(m.hit > 0.0));
-    let span = words.span_metrics(&retrieved, &evidence);
-    let answer_recall = retriever::metrics::answer_recall_at_k(
-        &passages,
-        &q.options[q.gold()],
-        passages.len().max(cell.k),
-    );
+    let m = score_retrieval(q, &chunks, &passages, docs, words, cell.k);
     let correct = out.is_correct(q.gold());
     let token_count: Option<usize> = chunks
         .iter()
@@ -1492,8 +1754,9 @@ fn answer(
         correct,
         out.invalid,
         ear.map(|e| (e.question_anchors + e.option_anchors, e.matched_forms)),
-        evidence_hit,
+        m.evidence_hit,
     );
+    let (rank, span) = (m.rank, m.span);
     Ok(QuestionRow {
         cell_id: cell_id.to_string(),
         dataset: cell.dataset.clone(),
@@ -1515,17 +1778,17 @@ fn answer(
                 .flat_map(|r| r.chunks.iter().map(move |_| r.score)),
         ),
         words: chunks.iter().map(|c| c.words).sum(),
-        unique_words: unique,
+        unique_words: m.unique_words,
         chars: passages.iter().map(|p| p.chars().count()).sum(),
         tokens: token_count,
-        evidence_hit,
+        evidence_hit: m.evidence_hit,
         recall: rank.map(|m| m.recall),
         mrr: rank.map(|m| m.mrr),
         ndcg: rank.map(|m| m.ndcg),
         span_recall: span.map(|m| m.recall),
         span_precision: span.map(|m| m.precision),
         span_iou: span.map(|m| m.iou),
-        answer_recall,
+        answer_recall: m.answer_recall,
         failure: failure.as_str().to_string(),
         anchors: ear.map(|e| e.question_anchors + e.option_anchors),
         anchor_match: ear.map(|e| u8::from(e.exact_match)),
