@@ -2,10 +2,8 @@
 //! chunks are exact spans in document order, never overlapping, covering every piece; in a run
 //! on SciQ the pieces are embedded and counted in chunk_stats.csv.
 
-use std::path::PathBuf;
-
 mod common;
-use common::{chunkbench, store, store_with};
+use common::{chunkbench, json_lines, run_yaml, store, store_with};
 
 #[test]
 fn chunks_are_ordered_exact_spans_of_whole_pieces() {
@@ -30,10 +28,7 @@ fn chunks_are_ordered_exact_spans_of_whole_pieces() {
         f.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let chunks: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let chunks = json_lines(&o);
     assert!(chunks.len() >= 3, "{} chunks", chunks.len());
     let tok = chunker::HfTokenizer::from_file(std::path::Path::new(
         &common::workspace().join("models/all-MiniLM-L6-v2/tokenizer.json"),
@@ -72,23 +67,9 @@ fn chunks_are_ordered_exact_spans_of_whole_pieces() {
 #[test]
 fn a_run_embeds_the_pieces() {
     let tmp = tempfile::tempdir().unwrap();
-    let cfg = tmp.path().join("cs.yaml");
-    std::fs::write(
-        &cfg,
-        "name: cs\ndatasets: [sciq]\nlimit: 20\nstrategies:\n  cs: {kind: cluster-semantic, max_size: 200}\nretrievers:\n  bm25: {kind: bm25}\nk: [3]\nreaders:\n  lexical: {kind: lexical}\nbootstrap_resamples: 200\n",
-    )
-    .unwrap();
-    let out: PathBuf = tmp.path().join("runs");
-    let o = chunkbench(&[
-        "run",
-        cfg.to_str().unwrap(),
-        "--store",
-        store().to_str().unwrap(),
-        "--output",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let mut rdr = csv::Reader::from_path(out.join("cs/chunk_stats.csv")).unwrap();
+    let yaml = "name: cs\ndatasets: [sciq]\nlimit: 20\nstrategies:\n  cs: {kind: cluster-semantic, max_size: 200}\nretrievers:\n  bm25: {kind: bm25}\nk: [3]\nreaders:\n  lexical: {kind: lexical}\nbootstrap_resamples: 200\n";
+    let run = run_yaml(tmp.path(), "cs", yaml, &store());
+    let mut rdr = csv::Reader::from_path(run.join("chunk_stats.csv")).unwrap();
     let h = rdr.headers().unwrap().clone();
     let r = rdr.records().next().unwrap().unwrap();
     let get = |n: &str| r[h.iter().position(|x| x == n).unwrap()].to_string();
@@ -101,8 +82,7 @@ fn a_run_embeds_the_pieces() {
     assert!(get("over_size").parse::<usize>().is_ok());
     // The cell records the embedder it chunked with.
     let m: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("cs/manifest.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
     assert!(
         m["cell_inputs"]
             .to_string()

@@ -3,11 +3,8 @@
 //! clipped at the document's edges), its words are counted as retrieved, and the `chunk`
 //! command lists the indexed sentences.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
-
 mod common;
-use common::{chunkbench, store};
+use common::{chunkbench, documents, json_lines, run_yaml, store};
 
 const CONFIG: &str = "name: sw
 datasets: [sciq]
@@ -22,37 +19,12 @@ readers:
 bootstrap_resamples: 200
 ";
 
-fn documents() -> HashMap<String, String> {
-    std::fs::read_to_string(store().join("sciq/documents.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            (
-                v["id"].as_str().unwrap().into(),
-                v["text"].as_str().unwrap().into(),
-            )
-        })
-        .collect()
-}
-
 #[test]
 fn passages_are_sentence_windows() {
     let tmp = tempfile::tempdir().unwrap();
-    let cfg = tmp.path().join("sw.yaml");
-    std::fs::write(&cfg, CONFIG).unwrap();
-    let out: PathBuf = tmp.path().join("runs");
-    let o = chunkbench(&[
-        "run",
-        cfg.to_str().unwrap(),
-        "--store",
-        store().to_str().unwrap(),
-        "--output",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let docs = documents();
-    let mut rdr = csv::Reader::from_path(out.join("sw/per_question.csv")).unwrap();
+    let run = run_yaml(tmp.path(), "sw", CONFIG, &store());
+    let docs = documents("sciq");
+    let mut rdr = csv::Reader::from_path(run.join("per_question.csv")).unwrap();
     let headers = rdr.headers().unwrap().clone();
     let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
     let (mut rows, mut passages, mut widest) = (0, 0, 0);
@@ -97,7 +69,7 @@ fn passages_are_sentence_windows() {
         "{passages} passages, widest {widest}"
     );
     // The indexed units are sentences.
-    let stats = std::fs::read_to_string(out.join("sw/chunk_stats.csv")).unwrap();
+    let stats = std::fs::read_to_string(run.join("chunk_stats.csv")).unwrap();
     assert!(
         stats.lines().nth(1).unwrap().starts_with("sciq,sw,"),
         "{stats}"
@@ -118,10 +90,7 @@ fn chunk_lists_the_indexed_sentences() {
         f.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&o);
     let texts: Vec<&str> = lines.iter().map(|v| v["text"].as_str().unwrap()).collect();
     assert_eq!(texts, ["Dr. Smith came.", "He sat down.", "Then he left."]);
     let o = chunkbench(&[

@@ -61,3 +61,45 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// `documents.jsonl` of a dataset in the store: id → text.
+pub fn documents(ds: &str) -> std::collections::HashMap<String, String> {
+    std::fs::read_to_string(store_with(&[ds]).join(ds).join("documents.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["id"].as_str().unwrap().to_string(),
+                v["text"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Writes `yaml` as `dir/NAME.yaml` and runs it with the store into `dir/runs`; asserts
+/// success and returns the run directory `dir/runs/NAME`.
+pub fn run_yaml(dir: &Path, name: &str, yaml: &str, store: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let cfg = dir.join(format!("{name}.yaml"));
+    std::fs::write(&cfg, yaml).unwrap();
+    let out = dir.join("runs");
+    let o = chunkbench(&[
+        "run",
+        cfg.to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out.join(name)
+}
+
+/// The JSON lines of a command's stdout.
+pub fn json_lines(o: &Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}

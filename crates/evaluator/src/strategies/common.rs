@@ -59,6 +59,21 @@ pub fn overlap_units(overlap: f64, size: usize) -> Result<usize> {
     }
 }
 
+/// Checks a `size` of at least 1 and an `overlap` ([`overlap_units`]) smaller than it.
+///
+/// # Errors
+/// Either rule broken, naming the fields.
+pub fn check_size_overlap(size: usize, overlap: f64) -> Result<()> {
+    let overlap = overlap_units(overlap, size)?;
+    if size == 0 {
+        bail!("field `size` must be at least 1");
+    }
+    if overlap >= size {
+        bail!("field `overlap` ({overlap}) must be smaller than field `size` ({size})");
+    }
+    Ok(())
+}
+
 /// The `overlap` field of kinds that have none (max-min, kamradt): only 0 is accepted, and it
 /// is always serialised as `0.0`. It is kept because those kinds' entries carried it before the
 /// registry, and their cell ids hash the entry's JSON: dropping it would orphan every stored

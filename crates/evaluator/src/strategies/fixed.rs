@@ -1,7 +1,7 @@
 //! `kind: fixed` — fixed-size windows with overlap ([`chunker::FixedConfig`]).
 
 use super::{check_tokenizer_field, common, Chunker, Params, StrategyStats};
-use anyhow::{bail, Result};
+use anyhow::Result;
 use chunker::maxmin::SizeLimit;
 use chunker::{Chunk, Document, FixedConfig, Unit};
 use embed::Embedder;
@@ -43,16 +43,7 @@ impl Params for Fixed {
 
     fn check(&self) -> Result<()> {
         check_tokenizer_field(self.unit(), &self.tokenizer)?;
-        let overlap = common::overlap_units(self.overlap, self.size)?;
-        if self.size == 0 {
-            bail!("field `size` must be at least 1");
-        }
-        if overlap >= self.size {
-            bail!(
-                "field `overlap` ({overlap}) must be smaller than field `size` ({})",
-                self.size
-            );
-        }
+        common::check_size_overlap(self.size, self.overlap)?;
         Ok(())
     }
 

@@ -176,16 +176,21 @@ impl Passages for ChunkPassages {
         hits: &[Hit],
         _: usize,
     ) -> Ranking {
-        Ranking {
-            ranked: hits
-                .iter()
-                .map(|h| Ranked {
-                    chunks: vec![index.passages()[h.passage].clone()],
-                    score: h.score,
-                })
-                .collect(),
-            ear: None,
-        }
+        one_per_hit(hits, index.passages())
+    }
+}
+
+/// One passage per hit: `passages[hit.passage]` with the hit's score, in hit order.
+pub fn one_per_hit(hits: &[Hit], passages: &[Chunk]) -> Ranking {
+    Ranking {
+        ranked: hits
+            .iter()
+            .map(|h| Ranked {
+                chunks: vec![passages[h.passage].clone()],
+                score: h.score,
+            })
+            .collect(),
+        ear: None,
     }
 }
 

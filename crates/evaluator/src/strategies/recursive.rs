@@ -61,16 +61,7 @@ impl Params for Recursive {
 
     fn check(&self) -> Result<()> {
         check_tokenizer_field(self.unit(), &self.tokenizer)?;
-        let overlap = common::overlap_units(self.overlap, self.size)?;
-        if self.size == 0 {
-            bail!("field `size` must be at least 1");
-        }
-        if overlap >= self.size {
-            bail!(
-                "field `overlap` ({overlap}) must be smaller than field `size` ({})",
-                self.size
-            );
-        }
+        common::check_size_overlap(self.size, self.overlap)?;
         self.keep()?;
         Ok(())
     }

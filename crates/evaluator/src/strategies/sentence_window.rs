@@ -16,7 +16,7 @@
 //!   gives k windows, and their overlap counts in words retrieved (multiplicity), not in unique
 //!   words.
 
-use super::{Chunker, Params, Passages, Ranked, Ranking, StrategyStats};
+use super::{Chunker, Params, Passages, Ranking, StrategyStats};
 use anyhow::{bail, Result};
 use chunker::maxmin::SizeLimit;
 use chunker::{Chunk, Document, Span};
@@ -126,16 +126,7 @@ impl Passages for Windows {
         hits: &[Hit],
         _: usize,
     ) -> Ranking {
-        Ranking {
-            ranked: hits
-                .iter()
-                .map(|h| Ranked {
-                    chunks: vec![self.0[h.passage].clone()],
-                    score: h.score,
-                })
-                .collect(),
-            ear: None,
-        }
+        super::one_per_hit(hits, &self.0)
     }
 }
 
