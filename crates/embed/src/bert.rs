@@ -294,8 +294,8 @@ impl BertEmbedder {
             };
             model_err(&w_path, format!("cannot read: {e}{hint}"))
         })?;
-        let weights_sha256 = hex::encode(Sha256::digest(&w_bytes));
-        let tokenizer_sha256 = hex::encode(Sha256::digest(&tok_bytes));
+        let weights_sha256 = fsio::sha256_hex(&w_bytes);
+        let tokenizer_sha256 = fsio::sha256_hex(&tok_bytes);
         let tensors = candle_core::safetensors::load_buffer(&w_bytes, &Device::Cpu)
             .map_err(|e| model_err(&w_path, format!("invalid safetensors: {e}")))?;
         drop(w_bytes);
@@ -317,7 +317,7 @@ impl BertEmbedder {
             let rel = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
             config_hash.update(rel.as_bytes());
             config_hash.update([0]);
-            config_hash.update(hex::encode(Sha256::digest(&bytes)).as_bytes());
+            config_hash.update(fsio::sha256_hex(&bytes).as_bytes());
             config_hash.update([0]);
         }
         let config_sha256 = hex::encode(config_hash.finalize());

@@ -21,7 +21,6 @@
 //! two processes that compute the same entry at once both write identical bytes. Entries are
 //! not fsynced: after a crash an entry may be empty or partial, which the checksum catches.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -95,7 +94,7 @@ impl EmbeddingCache {
     }
 
     fn identity_dir(&self, identity: &str) -> PathBuf {
-        let ih = hex::encode(Sha256::digest(identity.as_bytes()));
+        let ih = fsio::sha256_hex(identity.as_bytes());
         self.root.join("v1").join(&ih[..16])
     }
 
@@ -144,15 +143,9 @@ impl EmbeddingCache {
     }
 }
 
+/// Cache entries are checksummed and recomputed when corrupt: renamed into place, no fsync.
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .suffix(".part")
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    fsio::write_atomic(path, bytes, fsio::Durability::Renamed)
 }
 
 fn encode(key: &[u8; 32], v: &[f32]) -> Vec<u8> {

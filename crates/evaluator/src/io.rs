@@ -5,8 +5,6 @@
 //! never a torn write.
 
 use anyhow::{Context, Result};
-use sha2::{Digest, Sha256};
-use std::io::Write;
 use std::path::Path;
 
 /// Writes `bytes` to `path` atomically (temp file in the same directory, fsync, rename),
@@ -15,44 +13,21 @@ use std::path::Path;
 /// # Errors
 /// I/O errors, naming the path.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    // Temporary files are created 0600; outputs are ordinary shareable files.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .with_context(|| format!("cannot set permissions of {}", path.display()))?;
-    }
-    tmp.write_all(bytes)
-        .and_then(|_| tmp.as_file().sync_all())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    tmp.persist(path)
-        .with_context(|| format!("cannot move the new file into place at {}", path.display()))?;
-    Ok(())
+    fsio::write_atomic(path, bytes, fsio::Durability::Synced)
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// Lower-case hex sha256 of `bytes`.
+/// Lower-case hex sha256 of `bytes` ([`fsio::sha256_hex`]).
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
+    fsio::sha256_hex(bytes)
 }
 
-/// Lower-case hex sha256 of a file's contents, streamed.
+/// Lower-case hex sha256 of a file's contents, streamed ([`fsio::sha256_file`]).
 ///
 /// # Errors
 /// I/O errors, naming the path.
 pub fn sha256_file(path: &Path) -> Result<String> {
-    let mut f =
-        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut h = Sha256::new();
-    std::io::copy(&mut f, &mut h).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(hex::encode(h.finalize()))
+    fsio::sha256_file(path).with_context(|| format!("cannot hash {}", path.display()))
 }
 
 /// Serialises `value` as pretty JSON with a trailing newline and writes it atomically.

@@ -20,7 +20,6 @@
 
 use crate::{Reader, ReaderError, ReaderInput, ReaderOutput};
 use serde::{Deserialize, Serialize};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -226,14 +225,9 @@ impl ResponseCache {
             output_sha256: output_sha(output),
         };
         let path = self.path(key);
-        let dir = path.parent().unwrap_or(&self.dir);
-        let io = |e: std::io::Error| ReaderError::Cache(format!("{}: {e}", path.display()));
-        std::fs::create_dir_all(dir).map_err(io)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
         let json = serde_json::to_vec(&entry).map_err(|e| ReaderError::Cache(e.to_string()))?;
-        tmp.write_all(&json).map_err(io)?;
-        tmp.as_file().sync_all().map_err(io)?;
-        tmp.persist(&path).map_err(|e| io(e.error))?;
+        fsio::write_atomic(&path, &json, fsio::Durability::Synced)
+            .map_err(|e| ReaderError::Cache(e.to_string()))?;
         self.writes.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }

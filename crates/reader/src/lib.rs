@@ -313,8 +313,7 @@ pub fn argmax_with_ties(keys: &[(f64, f64)]) -> (usize, usize) {
 
 /// SHA-256 of `bytes` as lowercase hex.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    hex::encode(sha2::Sha256::digest(bytes))
+    fsio::sha256_hex(bytes)
 }
 
 /// Cuts `s` to at most `max` bytes on a character boundary, marking the cut with "…" (so the

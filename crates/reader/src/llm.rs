@@ -233,21 +233,7 @@ fn inf_err(e: candle_core::Error) -> ReaderError {
 
 /// Streams a file through SHA-256 (lowercase hex).
 fn file_sha256(path: &Path) -> Result<String, ReaderError> {
-    use sha2::Digest;
-    let mut f = std::fs::File::open(path)
-        .map_err(|e| model_err(format!("cannot open {}: {e}", path.display())))?;
-    let mut h = sha2::Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f
-            .read(&mut buf)
-            .map_err(|e| model_err(format!("cannot read {}: {e}", path.display())))?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(hex::encode(h.finalize()))
+    fsio::sha256_file(path).map_err(|e| model_err(format!("cannot hash the model: {e}")))
 }
 
 trait ReadSeek: Read + std::io::Seek {}
