@@ -599,8 +599,17 @@ fn real_main() -> Result<()> {
                     .with_context(|| format!("--with {w}: the value is not YAML"))?;
                 put(k, v);
             }
-            let cfg = evaluator::strategies::StrategyConfig::from_yaml(entry.into())
-                .map_err(|e| anyhow::anyhow!("--strategy {strategy}: {e}"))?;
+            let cfg =
+                evaluator::strategies::StrategyConfig::from_yaml(entry.into()).map_err(|e| {
+                    let hint = if e.contains("missing field `size`") {
+                        " (give --size N)"
+                    } else if e.contains("unknown field") {
+                        " (each kind's fields: `chunkbench ls strategies`)"
+                    } else {
+                        ""
+                    };
+                    anyhow::anyhow!("--strategy {strategy}: {e}{hint}")
+                })?;
             let chunker = cfg
                 .build()
                 .context("chunk options (--size, --overlap, --unit, --tokenizer, --with)")?;

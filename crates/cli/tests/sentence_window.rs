@@ -103,4 +103,8 @@ fn chunk_lists_the_indexed_sentences() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("`window_size`"));
+    // Fields come from the kind's registry entry; a missing size names the flag.
+    let o = chunkbench(&["chunk", "--strategy", "fixed", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--size"));
 }
