@@ -601,12 +601,21 @@ fn real_main() -> Result<()> {
             }
             let cfg =
                 evaluator::strategies::StrategyConfig::from_yaml(entry.into()).map_err(|e| {
-                    let hint = if e.contains("missing field `size`") {
-                        " (give --size N)"
+                    let missing = e
+                        .split("missing field `")
+                        .nth(1)
+                        .and_then(|f| f.split('`').next());
+                    let hint = if let Some(f) = missing {
+                        // The fields with a flag of their own; the others go through --with.
+                        if ["size", "unit", "overlap", "tokenizer"].contains(&f) {
+                            format!(" (give --{f})")
+                        } else {
+                            format!(" (give --with {f}=VALUE)")
+                        }
                     } else if e.contains("unknown field") {
-                        " (each kind's fields: `chunkbench ls strategies`)"
+                        " (each kind's fields: `chunkbench ls strategies`)".to_string()
                     } else {
-                        ""
+                        String::new()
                     };
                     anyhow::anyhow!("--strategy {strategy}: {e}{hint}")
                 })?;

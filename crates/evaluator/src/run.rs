@@ -783,13 +783,14 @@ impl Runner<'_> {
             })
             .collect();
         bar.finish_and_clear();
+        let (ranked, records): (Vec<Vec<Ranked>>, Vec<_>) =
+            rankings.into_iter().map(|r| (r.ranked, r.ear)).unzip();
         let ear = passages.records_ear().then(|| {
-            rankings
-                .iter()
-                .map(|r| r.ear.clone().expect("EAR records every question"))
+            records
+                .into_iter()
+                .map(|r| r.expect("EAR records every question"))
                 .collect()
         });
-        let ranked = rankings.into_iter().map(|r| r.ranked).collect();
         self.progress.log(format!(
             "[{}] {s_name} × {r_name}: top-{kmax} for {} questions in {:.1}s",
             d.name(),

@@ -65,6 +65,16 @@ struct Scan {
 }
 
 impl Scan {
+    /// The position of the first key at `path`. Keys are matched on their joined form: a key
+    /// containing a dot (a sweep path) splits into segments like the path does.
+    fn position(&self, path: &[&str]) -> Option<(usize, usize)> {
+        let want = path.join(".");
+        self.keys
+            .iter()
+            .find(|(segments, ..)| segments.join(".") == want)
+            .map(|&(_, line, col)| (line, col))
+    }
+
     /// The path a new node at the current position gets, and records that a value (or, in
     /// key position, a key that is an alias or a collection: a complex key, not checked) was
     /// seen.
@@ -179,13 +189,7 @@ pub fn duplicate_keys(text: &str) -> Vec<DuplicateKey> {
 pub fn key_position(text: &str, path: &[&str]) -> Option<(usize, usize)> {
     let mut scan = Scan::default();
     Parser::new_from_str(text).load(&mut scan, true).ok()?;
-    // Keys are matched on their joined form: a key containing a dot (a sweep path) splits
-    // into segments like the path does.
-    let want = path.join(".");
-    scan.keys
-        .iter()
-        .find(|(segments, ..)| segments.join(".") == want)
-        .map(|&(_, line, col)| (line, col))
+    scan.position(path)
 }
 
 /// Points a serde_yaml error inside a mapping entry at the key it is about. Typed strategy
@@ -228,7 +232,7 @@ pub fn relocate(text: &str, message: &str) -> String {
     let (mut line, mut col) = (line, col);
     if let Some(field) = field {
         path.extend(field.split('.'));
-        if let Some(p) = key_position(text, &path) {
+        if let Some(p) = scan.position(&path) {
             (line, col) = p;
         }
     }

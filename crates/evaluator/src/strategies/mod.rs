@@ -577,19 +577,12 @@ mod tests {
         assert!(e.contains("missing field `kind`"), "{e}");
     }
 
-    fn doc(text: &str) -> Document {
-        Document {
-            id: "d".into(),
-            title: String::new(),
-            text: text.into(),
-            source: String::new(),
-            license: String::new(),
-        }
-    }
-
     #[test]
     fn builds_fixed_and_recursive() {
-        let d = doc("Apples are red. Bananas are yellow. Cherries are dark.");
+        let d = Document::new(
+            "d",
+            "Apples are red. Bananas are yellow. Cherries are dark.",
+        );
         let docs = [d.clone()];
         let chunk = |s: &StrategyConfig| s.build().unwrap().chunk_corpus(&docs, None).unwrap().0;
         assert_eq!(chunk(&StrategyConfig::fixed_words(3, 0)).len(), 3);
