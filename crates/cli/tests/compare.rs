@@ -6,8 +6,7 @@
 //! different `limit`. They need the converted datasets in the store (`data/` at the workspace
 //! root, or `CHUNKBENCH_STORE`); `scripts/test.sh` fetches them first.
 
-use evaluator::report::summarize;
-use evaluator::run::{CellRecord, QuestionRow};
+use evaluator::records::{read_rows_csv, rows_csv, summarize, CellRecord, QuestionRow};
 use std::path::{Path, PathBuf};
 
 mod common;
@@ -60,19 +59,11 @@ fn cell(run: &Path, strategy: &str, k: usize) -> CellRecord {
 }
 
 fn read_rows(path: &Path) -> Vec<QuestionRow> {
-    csv::Reader::from_path(path)
-        .unwrap()
-        .deserialize()
-        .collect::<Result<_, _>>()
-        .unwrap()
+    read_rows_csv(&std::fs::read(path).unwrap(), &path.display().to_string()).unwrap()
 }
 
 fn write_rows(path: &Path, rows: &[QuestionRow]) {
-    let mut w = csv::Writer::from_path(path).unwrap();
-    for r in rows {
-        w.serialize(r).unwrap();
-    }
-    w.flush().unwrap();
+    std::fs::write(path, rows_csv(rows).unwrap()).unwrap();
 }
 
 /// Rewrites one cell of the candidate run consistently: its rows in `cells/ID.csv` and in
@@ -114,7 +105,7 @@ fn flip_answers(run: &Path, rec: &CellRecord, n: usize) {
             return false;
         }
         left -= 1;
-        r.choice = (r.gold + 1) % r.scores.split(';').count();
+        r.choice = (r.gold + 1) % r.scores.len();
         r.correct = 0;
         true
     });

@@ -42,7 +42,7 @@
 //! ([`judge`]), so the boundary is exact.
 
 use crate::io::{write_atomic, write_json};
-use crate::run::CellRecord;
+use crate::records::CellRecord;
 use crate::stats;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -1106,7 +1106,7 @@ pub fn write_report(dir: &Path, report: &CompareReport) -> Result<(PathBuf, Path
 mod tests {
     use super::*;
     use crate::config::RunConfig;
-    use crate::run::QuestionRow;
+    use crate::records::QuestionRow;
 
     fn figures(n: u64, base: u64, cand: u64, holm_p: f64, bw: u64, cw: u64) -> GateFigures {
         GateFigures {
@@ -1245,7 +1245,7 @@ bootstrap_resamples: 200
                 code: String::new(),
                 inputs: Default::default(),
                 tokens_by: String::new(),
-                summary: crate::report::summarize(&rows),
+                summary: crate::records::summarize(&rows),
             };
             write_json(&dir.join("cells").join(format!("{id}.json")), &rec).unwrap();
         }

@@ -6,7 +6,7 @@
 //! `explain/ID.jsonl` (anchors, matches with byte offsets and texts, score parts, window
 //! counts; written by the runner).
 
-use crate::run::{CellRecord, QuestionRow};
+use crate::records::{read_rows_csv, CellRecord};
 use anyhow::{bail, Context, Result};
 use chunker::anchor::AnchorKind;
 use retriever::ear::{EarStats, ScoreParts};
@@ -168,17 +168,12 @@ pub fn explain(run_dir: &Path, question_id: &str, cell: Option<&str>) -> Result<
     let mut found = false;
     for rec in &records {
         let csv_path = cells_dir.join(format!("{}.csv", rec.id));
-        let mut rdr = csv::Reader::from_path(&csv_path)
+        let bytes = std::fs::read(&csv_path)
             .with_context(|| format!("cannot read {}", csv_path.display()))?;
-        let mut row: Option<QuestionRow> = None;
-        for r in rdr.deserialize() {
-            let r: QuestionRow = r.with_context(|| format!("{}: bad row", csv_path.display()))?;
-            if r.question_id == question_id {
-                row = Some(r);
-                break;
-            }
-        }
-        let Some(row) = row else { continue };
+        let rows = read_rows_csv(&bytes, &csv_path.display().to_string())?;
+        let Some(row) = rows.into_iter().find(|r| r.question_id == question_id) else {
+            continue;
+        };
         found = true;
         let c = &rec.cell;
         let _ = writeln!(
@@ -209,9 +204,9 @@ pub fn explain(run_dir: &Path, question_id: &str, cell: Option<&str>) -> Result<
         if !row.scores.is_empty() {
             let scores: Vec<String> = row
                 .scores
-                .split(';')
+                .iter()
                 .enumerate()
-                .map(|(i, v)| format!("{} {v}", letter(i)))
+                .map(|(i, v)| format!("{} {v:.6}", letter(i)))
                 .collect();
             let _ = writeln!(out, "reader scores: {}", scores.join(" · "));
         }
@@ -227,19 +222,12 @@ pub fn explain(run_dir: &Path, question_id: &str, cell: Option<&str>) -> Result<
         let ear = read_explain(run_dir, &rec.id, question_id)?;
         match ear {
             None => {
-                let scores: Vec<&str> = row.passage_scores.split(';').collect();
-                for (i, p) in row
-                    .passages
-                    .split(' ')
-                    .filter(|p| !p.is_empty())
-                    .enumerate()
-                {
-                    let _ = writeln!(
-                        out,
-                        "  #{} {p}  score {}",
-                        i + 1,
-                        scores.get(i).unwrap_or(&"")
-                    );
+                for (i, p) in row.passages.iter().enumerate() {
+                    let score = row
+                        .passage_scores
+                        .get(i)
+                        .map_or(String::new(), |s| format!("{s:.6}"));
+                    let _ = writeln!(out, "  #{} {p}  score {score}", i + 1);
                 }
             }
             Some(v) => render_ear(&mut out, &v),

@@ -16,6 +16,7 @@ pub mod io;
 pub mod openstax;
 pub mod plots;
 pub mod preflight;
+pub mod records;
 pub mod report;
 pub mod run;
 pub mod stats;

@@ -12,28 +12,13 @@
 //! Text needs a TrueType font: DejaVu Sans from the system (Debian `fonts-dejavu-core`) or
 //! the file named by `CHUNKBENCH_FONT`.
 
-use crate::report::Comparison;
-use crate::run::CellRecord;
+use crate::records::{CellRecord, ChunkLengths, Comparison};
 use anyhow::{anyhow, bail, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::OnceLock;
-
-/// Words per chunk of one (dataset, strategy), as recorded by the runner.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ChunkLengths {
-    /// Dataset name.
-    pub dataset: String,
-    /// Strategy name.
-    pub strategy: String,
-    /// Words of each chunk, in corpus order.
-    pub words: Vec<usize>,
-    /// What the strategy counted (forced splits, merges, embedded units, ...).
-    #[serde(default)]
-    pub stats: crate::strategies::StrategyStats,
-}
 
 const FONT_CANDIDATES: [&str; 3] = [
     "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",

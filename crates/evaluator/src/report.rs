@@ -2,96 +2,15 @@
 
 use crate::config::RunConfig;
 use crate::io::write_atomic;
-use crate::run::{CellRecord, QuestionRow};
+use crate::records::{
+    table_csv, CellRecord, CellSummary, ChunkLengths, Comparison, Failure, QuestionRow, SummaryRow,
+    SUMMARY_COLUMNS,
+};
 use crate::stats;
-use anyhow::{bail, Context, Result};
-use serde::{Deserialize, Serialize};
+use anyhow::{bail, Result};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
-
-/// Aggregates of one cell over its questions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CellSummary {
-    /// Questions answered.
-    pub n: usize,
-    /// Questions answered correctly (ties never count).
-    pub correct: usize,
-    /// `correct / n` in [0, 1] (0 when n = 0).
-    pub accuracy: f64,
-    /// Wilson 95 % interval of the accuracy ([`stats::wilson`]), lower bound; [0, 1] for n = 0.
-    pub accuracy_ci_low: f64,
-    /// Wilson 95 % interval of the accuracy, upper bound.
-    pub accuracy_ci_high: f64,
-    /// Questions whose best reader score was shared by several options (invalid answers,
-    /// which are full ties by construction, are counted in `invalid` instead).
-    pub ties: usize,
-    /// Questions the reader gave no usable answer to (unparsable or ambiguous replies);
-    /// counted wrong, and shown so that they are never mistaken for wrong answers.
-    #[serde(default)]
-    pub invalid: usize,
-    /// Mean words retrieved per question, with multiplicity.
-    pub words_mean: f64,
-    /// Median words retrieved per question, with multiplicity.
-    pub words_median: f64,
-    /// 95th percentile of words retrieved per question (linear interpolation).
-    pub words_p95: f64,
-    /// Mean unique words retrieved per question (union of spans).
-    pub unique_words_mean: f64,
-    /// Mean characters retrieved per question (Unicode scalar values), with multiplicity.
-    #[serde(default)]
-    pub chars_mean: f64,
-    /// Mean tokens retrieved per question, with multiplicity (the cell record's
-    /// `tokens_by` names the tokenizer); `None` when tokens were not counted.
-    #[serde(default)]
-    pub tokens_mean: Option<f64>,
-    /// Questions with gold evidence.
-    pub evidence_n: usize,
-    /// Share of those whose top-k overlaps the evidence (None without evidence).
-    pub evidence_hit_rate: Option<f64>,
-    /// Mean recall@k over questions with evidence.
-    #[serde(default)]
-    pub recall: Option<f64>,
-    /// Mean MRR@k over questions with evidence.
-    #[serde(default)]
-    pub mrr: Option<f64>,
-    /// Mean nDCG@k over questions with evidence.
-    #[serde(default)]
-    pub ndcg: Option<f64>,
-    /// Mean span IoU in words over questions with evidence.
-    #[serde(default)]
-    pub span_iou: Option<f64>,
-    /// Mean span precision in words over questions with evidence.
-    #[serde(default)]
-    pub span_precision: Option<f64>,
-    /// Mean Bhat-style answer recall@k.
-    #[serde(default)]
-    pub answer_recall: Option<f64>,
-    /// Questions per failure attribution (`correct`, `extraction`, `matching`, `ranking`,
-    /// `reading`, `no-evidence`; [`crate::run::Failure`]).
-    #[serde(default)]
-    pub failures: std::collections::BTreeMap<String, usize>,
-    /// EAR cells: anchor coverage.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ear: Option<EarCoverage>,
-}
-
-/// Anchor coverage of an EAR cell (EAR reports exact anchoring for 151/153 questions).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EarCoverage {
-    /// Questions with at least one exact anchor match.
-    pub exact_match: usize,
-    /// Questions (denominator).
-    pub questions: usize,
-    /// Mean anchors per question (question and options).
-    pub anchors_mean: f64,
-    /// Mean candidate windows per question before deduplication.
-    pub windows_before_mean: f64,
-    /// Mean windows per question after deduplication.
-    pub windows_after_mean: f64,
-    /// Questions answered from the fallback ranking of parents.
-    pub fallbacks: usize,
-}
 
 /// Accuracy as shown in reports: `83.4 %`, or `–` for a cell with no questions (an accuracy
 /// of nothing is not 0 %).
@@ -100,87 +19,6 @@ pub fn fmt_accuracy(s: &CellSummary) -> String {
         "–".into()
     } else {
         format!("{:.1} %", 100.0 * s.accuracy)
-    }
-}
-
-/// Aggregates one cell's rows.
-pub fn summarize(rows: &[QuestionRow]) -> CellSummary {
-    let n = rows.len();
-    let correct = rows.iter().filter(|r| r.correct == 1).count();
-    let ci = stats::wilson(correct as u64, n as u64, stats::DEFAULT_CONFIDENCE).unwrap_or(
-        stats::Interval {
-            lower: 0.0,
-            upper: 1.0,
-        },
-    );
-    let words: Vec<f64> = rows.iter().map(|r| r.words as f64).collect();
-    let mean = |f: &dyn Fn(&QuestionRow) -> f64| {
-        if n == 0 {
-            0.0
-        } else {
-            rows.iter().map(f).sum::<f64>() / n as f64
-        }
-    };
-    let ev: Vec<u8> = rows.iter().filter_map(|r| r.evidence_hit).collect();
-    let avg = |f: &dyn Fn(&QuestionRow) -> Option<f64>| {
-        let xs: Vec<f64> = rows.iter().filter_map(f).collect();
-        stats::mean(&xs)
-    };
-    let mut failures = std::collections::BTreeMap::new();
-    for r in rows.iter().filter(|r| !r.failure.is_empty()) {
-        *failures.entry(r.failure.clone()).or_insert(0) += 1;
-    }
-    let ear_rows: Vec<&QuestionRow> = rows.iter().filter(|r| r.anchors.is_some()).collect();
-    let ear = (!ear_rows.is_empty()).then(|| {
-        let m = |f: &dyn Fn(&QuestionRow) -> Option<usize>| {
-            ear_rows.iter().filter_map(|r| f(r)).sum::<usize>() as f64 / ear_rows.len() as f64
-        };
-        EarCoverage {
-            exact_match: ear_rows
-                .iter()
-                .filter(|r| r.anchor_match == Some(1))
-                .count(),
-            questions: ear_rows.len(),
-            anchors_mean: m(&|r| r.anchors),
-            windows_before_mean: m(&|r| r.windows_before),
-            windows_after_mean: m(&|r| r.windows_after),
-            fallbacks: ear_rows.iter().filter(|r| r.fallback == Some(1)).count(),
-        }
-    });
-    CellSummary {
-        failures,
-        ear,
-        recall: avg(&|r| r.recall),
-        mrr: avg(&|r| r.mrr),
-        ndcg: avg(&|r| r.ndcg),
-        span_iou: avg(&|r| r.span_iou),
-        span_precision: avg(&|r| r.span_precision),
-        answer_recall: avg(&|r| r.answer_recall),
-        n,
-        correct,
-        accuracy: if n == 0 {
-            0.0
-        } else {
-            correct as f64 / n as f64
-        },
-        accuracy_ci_low: ci.lower,
-        accuracy_ci_high: ci.upper,
-        // An invalid answer is a full tie by construction; it is counted as invalid only.
-        ties: rows.iter().filter(|r| r.tied > 1 && r.invalid == 0).count(),
-        invalid: rows.iter().filter(|r| r.invalid == 1).count(),
-        chars_mean: mean(&|r| r.chars as f64),
-        tokens_mean: if rows.iter().all(|r| r.tokens.is_some()) {
-            avg(&|r| r.tokens.map(|t| t as f64))
-        } else {
-            None
-        },
-        words_mean: mean(&|r| r.words as f64),
-        words_median: stats::median(&words).unwrap_or(0.0),
-        words_p95: stats::p95(&words).unwrap_or(0.0),
-        unique_words_mean: mean(&|r| r.unique_words as f64),
-        evidence_n: ev.len(),
-        evidence_hit_rate: (!ev.is_empty())
-            .then(|| ev.iter().map(|&h| h as f64).sum::<f64>() / ev.len() as f64),
     }
 }
 
@@ -198,22 +36,6 @@ fn baseline_of<'a>(
             && b.cell.k == c.cell.k
             && b.cell.reader == c.cell.reader
     })
-}
-
-/// A cell compared with its baseline cell on the same questions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
-    /// The baseline cell's id.
-    pub baseline_cell_id: String,
-    /// Accuracy delta, McNemar, bootstrap interval and minimum detectable effect.
-    pub paired: stats::PairedComparison,
-    /// Holm-adjusted McNemar exact p over all comparisons of the run.
-    pub holm_p: f64,
-    /// Reduction of mean words retrieved against the baseline, in % (positive = fewer words).
-    pub words_reduction_pct: Option<f64>,
-    /// Paired bootstrap 95 % interval of that reduction; None when the baseline retrieved
-    /// no words for some question (the ratio is then undefined on some resamples).
-    pub words_reduction_ci: Option<stats::Interval>,
 }
 
 /// Compares every non-baseline cell with its baseline cell (same dataset, retriever, k and
@@ -301,49 +123,7 @@ pub fn write_reports(
     rows: &HashMap<String, Vec<QuestionRow>>,
 ) -> Result<(String, HashMap<String, Comparison>)> {
     let comparisons = compare_cells(cfg, cells, rows)?;
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
-        "cell_id",
-        "dataset",
-        "strategy",
-        "retriever",
-        "k",
-        "reader",
-        "n",
-        "correct",
-        "accuracy",
-        "accuracy_ci_low",
-        "accuracy_ci_high",
-        "ties",
-        "invalid",
-        "words_mean",
-        "words_median",
-        "words_p95",
-        "unique_words_mean",
-        "chars_mean",
-        "tokens_mean",
-        "tokens_by",
-        "evidence_n",
-        "evidence_hit_rate",
-        "baseline_cell_id",
-        "accuracy_delta_pts",
-        "delta_ci_low",
-        "delta_ci_high",
-        "mcnemar_exact_p",
-        "mcnemar_mid_p",
-        "holm_p",
-        "mde_pts",
-        "words_reduction_pct",
-        "words_reduction_ci_low",
-        "words_reduction_ci_high",
-        "recall_at_k",
-        "mrr_at_k",
-        "ndcg_at_k",
-        "span_iou",
-        "span_precision",
-        "answer_recall_at_k",
-        "accuracy_pts_per_1000_words",
-    ])?;
+    let mut summary_rows = Vec::with_capacity(cells.len());
     let mut md = format!(
         "# {}\n\nBaseline strategy: `{}`.\n",
         cfg.name,
@@ -355,7 +135,6 @@ pub fn write_reports(
         .collect();
     groups.sort();
     groups.dedup();
-    let f = |x: Option<f64>, p: usize| x.map_or(String::new(), |v| format!("{v:.p$}"));
     for (ds, rd) in &groups {
         let _ = write!(
             md,
@@ -368,53 +147,12 @@ pub fn write_reports(
             let s = &c.summary;
             let cmp = comparisons.get(&c.id);
             let is_base = baseline_of(cfg, cells, c).is_some_and(|b| b.id == c.id);
-            let ci = |i: Option<stats::Interval>, p: usize| {
-                (f(i.map(|i| i.lower), p), f(i.map(|i| i.upper), p))
+            let row = SummaryRow {
+                record: c.clone(),
+                comparison: cmp.cloned(),
             };
-            let (dlo, dhi) = ci(cmp.and_then(|m| m.paired.delta_ci), 3);
-            let (wlo, whi) = ci(cmp.and_then(|m| m.words_reduction_ci), 3);
-            w.write_record([
-                c.id.clone(),
-                c.cell.dataset.clone(),
-                c.cell.strategy.clone(),
-                c.cell.retriever.clone(),
-                c.cell.k.to_string(),
-                c.cell.reader.clone(),
-                s.n.to_string(),
-                s.correct.to_string(),
-                format!("{:.6}", s.accuracy),
-                format!("{:.6}", s.accuracy_ci_low),
-                format!("{:.6}", s.accuracy_ci_high),
-                s.ties.to_string(),
-                s.invalid.to_string(),
-                format!("{:.3}", s.words_mean),
-                format!("{:.1}", s.words_median),
-                format!("{:.1}", s.words_p95),
-                format!("{:.3}", s.unique_words_mean),
-                format!("{:.3}", s.chars_mean),
-                f(s.tokens_mean, 3),
-                c.tokens_by.clone(),
-                s.evidence_n.to_string(),
-                f(s.evidence_hit_rate, 6),
-                cmp.map_or(String::new(), |m| m.baseline_cell_id.clone()),
-                f(cmp.map(|m| m.paired.delta_points), 3),
-                dlo,
-                dhi,
-                f(cmp.map(|m| m.paired.mcnemar.exact_p), 6),
-                f(cmp.map(|m| m.paired.mcnemar.mid_p), 6),
-                f(cmp.map(|m| m.holm_p), 6),
-                f(cmp.and_then(|m| m.paired.mde_points), 3),
-                f(cmp.and_then(|m| m.words_reduction_pct), 3),
-                wlo,
-                whi,
-                f(s.recall, 6),
-                f(s.mrr, 6),
-                f(s.ndcg, 6),
-                f(s.span_iou, 6),
-                f(s.span_precision, 6),
-                f(s.answer_recall, 6),
-                f(acc_per_kw(s), 3),
-            ])?;
+            let per_kw = row.accuracy_pts_per_1000_words();
+            summary_rows.push(row);
             let (delta, p, holm, red) = match cmp {
                 _ if is_base => (
                     "baseline".to_string(),
@@ -464,7 +202,7 @@ pub fn write_reports(
                 s.unique_words_mean,
                 s.chars_mean,
                 s.tokens_mean.map_or("–".into(), |t| format!("{t:.1}")),
-                acc_per_kw(s).map_or("–".into(), |v| format!("{v:.1}")),
+                per_kw.map_or("–".into(), |v| format!("{v:.1}")),
                 s.recall.map_or("–".into(), |h| format!("{h:.3}")),
                 s.ndcg.map_or("–".into(), |h| format!("{h:.3}")),
             );
@@ -499,7 +237,7 @@ pub fn write_reports(
             "\n## Failure attribution\n\nQuestions per first failing stage: extraction (EAR: no anchors), matching (EAR: no corpus occurrence), ranking (gold evidence not in the top-k), reading (evidence retrieved, answer wrong); no-evidence = wrong answer without gold evidence to attribute it; invalid-answer = the reader's reply could not be read as an answer (shown before the other stages: the measurement failed).\n\n| dataset | strategy | retriever | k | reader |",
         );
         // One column per stage, in `Failure::ALL` order.
-        let stages = crate::run::Failure::ALL.map(crate::run::Failure::as_str);
+        let stages = Failure::ALL.map(Failure::as_str);
         for st in stages {
             let _ = write!(md, " {st} |");
         }
@@ -558,99 +296,12 @@ pub fn write_reports(
             )
         }
     );
-    write_atomic(&dir.join("summary.csv"), &w.into_inner()?)?;
+    write_atomic(
+        &dir.join("summary.csv"),
+        &table_csv(SUMMARY_COLUMNS, &summary_rows)?,
+    )?;
     write_atomic(&dir.join("summary.md"), md.as_bytes())?;
     Ok((md, comparisons))
-}
-
-/// Accuracy in points per 1,000 words retrieved (mean words, with multiplicity); None when
-/// nothing was retrieved.
-fn acc_per_kw(s: &CellSummary) -> Option<f64> {
-    (s.words_mean > 0.0).then(|| 100.0 * s.accuracy / (s.words_mean / 1000.0))
-}
-
-/// Writes the per-question rows as Parquet (snappy-compressed; one column per
-/// [`QuestionRow`] field, `evidence_hit` nullable) to `path`, atomically.
-///
-/// # Errors
-/// Arrow/Parquet encoding or I/O errors naming the file.
-pub fn write_parquet(path: &Path, rows: &[QuestionRow]) -> Result<()> {
-    use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt64Array, UInt8Array};
-    use std::sync::Arc;
-    let s = |f: &dyn Fn(&QuestionRow) -> &str| -> ArrayRef {
-        Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
-    };
-    let o = |f: &dyn Fn(&QuestionRow) -> Option<f64>| -> ArrayRef {
-        Arc::new(arrow_array::Float64Array::from(
-            rows.iter().map(f).collect::<Vec<_>>(),
-        ))
-    };
-    let u = |f: &dyn Fn(&QuestionRow) -> u64| -> ArrayRef {
-        Arc::new(UInt64Array::from_iter_values(rows.iter().map(f)))
-    };
-    let uo = |f: &dyn Fn(&QuestionRow) -> Option<u64>| -> ArrayRef {
-        Arc::new(UInt64Array::from(rows.iter().map(f).collect::<Vec<_>>()))
-    };
-    let batch = RecordBatch::try_from_iter([
-        ("cell_id", s(&|r| &r.cell_id)),
-        ("dataset", s(&|r| &r.dataset)),
-        ("strategy", s(&|r| &r.strategy)),
-        ("retriever", s(&|r| &r.retriever)),
-        ("k", u(&|r| r.k as u64)),
-        ("reader", s(&|r| &r.reader)),
-        ("question_id", s(&|r| &r.question_id)),
-        ("gold", u(&|r| r.gold as u64)),
-        ("choice", u(&|r| r.choice as u64)),
-        (
-            "correct",
-            Arc::new(UInt8Array::from_iter_values(rows.iter().map(|r| r.correct))) as ArrayRef,
-        ),
-        ("tied", u(&|r| r.tied as u64)),
-        (
-            "invalid",
-            Arc::new(UInt8Array::from_iter_values(rows.iter().map(|r| r.invalid))) as ArrayRef,
-        ),
-        ("scores", s(&|r| &r.scores)),
-        ("passages", s(&|r| &r.passages)),
-        ("passage_scores", s(&|r| &r.passage_scores)),
-        ("words", u(&|r| r.words as u64)),
-        ("unique_words", u(&|r| r.unique_words as u64)),
-        ("chars", u(&|r| r.chars as u64)),
-        ("tokens", uo(&|r| r.tokens.map(|v| v as u64))),
-        (
-            "evidence_hit",
-            Arc::new(UInt8Array::from(
-                rows.iter().map(|r| r.evidence_hit).collect::<Vec<_>>(),
-            )) as ArrayRef,
-        ),
-        ("recall", o(&|r| r.recall)),
-        ("mrr", o(&|r| r.mrr)),
-        ("ndcg", o(&|r| r.ndcg)),
-        ("span_recall", o(&|r| r.span_recall)),
-        ("span_precision", o(&|r| r.span_precision)),
-        ("span_iou", o(&|r| r.span_iou)),
-        ("answer_recall", o(&|r| r.answer_recall)),
-        ("failure", s(&|r| &r.failure)),
-        ("anchors", uo(&|r| r.anchors.map(|v| v as u64))),
-        ("anchor_match", uo(&|r| r.anchor_match.map(u64::from))),
-        (
-            "windows_before",
-            uo(&|r| r.windows_before.map(|v| v as u64)),
-        ),
-        ("windows_after", uo(&|r| r.windows_after.map(|v| v as u64))),
-        ("fallback", uo(&|r| r.fallback.map(u64::from))),
-        ("reply", s(&|r| &r.reply)),
-    ])
-    .context("building the per-question table")?;
-    let props = parquet::file::properties::WriterProperties::builder()
-        .set_compression(parquet::basic::Compression::SNAPPY)
-        .set_created_by(format!("chunkbench {}", env!("CARGO_PKG_VERSION")))
-        .build();
-    let mut buf = Vec::new();
-    let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, batch.schema(), Some(props))?;
-    w.write(&batch)?;
-    w.close()?;
-    write_atomic(path, &buf).with_context(|| format!("writing {}", path.display()))
 }
 
 /// Writes `chunk_stats.csv`: per (dataset, strategy) the chunk count, words per chunk (min,
@@ -660,7 +311,7 @@ pub fn write_parquet(path: &Path, rows: &[QuestionRow]) -> Result<()> {
 ///
 /// # Errors
 /// I/O errors naming the file.
-pub fn write_chunk_stats(dir: &Path, lengths: &[crate::plots::ChunkLengths]) -> Result<()> {
+pub fn write_chunk_stats(dir: &Path, lengths: &[ChunkLengths]) -> Result<()> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
         "dataset",
@@ -707,78 +358,4 @@ pub fn write_chunk_stats(dir: &Path, lengths: &[crate::plots::ChunkLengths]) -> 
         ])?;
     }
     write_atomic(&dir.join("chunk_stats.csv"), &w.into_inner()?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parquet_round_trips() {
-        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-        let row = QuestionRow {
-            cell_id: "c".into(),
-            dataset: "d".into(),
-            strategy: "s".into(),
-            retriever: "r".into(),
-            k: 3,
-            reader: "l".into(),
-            question_id: "q1".into(),
-            gold: 1,
-            choice: 1,
-            correct: 1,
-            tied: 1,
-            invalid: 0,
-            scores: "0.1;0.9".into(),
-            passages: "d:0-10".into(),
-            passage_scores: "1.0".into(),
-            words: 2,
-            unique_words: 2,
-            chars: 9,
-            tokens: Some(3),
-            evidence_hit: None,
-            recall: None,
-            mrr: None,
-            ndcg: None,
-            span_recall: None,
-            span_precision: None,
-            span_iou: None,
-            answer_recall: None,
-            failure: "correct".into(),
-            anchors: Some(3),
-            anchor_match: Some(1),
-            windows_before: Some(5),
-            windows_after: Some(2),
-            fallback: Some(0),
-            reply: "max=[0.1, 0.9]".into(),
-        };
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("x.parquet");
-        write_parquet(
-            &p,
-            &[
-                row.clone(),
-                QuestionRow {
-                    evidence_hit: Some(1),
-                    ..row
-                },
-            ],
-        )
-        .unwrap();
-        let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&p).unwrap())
-            .unwrap()
-            .build()
-            .unwrap();
-        let batches: Vec<_> = reader.map(Result::unwrap).collect();
-        assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 2);
-        assert_eq!(batches[0].num_columns(), 34);
-        assert_eq!(batches[0].column(19).null_count(), 1, "evidence_hit");
-    }
-
-    #[test]
-    fn empty_cell_has_no_nan() {
-        let s = summarize(&[]);
-        assert_eq!(s.n, 0);
-        assert!(s.accuracy == 0.0 && s.words_mean == 0.0 && s.evidence_hit_rate.is_none());
-    }
 }

@@ -14,208 +14,19 @@ use crate::config::{Cell, RunConfig};
 use crate::dataset::{Dataset, Question};
 use crate::inputs::CellInputs;
 use crate::io::{sha256_hex, write_atomic, write_json};
-use crate::report::{summarize, CellSummary};
-use crate::strategies::StrategyConfig;
+use crate::records::{
+    read_rows_csv, round6, rows_csv, summarize, CellRecord, ChunkLengths, Failure, QuestionRow,
+    REPLY_BYTES,
+};
+use crate::strategies::{Ranked, Ranking, StrategyConfig};
 use anyhow::{bail, Context, Result};
 use chunker::{unique_words, Span};
 use rayon::prelude::*;
 use reader::{LexicalReader, Reader, ReaderInput};
 use retriever::{Bm25, Bm25Params, Hit, PassageIndex};
-use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-/// One row of `per_question.csv`: one (cell, question) pair.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct QuestionRow {
-    /// Cell id ([`Cell::id`]).
-    pub cell_id: String,
-    /// Dataset name.
-    pub dataset: String,
-    /// Strategy name.
-    pub strategy: String,
-    /// Retriever name.
-    pub retriever: String,
-    /// Top-k.
-    pub k: usize,
-    /// Reader name.
-    pub reader: String,
-    /// Question id.
-    pub question_id: String,
-    /// Gold option index (0-based).
-    pub gold: usize,
-    /// Chosen option index (0-based).
-    pub choice: usize,
-    /// 1 when correct (chosen = gold and no tie), else 0.
-    pub correct: u8,
-    /// Options sharing the best score (1 = no tie).
-    pub tied: usize,
-    /// 1 when the reader produced no usable answer (an unparsable or ambiguous server
-    /// reply): counted wrong, attributed `invalid-answer`, and its text is in `reply`.
-    #[serde(default)]
-    pub invalid: u8,
-    /// Per-option reader scores, `;`-separated, 6 decimals.
-    pub scores: String,
-    /// Retrieved passage ids (`DOC:START-END`, bytes), best first, space-separated.
-    pub passages: String,
-    /// Retriever scores of those passages, `;`-separated, 6 decimals.
-    pub passage_scores: String,
-    /// Words retrieved, counted with multiplicity (sum over passages).
-    pub words: usize,
-    /// Unique words retrieved (union of the passages' spans per document).
-    pub unique_words: usize,
-    /// Characters retrieved (Unicode scalar values), with multiplicity: a context cost that
-    /// is meaningful for text without spaces (Chinese, Japanese, Thai).
-    #[serde(default)]
-    pub chars: usize,
-    /// Tokens retrieved, with multiplicity, counted with the reader's own tokenizer when it
-    /// has one (the GGUF reader) and otherwise with the run's `cost_tokenizer`; empty when
-    /// neither exists (`cost_tokenizer: null`). Which one is in the cell record.
-    #[serde(default)]
-    pub tokens: Option<usize>,
-    /// Whether a retrieved passage overlaps a gold evidence span; empty when the question
-    /// has no evidence.
-    pub evidence_hit: Option<u8>,
-    /// recall@k over distinct evidence spans (pytrec_eval/BEIR semantics, each evidence
-    /// counted once); empty without evidence.
-    pub recall: Option<f64>,
-    /// MRR@k; empty without evidence.
-    pub mrr: Option<f64>,
-    /// nDCG@k with binary, once-per-evidence gains; empty without evidence.
-    pub ndcg: Option<f64>,
-    /// Span recall in words (Chroma, Smith & Troynikov 2024); empty without evidence.
-    pub span_recall: Option<f64>,
-    /// Span precision in words, retrieved length counted with multiplicity.
-    pub span_precision: Option<f64>,
-    /// Span IoU in words.
-    pub span_iou: Option<f64>,
-    /// Bhat-style answer recall@k: the lower-cased gold option text occurs in a passage.
-    pub answer_recall: Option<f64>,
-    /// Failure attribution ([`Failure`]): `correct`, or the first stage that failed —
-    /// `extraction`, `matching` (EAR only), `ranking`, `reading` — or `no-evidence` for a
-    /// wrong answer to a question without gold evidence (nothing to attribute it to).
-    #[serde(default)]
-    pub failure: String,
-    /// EAR: anchors in the question and its options; empty for other strategies.
-    #[serde(default)]
-    pub anchors: Option<usize>,
-    /// EAR: 1 when some query anchor equals a corpus anchor (exact anchor match).
-    #[serde(default)]
-    pub anchor_match: Option<u8>,
-    /// EAR: candidate windows before deduplication.
-    #[serde(default)]
-    pub windows_before: Option<usize>,
-    /// EAR: windows after deduplication.
-    #[serde(default)]
-    pub windows_after: Option<usize>,
-    /// EAR: 1 when no anchor matched and the parents' ranking was used.
-    #[serde(default)]
-    pub fallback: Option<u8>,
-    /// The reader's raw output, shortened to 200 bytes plus "…" when cut (server: the reply text with the rule
-    /// that parsed it, or `unparsable: …`; LLM: letter log-probs; lexical: its scores).
-    #[serde(default)]
-    pub reply: String,
-}
-
-/// Longest `reply` kept per question, in bytes (cut on a char boundary, marked with "…").
-pub const REPLY_BYTES: usize = 200;
-
-/// Where a question's answer went wrong (issue: "failure attribution"), checked in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Failure {
-    /// Answered correctly.
-    Correct,
-    /// EAR: no anchors in the question or its options.
-    Extraction,
-    /// EAR: anchors, but none occurs in the (scoped) corpus.
-    Matching,
-    /// Gold evidence is known and none of the top-k passages overlaps it.
-    Ranking,
-    /// Evidence retrieved, answer wrong.
-    Reading,
-    /// Wrong answer, and the question has no gold evidence: the stage is unknown.
-    NoEvidence,
-    /// The reader's reply could not be read as an answer (unparsable or ambiguous): a failure
-    /// of measurement, not of retrieval or reading, so it takes precedence over the stages.
-    InvalidAnswer,
-}
-
-impl Failure {
-    /// The kebab-case name written to `per_question.csv`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Failure::Correct => "correct",
-            Failure::Extraction => "extraction",
-            Failure::Matching => "matching",
-            Failure::Ranking => "ranking",
-            Failure::Reading => "reading",
-            Failure::NoEvidence => "no-evidence",
-            Failure::InvalidAnswer => "invalid-answer",
-        }
-    }
-
-    /// Every stage, in the order of the failure-attribution table.
-    pub const ALL: [Failure; 7] = [
-        Failure::Correct,
-        Failure::Extraction,
-        Failure::Matching,
-        Failure::Ranking,
-        Failure::Reading,
-        Failure::NoEvidence,
-        Failure::InvalidAnswer,
-    ];
-
-    /// Attributes one answer: `ear` is `(anchors, matched forms)` for EAR cells; `invalid`
-    /// is the reader's invalid flag (an invalid answer is never correct).
-    pub fn attribute(
-        correct: bool,
-        invalid: bool,
-        ear: Option<(usize, usize)>,
-        evidence_hit: Option<u8>,
-    ) -> Self {
-        if invalid {
-            return Failure::InvalidAnswer;
-        }
-        match (correct, ear, evidence_hit) {
-            (true, ..) => Failure::Correct,
-            (false, Some((0, _)), _) => Failure::Extraction,
-            (false, Some((_, 0)), _) => Failure::Matching,
-            (false, _, Some(0)) => Failure::Ranking,
-            (false, _, Some(_)) => Failure::Reading,
-            (false, _, None) => Failure::NoEvidence,
-        }
-    }
-}
-
-pub use crate::strategies::{Ranked, Ranking};
-
-/// What a cell stores next to its rows in `cells/ID.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CellRecord {
-    /// Cell id.
-    pub id: String,
-    /// The resolved cell.
-    pub cell: Cell,
-    /// sha256 of the dataset manifest the cell was computed on.
-    pub dataset_manifest_sha256: String,
-    /// The code that computed it: `chunkbench VERSION@GIT_COMMIT` ([`code_version`]). A re-run
-    /// reuses a cell only when this matches, so results never mix code versions.
-    #[serde(default)]
-    pub code: String,
-    /// Content identities of everything else the cell read ([`crate::inputs`]): the dataset
-    /// files, the embedder's files, tokenizers, the reader's model or server. A re-run reuses
-    /// the cell only when these are unchanged.
-    #[serde(default)]
-    pub inputs: CellInputs,
-    /// What counted the `tokens` column: `reader:…` (the reader's tokenizer),
-    /// `tokenizer.json:PATH`, or `none`.
-    #[serde(default)]
-    pub tokens_by: String,
-    /// Aggregates over the cell's rows.
-    pub summary: CellSummary,
-}
 
 /// The outcome of [`run`].
 #[derive(Debug, Clone)]
@@ -231,10 +42,6 @@ pub struct RunOutcome {
     pub ignored: usize,
     /// The rendered Markdown summary.
     pub summary_md: String,
-}
-
-fn fmt_scores(xs: impl Iterator<Item = f64>) -> String {
-    xs.map(|x| format!("{x:.6}")).collect::<Vec<_>>().join(";")
 }
 
 /// The code identity stored in each cell: `chunkbench VERSION@GIT_COMMIT` (the commit with
@@ -277,14 +84,6 @@ fn cell_status(dir: &Path, cell: &Cell, data_sha: &str, code: &str, inputs: &Cel
     } else {
         Reuse::No(why)
     }
-}
-
-fn rows_csv(rows: &[QuestionRow]) -> Result<Vec<u8>> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    for r in rows {
-        w.serialize(r)?;
-    }
-    w.into_inner().context("csv buffer")
 }
 
 /// Progress display: on a terminal, a bar over the run's cells and a bar over the questions
@@ -675,7 +474,7 @@ impl Runner<'_> {
             &stats,
             chunks.len(),
         );
-        let lengths = crate::plots::ChunkLengths {
+        let lengths = ChunkLengths {
             dataset: ds_name.to_string(),
             strategy: s_name.to_string(),
             words: chunks.iter().map(|c| c.words).collect(),
@@ -1131,7 +930,7 @@ pub fn assemble(
         .iter()
         .flat_map(|c| rows_by_cell[&c.id].iter().cloned())
         .collect();
-    crate::report::write_parquet(&dir.join("per_question.parquet"), &all_rows)?;
+    crate::records::write_rows_parquet(&dir.join("per_question.parquet"), &all_rows)?;
     let (summary_md, comparisons) = crate::report::write_reports(dir, cfg, &cells, &rows_by_cell)?;
     let mut lengths = Vec::new();
     for ds in &cfg.datasets {
@@ -1211,10 +1010,7 @@ fn read_cells(cfg: &RunConfig, cells_dir: &Path) -> Result<CellRows> {
         let path = cells_dir.join(format!("{id}.csv"));
         let csv =
             std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
-        let rows = csv::Reader::from_reader(&csv[..])
-            .deserialize()
-            .collect::<Result<Vec<QuestionRow>, _>>()
-            .with_context(|| format!("cannot parse {}", path.display()))?;
+        let rows = read_rows_csv(&csv, &path.display().to_string())?;
         let body = if i == 0 {
             &csv[..]
         } else {
@@ -1771,13 +1567,12 @@ fn answer(
         correct: u8::from(correct),
         tied: out.tied,
         invalid: u8::from(out.invalid),
-        scores: fmt_scores(out.scores.iter().copied()),
-        passages: chunks.iter().map(|c| c.id()).collect::<Vec<_>>().join(" "),
-        passage_scores: fmt_scores(
-            ranked
-                .iter()
-                .flat_map(|r| r.chunks.iter().map(move |_| r.score)),
-        ),
+        scores: out.scores.iter().map(|&x| round6(x)).collect(),
+        passages: chunks.iter().map(|c| c.id()).collect(),
+        passage_scores: ranked
+            .iter()
+            .flat_map(|r| r.chunks.iter().map(move |_| round6(r.score)))
+            .collect(),
         words: chunks.iter().map(|c| c.words).sum(),
         unique_words: m.unique_words,
         chars: passages.iter().map(|p| p.chars().count()).sum(),

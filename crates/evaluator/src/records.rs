@@ -1,0 +1,939 @@
+//! Records defined once: what a run writes, per question and per cell, and how each record
+//! becomes a table.
+//!
+//! - [`QuestionRow`]: one (cell, question) pair, the rows of `cells/ID.csv`, `per_question.csv`
+//!   and `per_question.parquet`. Its columns, their types and their docs are listed once, in
+//!   [`QUESTION_COLUMNS`]; the CSV writer ([`rows_csv`]) and the Arrow/Parquet writer
+//!   ([`rows_parquet`]) both walk that table, and reading a CSV back goes through serde by
+//!   column name (a test keeps the two equal).
+//! - [`CellRecord`] and [`CellSummary`]: `cells/ID.json`, the aggregates every report reads
+//!   ([`summarize`]); [`Comparison`]: a cell against its baseline cell.
+//! - [`SummaryRow`]: one row of `summary.csv`, whose columns are [`SUMMARY_COLUMNS`] (the
+//!   same [`Column`] table and writer as the per-question rows).
+//! - [`ChunkLengths`]: words per chunk of one (dataset, strategy), `chunks/*.json`.
+//!
+//! Lists are lists: per-option reader scores, passage ids and passage scores are `Vec`s here
+//! and List columns in Parquet; CSV keeps one text field per list (scores `;`-separated with 6
+//! decimals, passage ids space-separated), as it always has.
+//!
+//! This module depends only on the configuration types and the statistics; the runner, the
+//! reports, the plots and `compare` depend on it, never on each other's types.
+
+use crate::config::Cell;
+use crate::inputs::CellInputs;
+use crate::stats;
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+/// One row of `per_question.csv`: one (cell, question) pair.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QuestionRow {
+    /// Cell id ([`crate::config::Cell::id`]).
+    pub cell_id: String,
+    /// Dataset name.
+    pub dataset: String,
+    /// Strategy name.
+    pub strategy: String,
+    /// Retriever name.
+    pub retriever: String,
+    /// Top-k.
+    pub k: usize,
+    /// Reader name.
+    pub reader: String,
+    /// Question id.
+    pub question_id: String,
+    /// Gold option index (0-based).
+    pub gold: usize,
+    /// Chosen option index (0-based).
+    pub choice: usize,
+    /// 1 when correct (chosen = gold and no tie), else 0.
+    pub correct: u8,
+    /// Options sharing the best score (1 = no tie).
+    pub tied: usize,
+    /// 1 when the reader produced no usable answer (an unparsable or ambiguous server
+    /// reply): counted wrong, attributed `invalid-answer`, and its text is in `reply`.
+    #[serde(default)]
+    pub invalid: u8,
+    /// Per-option reader scores, one per option in option order, rounded to 6 decimals (CSV:
+    /// `;`-separated).
+    #[serde(with = "scores_text")]
+    pub scores: Vec<f64>,
+    /// Retrieved passage ids (`DOC:START-END`, byte offsets), best first (CSV:
+    /// space-separated).
+    #[serde(with = "ids_text")]
+    pub passages: Vec<String>,
+    /// Retriever scores of those passages, in the same order, rounded to 6 decimals (CSV:
+    /// `;`-separated).
+    #[serde(with = "scores_text")]
+    pub passage_scores: Vec<f64>,
+    /// Words retrieved, counted with multiplicity (sum over passages).
+    pub words: usize,
+    /// Unique words retrieved (union of the passages' spans per document).
+    pub unique_words: usize,
+    /// Characters retrieved (Unicode scalar values), with multiplicity: a context cost that
+    /// is meaningful for text without spaces (Chinese, Japanese, Thai).
+    #[serde(default)]
+    pub chars: usize,
+    /// Tokens retrieved, with multiplicity, counted with the reader's own tokenizer when it
+    /// has one (the GGUF reader) and otherwise with the run's `cost_tokenizer`; empty when
+    /// neither exists (`cost_tokenizer: null`). Which one is in the cell record.
+    #[serde(default)]
+    pub tokens: Option<usize>,
+    /// Whether a retrieved passage overlaps a gold evidence span; empty when the question
+    /// has no evidence.
+    pub evidence_hit: Option<u8>,
+    /// recall@k over distinct evidence spans (pytrec_eval/BEIR semantics, each evidence
+    /// counted once); empty without evidence.
+    pub recall: Option<f64>,
+    /// MRR@k; empty without evidence.
+    pub mrr: Option<f64>,
+    /// nDCG@k with binary, once-per-evidence gains; empty without evidence.
+    pub ndcg: Option<f64>,
+    /// Span recall in words (Chroma, Smith & Troynikov 2024); empty without evidence.
+    pub span_recall: Option<f64>,
+    /// Span precision in words, retrieved length counted with multiplicity.
+    pub span_precision: Option<f64>,
+    /// Span IoU in words.
+    pub span_iou: Option<f64>,
+    /// Bhat-style answer recall@k: the lower-cased gold option text occurs in a passage.
+    pub answer_recall: Option<f64>,
+    /// Failure attribution ([`Failure`]): `correct`, or the first stage that failed —
+    /// `extraction`, `matching` (EAR only), `ranking`, `reading` — or `no-evidence` for a
+    /// wrong answer to a question without gold evidence (nothing to attribute it to).
+    #[serde(default)]
+    pub failure: String,
+    /// EAR: anchors in the question and its options; empty for other strategies.
+    #[serde(default)]
+    pub anchors: Option<usize>,
+    /// EAR: 1 when some query anchor equals a corpus anchor (exact anchor match).
+    #[serde(default)]
+    pub anchor_match: Option<u8>,
+    /// EAR: candidate windows before deduplication.
+    #[serde(default)]
+    pub windows_before: Option<usize>,
+    /// EAR: windows after deduplication.
+    #[serde(default)]
+    pub windows_after: Option<usize>,
+    /// EAR: 1 when no anchor matched and the parents' ranking was used.
+    #[serde(default)]
+    pub fallback: Option<u8>,
+    /// The reader's raw output, shortened to 200 bytes plus "…" when cut (server: the reply text with the rule
+    /// that parsed it, or `unparsable: …`; LLM: letter log-probs; lexical: its scores).
+    #[serde(default)]
+    pub reply: String,
+}
+
+/// Longest `reply` kept per question, in bytes (cut on a char boundary, marked with "…").
+pub const REPLY_BYTES: usize = 200;
+
+/// Where a question's answer went wrong (issue: "failure attribution"), checked in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Failure {
+    /// Answered correctly.
+    Correct,
+    /// EAR: no anchors in the question or its options.
+    Extraction,
+    /// EAR: anchors, but none occurs in the (scoped) corpus.
+    Matching,
+    /// Gold evidence is known and none of the top-k passages overlaps it.
+    Ranking,
+    /// Evidence retrieved, answer wrong.
+    Reading,
+    /// Wrong answer, and the question has no gold evidence: the stage is unknown.
+    NoEvidence,
+    /// The reader's reply could not be read as an answer (unparsable or ambiguous): a failure
+    /// of measurement, not of retrieval or reading, so it takes precedence over the stages.
+    InvalidAnswer,
+}
+
+impl Failure {
+    /// The kebab-case name written to `per_question.csv`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Failure::Correct => "correct",
+            Failure::Extraction => "extraction",
+            Failure::Matching => "matching",
+            Failure::Ranking => "ranking",
+            Failure::Reading => "reading",
+            Failure::NoEvidence => "no-evidence",
+            Failure::InvalidAnswer => "invalid-answer",
+        }
+    }
+
+    /// Every stage, in the order of the failure-attribution table.
+    pub const ALL: [Failure; 7] = [
+        Failure::Correct,
+        Failure::Extraction,
+        Failure::Matching,
+        Failure::Ranking,
+        Failure::Reading,
+        Failure::NoEvidence,
+        Failure::InvalidAnswer,
+    ];
+
+    /// Attributes one answer: `ear` is `(anchors, matched forms)` for EAR cells; `invalid`
+    /// is the reader's invalid flag (an invalid answer is never correct).
+    pub fn attribute(
+        correct: bool,
+        invalid: bool,
+        ear: Option<(usize, usize)>,
+        evidence_hit: Option<u8>,
+    ) -> Self {
+        if invalid {
+            return Failure::InvalidAnswer;
+        }
+        match (correct, ear, evidence_hit) {
+            (true, ..) => Failure::Correct,
+            (false, Some((0, _)), _) => Failure::Extraction,
+            (false, Some((_, 0)), _) => Failure::Matching,
+            (false, _, Some(0)) => Failure::Ranking,
+            (false, _, Some(_)) => Failure::Reading,
+            (false, _, None) => Failure::NoEvidence,
+        }
+    }
+}
+
+/// What a cell stores next to its rows in `cells/ID.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellRecord {
+    /// Cell id.
+    pub id: String,
+    /// The resolved cell.
+    pub cell: Cell,
+    /// sha256 of the dataset manifest the cell was computed on.
+    pub dataset_manifest_sha256: String,
+    /// The code that computed it: `chunkbench VERSION@GIT_COMMIT` ([`crate::run::code_version`]). A re-run
+    /// reuses a cell only when this matches, so results never mix code versions.
+    #[serde(default)]
+    pub code: String,
+    /// Content identities of everything else the cell read ([`crate::inputs`]): the dataset
+    /// files, the embedder's files, tokenizers, the reader's model or server. A re-run reuses
+    /// the cell only when these are unchanged.
+    #[serde(default)]
+    pub inputs: CellInputs,
+    /// What counted the `tokens` column: `reader:…` (the reader's tokenizer),
+    /// `tokenizer.json:PATH`, or `none`.
+    #[serde(default)]
+    pub tokens_by: String,
+    /// Aggregates over the cell's rows.
+    pub summary: CellSummary,
+}
+
+/// Aggregates of one cell over its questions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellSummary {
+    /// Questions answered.
+    pub n: usize,
+    /// Questions answered correctly (ties never count).
+    pub correct: usize,
+    /// `correct / n` in [0, 1] (0 when n = 0).
+    pub accuracy: f64,
+    /// Wilson 95 % interval of the accuracy ([`stats::wilson`]), lower bound; [0, 1] for n = 0.
+    pub accuracy_ci_low: f64,
+    /// Wilson 95 % interval of the accuracy, upper bound.
+    pub accuracy_ci_high: f64,
+    /// Questions whose best reader score was shared by several options (invalid answers,
+    /// which are full ties by construction, are counted in `invalid` instead).
+    pub ties: usize,
+    /// Questions the reader gave no usable answer to (unparsable or ambiguous replies);
+    /// counted wrong, and shown so that they are never mistaken for wrong answers.
+    #[serde(default)]
+    pub invalid: usize,
+    /// Mean words retrieved per question, with multiplicity.
+    pub words_mean: f64,
+    /// Median words retrieved per question, with multiplicity.
+    pub words_median: f64,
+    /// 95th percentile of words retrieved per question (linear interpolation).
+    pub words_p95: f64,
+    /// Mean unique words retrieved per question (union of spans).
+    pub unique_words_mean: f64,
+    /// Mean characters retrieved per question (Unicode scalar values), with multiplicity.
+    #[serde(default)]
+    pub chars_mean: f64,
+    /// Mean tokens retrieved per question, with multiplicity (the cell record's
+    /// `tokens_by` names the tokenizer); `None` when tokens were not counted.
+    #[serde(default)]
+    pub tokens_mean: Option<f64>,
+    /// Questions with gold evidence.
+    pub evidence_n: usize,
+    /// Share of those whose top-k overlaps the evidence (None without evidence).
+    pub evidence_hit_rate: Option<f64>,
+    /// Mean recall@k over questions with evidence.
+    #[serde(default)]
+    pub recall: Option<f64>,
+    /// Mean MRR@k over questions with evidence.
+    #[serde(default)]
+    pub mrr: Option<f64>,
+    /// Mean nDCG@k over questions with evidence.
+    #[serde(default)]
+    pub ndcg: Option<f64>,
+    /// Mean span IoU in words over questions with evidence.
+    #[serde(default)]
+    pub span_iou: Option<f64>,
+    /// Mean span precision in words over questions with evidence.
+    #[serde(default)]
+    pub span_precision: Option<f64>,
+    /// Mean Bhat-style answer recall@k.
+    #[serde(default)]
+    pub answer_recall: Option<f64>,
+    /// Questions per failure attribution (`correct`, `extraction`, `matching`, `ranking`,
+    /// `reading`, `no-evidence`; [`Failure`]).
+    #[serde(default)]
+    pub failures: std::collections::BTreeMap<String, usize>,
+    /// EAR cells: anchor coverage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ear: Option<EarCoverage>,
+}
+
+/// Anchor coverage of an EAR cell (EAR reports exact anchoring for 151/153 questions).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EarCoverage {
+    /// Questions with at least one exact anchor match.
+    pub exact_match: usize,
+    /// Questions (denominator).
+    pub questions: usize,
+    /// Mean anchors per question (question and options).
+    pub anchors_mean: f64,
+    /// Mean candidate windows per question before deduplication.
+    pub windows_before_mean: f64,
+    /// Mean windows per question after deduplication.
+    pub windows_after_mean: f64,
+    /// Questions answered from the fallback ranking of parents.
+    pub fallbacks: usize,
+}
+
+/// Words per chunk of one (dataset, strategy), as recorded by the runner.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ChunkLengths {
+    /// Dataset name.
+    pub dataset: String,
+    /// Strategy name.
+    pub strategy: String,
+    /// Words of each chunk, in corpus order.
+    pub words: Vec<usize>,
+    /// What the strategy counted (forced splits, merges, embedded units, ...).
+    #[serde(default)]
+    pub stats: crate::strategies::StrategyStats,
+}
+
+/// Aggregates one cell's rows (means over questions; the interval is [`stats::wilson`]'s).
+pub fn summarize(rows: &[QuestionRow]) -> CellSummary {
+    let n = rows.len();
+    let correct = rows.iter().filter(|r| r.correct == 1).count();
+    let ci = stats::wilson(correct as u64, n as u64, stats::DEFAULT_CONFIDENCE).unwrap_or(
+        stats::Interval {
+            lower: 0.0,
+            upper: 1.0,
+        },
+    );
+    let words: Vec<f64> = rows.iter().map(|r| r.words as f64).collect();
+    let mean = |f: &dyn Fn(&QuestionRow) -> f64| {
+        if n == 0 {
+            0.0
+        } else {
+            rows.iter().map(f).sum::<f64>() / n as f64
+        }
+    };
+    let ev: Vec<u8> = rows.iter().filter_map(|r| r.evidence_hit).collect();
+    let avg = |f: &dyn Fn(&QuestionRow) -> Option<f64>| {
+        let xs: Vec<f64> = rows.iter().filter_map(f).collect();
+        stats::mean(&xs)
+    };
+    let mut failures = std::collections::BTreeMap::new();
+    for r in rows.iter().filter(|r| !r.failure.is_empty()) {
+        *failures.entry(r.failure.clone()).or_insert(0) += 1;
+    }
+    let ear_rows: Vec<&QuestionRow> = rows.iter().filter(|r| r.anchors.is_some()).collect();
+    let ear = (!ear_rows.is_empty()).then(|| {
+        let m = |f: &dyn Fn(&QuestionRow) -> Option<usize>| {
+            ear_rows.iter().filter_map(|r| f(r)).sum::<usize>() as f64 / ear_rows.len() as f64
+        };
+        EarCoverage {
+            exact_match: ear_rows
+                .iter()
+                .filter(|r| r.anchor_match == Some(1))
+                .count(),
+            questions: ear_rows.len(),
+            anchors_mean: m(&|r| r.anchors),
+            windows_before_mean: m(&|r| r.windows_before),
+            windows_after_mean: m(&|r| r.windows_after),
+            fallbacks: ear_rows.iter().filter(|r| r.fallback == Some(1)).count(),
+        }
+    });
+    CellSummary {
+        failures,
+        ear,
+        recall: avg(&|r| r.recall),
+        mrr: avg(&|r| r.mrr),
+        ndcg: avg(&|r| r.ndcg),
+        span_iou: avg(&|r| r.span_iou),
+        span_precision: avg(&|r| r.span_precision),
+        answer_recall: avg(&|r| r.answer_recall),
+        n,
+        correct,
+        accuracy: if n == 0 {
+            0.0
+        } else {
+            correct as f64 / n as f64
+        },
+        accuracy_ci_low: ci.lower,
+        accuracy_ci_high: ci.upper,
+        // An invalid answer is a full tie by construction; it is counted as invalid only.
+        ties: rows.iter().filter(|r| r.tied > 1 && r.invalid == 0).count(),
+        invalid: rows.iter().filter(|r| r.invalid == 1).count(),
+        chars_mean: mean(&|r| r.chars as f64),
+        tokens_mean: if rows.iter().all(|r| r.tokens.is_some()) {
+            avg(&|r| r.tokens.map(|t| t as f64))
+        } else {
+            None
+        },
+        words_mean: mean(&|r| r.words as f64),
+        words_median: stats::median(&words).unwrap_or(0.0),
+        words_p95: stats::p95(&words).unwrap_or(0.0),
+        unique_words_mean: mean(&|r| r.unique_words as f64),
+        evidence_n: ev.len(),
+        evidence_hit_rate: (!ev.is_empty())
+            .then(|| ev.iter().map(|&h| h as f64).sum::<f64>() / ev.len() as f64),
+    }
+}
+
+/// A cell compared with its baseline cell on the same questions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// The baseline cell's id.
+    pub baseline_cell_id: String,
+    /// Accuracy delta, McNemar, bootstrap interval and minimum detectable effect.
+    pub paired: stats::PairedComparison,
+    /// Holm-adjusted McNemar exact p over all comparisons of the run.
+    pub holm_p: f64,
+    /// Reduction of mean words retrieved against the baseline, in % (positive = fewer words).
+    pub words_reduction_pct: Option<f64>,
+    /// Paired bootstrap 95 % interval of that reduction; None when the baseline retrieved
+    /// no words for some question (the ratio is then undefined on some resamples).
+    pub words_reduction_ci: Option<stats::Interval>,
+}
+
+/// How one column of a record is read from it; the variant is the column's type.
+///
+/// CSV text: `Text` as is; `Count`/`Flag` in decimal; `Opt*` empty when absent; `Real` in the
+/// shortest round-trip form (ryu, as serde's CSV writer); `Reals` joined by `;` with 6
+/// decimals; `Ids` joined by a space. Arrow (Parquet): Utf8, UInt64, UInt8, nullable UInt64 /
+/// UInt8 / Float64, List<Float64>, List<Utf8>.
+pub enum Getter<R> {
+    /// A text column.
+    Text(fn(&R) -> &str),
+    /// A count (words, ranks, option indices).
+    Count(fn(&R) -> u64),
+    /// A 0/1 flag.
+    Flag(fn(&R) -> u8),
+    /// A count that may be absent (e.g. EAR counters on other strategies).
+    OptCount(fn(&R) -> Option<u64>),
+    /// A 0/1 flag that may be absent (e.g. `evidence_hit` without evidence).
+    OptFlag(fn(&R) -> Option<u8>),
+    /// A real number that may be absent (metrics without evidence).
+    OptReal(fn(&R) -> Option<f64>),
+    /// A list of reals (scores).
+    Reals(fn(&R) -> &[f64]),
+    /// A list of ids (passage ids).
+    Ids(fn(&R) -> &[String]),
+    /// A real number written with a fixed number of decimals (summary figures), empty when
+    /// absent; Float64 in Arrow.
+    Fixed(usize, fn(&R) -> Option<f64>),
+}
+
+/// One column of a record table: its name (the CSV header and the Parquet field) and how it
+/// is read from a record.
+pub struct Column<R> {
+    /// Column name, equal to the serde field name of the record.
+    pub name: &'static str,
+    /// How the value is read, and so its type.
+    pub get: Getter<R>,
+}
+
+/// The columns of [`QuestionRow`], in file order: the one schema of `cells/ID.csv`,
+/// `per_question.csv` and `per_question.parquet`.
+pub const QUESTION_COLUMNS: &[Column<QuestionRow>] = {
+    use Getter::*;
+    macro_rules! col {
+        ($name:ident, $kind:ident, $get:expr) => {
+            Column {
+                name: stringify!($name),
+                get: $kind($get),
+            }
+        };
+    }
+    &[
+        col!(cell_id, Text, |r| &r.cell_id),
+        col!(dataset, Text, |r| &r.dataset),
+        col!(strategy, Text, |r| &r.strategy),
+        col!(retriever, Text, |r| &r.retriever),
+        col!(k, Count, |r| r.k as u64),
+        col!(reader, Text, |r| &r.reader),
+        col!(question_id, Text, |r| &r.question_id),
+        col!(gold, Count, |r| r.gold as u64),
+        col!(choice, Count, |r| r.choice as u64),
+        col!(correct, Flag, |r| r.correct),
+        col!(tied, Count, |r| r.tied as u64),
+        col!(invalid, Flag, |r| r.invalid),
+        col!(scores, Reals, |r| &r.scores),
+        col!(passages, Ids, |r| &r.passages),
+        col!(passage_scores, Reals, |r| &r.passage_scores),
+        col!(words, Count, |r| r.words as u64),
+        col!(unique_words, Count, |r| r.unique_words as u64),
+        col!(chars, Count, |r| r.chars as u64),
+        col!(tokens, OptCount, |r| r.tokens.map(|v| v as u64)),
+        col!(evidence_hit, OptFlag, |r| r.evidence_hit),
+        col!(recall, OptReal, |r| r.recall),
+        col!(mrr, OptReal, |r| r.mrr),
+        col!(ndcg, OptReal, |r| r.ndcg),
+        col!(span_recall, OptReal, |r| r.span_recall),
+        col!(span_precision, OptReal, |r| r.span_precision),
+        col!(span_iou, OptReal, |r| r.span_iou),
+        col!(answer_recall, OptReal, |r| r.answer_recall),
+        col!(failure, Text, |r| &r.failure),
+        col!(anchors, OptCount, |r| r.anchors.map(|v| v as u64)),
+        col!(anchor_match, OptFlag, |r| r.anchor_match),
+        col!(windows_before, OptCount, |r| r
+            .windows_before
+            .map(|v| v as u64)),
+        col!(windows_after, OptCount, |r| r
+            .windows_after
+            .map(|v| v as u64)),
+        col!(fallback, OptFlag, |r| r.fallback),
+        col!(reply, Text, |r| &r.reply),
+    ]
+};
+
+/// One row of `summary.csv`: a cell's record and, for a non-baseline cell, its comparison
+/// with the baseline cell.
+#[derive(Debug, Clone)]
+pub struct SummaryRow {
+    /// The cell.
+    pub record: CellRecord,
+    /// Its comparison with the baseline cell (None for the baseline and unpaired cells).
+    pub comparison: Option<Comparison>,
+}
+
+impl SummaryRow {
+    /// Accuracy in points per 1,000 words retrieved (mean words, with multiplicity); None
+    /// when nothing was retrieved.
+    pub fn accuracy_pts_per_1000_words(&self) -> Option<f64> {
+        let s = &self.record.summary;
+        (s.words_mean > 0.0).then(|| 100.0 * s.accuracy / (s.words_mean / 1000.0))
+    }
+}
+
+/// The columns of `summary.csv`, in file order (figures rounded as written: accuracy and
+/// p-values 6 decimals, points and words 3, medians 1).
+pub const SUMMARY_COLUMNS: &[Column<SummaryRow>] = {
+    use Getter::*;
+    macro_rules! col {
+        ($name:ident, $kind:ident, $get:expr) => {
+            Column {
+                name: stringify!($name),
+                get: $kind($get),
+            }
+        };
+        ($name:ident, $p:literal, $get:expr) => {
+            Column {
+                name: stringify!($name),
+                get: Fixed($p, $get),
+            }
+        };
+    }
+    &[
+        col!(cell_id, Text, |r| &r.record.id),
+        col!(dataset, Text, |r| &r.record.cell.dataset),
+        col!(strategy, Text, |r| &r.record.cell.strategy),
+        col!(retriever, Text, |r| &r.record.cell.retriever),
+        col!(k, Count, |r| r.record.cell.k as u64),
+        col!(reader, Text, |r| &r.record.cell.reader),
+        col!(n, Count, |r| r.record.summary.n as u64),
+        col!(correct, Count, |r| r.record.summary.correct as u64),
+        col!(accuracy, 6, |r| Some(r.record.summary.accuracy)),
+        col!(accuracy_ci_low, 6, |r| Some(
+            r.record.summary.accuracy_ci_low
+        )),
+        col!(accuracy_ci_high, 6, |r| Some(
+            r.record.summary.accuracy_ci_high
+        )),
+        col!(ties, Count, |r| r.record.summary.ties as u64),
+        col!(invalid, Count, |r| r.record.summary.invalid as u64),
+        col!(words_mean, 3, |r| Some(r.record.summary.words_mean)),
+        col!(words_median, 1, |r| Some(r.record.summary.words_median)),
+        col!(words_p95, 1, |r| Some(r.record.summary.words_p95)),
+        col!(unique_words_mean, 3, |r| Some(
+            r.record.summary.unique_words_mean
+        )),
+        col!(chars_mean, 3, |r| Some(r.record.summary.chars_mean)),
+        col!(tokens_mean, 3, |r| r.record.summary.tokens_mean),
+        col!(tokens_by, Text, |r| &r.record.tokens_by),
+        col!(evidence_n, Count, |r| r.record.summary.evidence_n as u64),
+        col!(evidence_hit_rate, 6, |r| r.record.summary.evidence_hit_rate),
+        col!(baseline_cell_id, Text, |r| r
+            .comparison
+            .as_ref()
+            .map_or("", |m| &m.baseline_cell_id)),
+        col!(accuracy_delta_pts, 3, |r| r
+            .comparison
+            .as_ref()
+            .map(|m| m.paired.delta_points)),
+        col!(delta_ci_low, 3, |r| r
+            .comparison
+            .as_ref()
+            .and_then(|m| m.paired.delta_ci)
+            .map(|i| i.lower)),
+        col!(delta_ci_high, 3, |r| r
+            .comparison
+            .as_ref()
+            .and_then(|m| m.paired.delta_ci)
+            .map(|i| i.upper)),
+        col!(mcnemar_exact_p, 6, |r| r
+            .comparison
+            .as_ref()
+            .map(|m| m.paired.mcnemar.exact_p)),
+        col!(mcnemar_mid_p, 6, |r| r
+            .comparison
+            .as_ref()
+            .map(|m| m.paired.mcnemar.mid_p)),
+        col!(holm_p, 6, |r| r.comparison.as_ref().map(|m| m.holm_p)),
+        col!(mde_pts, 3, |r| r
+            .comparison
+            .as_ref()
+            .and_then(|m| m.paired.mde_points)),
+        col!(words_reduction_pct, 3, |r| r
+            .comparison
+            .as_ref()
+            .and_then(|m| m.words_reduction_pct)),
+        col!(words_reduction_ci_low, 3, |r| r
+            .comparison
+            .as_ref()
+            .and_then(|m| m.words_reduction_ci)
+            .map(|i| i.lower)),
+        col!(words_reduction_ci_high, 3, |r| r
+            .comparison
+            .as_ref()
+            .and_then(|m| m.words_reduction_ci)
+            .map(|i| i.upper)),
+        col!(recall_at_k, 6, |r| r.record.summary.recall),
+        col!(mrr_at_k, 6, |r| r.record.summary.mrr),
+        col!(ndcg_at_k, 6, |r| r.record.summary.ndcg),
+        col!(span_iou, 6, |r| r.record.summary.span_iou),
+        col!(span_precision, 6, |r| r.record.summary.span_precision),
+        col!(answer_recall_at_k, 6, |r| r.record.summary.answer_recall),
+        col!(accuracy_pts_per_1000_words, 3, |r| r
+            .accuracy_pts_per_1000_words()),
+    ]
+};
+
+/// Rounds a score to the 6 decimals it is stored with, so that a row computed now and the
+/// same row read back from its CSV are equal.
+pub fn round6(x: f64) -> f64 {
+    format!("{x:.6}").parse().unwrap_or(x)
+}
+
+fn join_reals(xs: &[f64]) -> String {
+    xs.iter()
+        .map(|x| format!("{x:.6}"))
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+fn field_text<R>(get: &Getter<R>, r: &R) -> String {
+    let opt = |x: Option<String>| x.unwrap_or_default();
+    match get {
+        Getter::Text(f) => f(r).to_string(),
+        Getter::Count(f) => f(r).to_string(),
+        Getter::Flag(f) => f(r).to_string(),
+        Getter::OptCount(f) => opt(f(r).map(|v| v.to_string())),
+        Getter::OptFlag(f) => opt(f(r).map(|v| v.to_string())),
+        Getter::OptReal(f) => opt(f(r).map(|v| ryu::Buffer::new().format(v).to_string())),
+        Getter::Reals(f) => join_reals(f(r)),
+        Getter::Ids(f) => f(r).join(" "),
+        Getter::Fixed(p, f) => opt(f(r).map(|v| format!("{v:.p$}"))),
+    }
+}
+
+/// A record table as CSV bytes (header first) following `columns`.
+///
+/// # Errors
+/// Only the CSV writer's own errors (none for in-memory buffers in practice).
+pub fn table_csv<R>(columns: &[Column<R>], rows: &[R]) -> Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(columns.iter().map(|c| c.name))?;
+    for r in rows {
+        w.write_record(columns.iter().map(|c| field_text(&c.get, r)))?;
+    }
+    w.into_inner().context("csv buffer")
+}
+
+/// Per-question rows as CSV bytes ([`QUESTION_COLUMNS`]).
+///
+/// # Errors
+/// As [`table_csv`].
+pub fn rows_csv(rows: &[QuestionRow]) -> Result<Vec<u8>> {
+    table_csv(QUESTION_COLUMNS, rows)
+}
+
+/// Reads per-question rows from CSV bytes (by column name, through serde).
+///
+/// # Errors
+/// A row that does not parse, naming `what` (the file) and the CSV position.
+pub fn read_rows_csv(bytes: &[u8], what: &str) -> Result<Vec<QuestionRow>> {
+    csv::Reader::from_reader(bytes)
+        .deserialize()
+        .collect::<Result<Vec<QuestionRow>, _>>()
+        .with_context(|| format!("cannot parse {what}"))
+}
+
+fn arrow_column<R>(get: &Getter<R>, rows: &[R]) -> arrow_array::ArrayRef {
+    use arrow_array::builder::{Float64Builder, ListBuilder, StringBuilder};
+    use arrow_array::{Float64Array, StringArray, UInt64Array, UInt8Array};
+    use std::sync::Arc;
+    match get {
+        Getter::Text(f) => Arc::new(StringArray::from_iter_values(rows.iter().map(f))),
+        Getter::Count(f) => Arc::new(UInt64Array::from_iter_values(rows.iter().map(f))),
+        Getter::Flag(f) => Arc::new(UInt8Array::from_iter_values(rows.iter().map(f))),
+        Getter::OptCount(f) => Arc::new(rows.iter().map(f).collect::<UInt64Array>()),
+        Getter::OptFlag(f) => Arc::new(rows.iter().map(f).collect::<UInt8Array>()),
+        Getter::OptReal(f) | Getter::Fixed(_, f) => {
+            Arc::new(rows.iter().map(f).collect::<Float64Array>())
+        }
+        Getter::Reals(f) => {
+            let mut b = ListBuilder::new(Float64Builder::new());
+            for r in rows {
+                b.values().append_slice(f(r));
+                b.append(true);
+            }
+            Arc::new(b.finish())
+        }
+        Getter::Ids(f) => {
+            let mut b = ListBuilder::new(StringBuilder::new());
+            for r in rows {
+                for s in f(r) {
+                    b.values().append_value(s);
+                }
+                b.append(true);
+            }
+            Arc::new(b.finish())
+        }
+    }
+}
+
+/// A record table as Parquet bytes (snappy), one column per entry of `columns`, lists as
+/// Parquet lists.
+///
+/// # Errors
+/// Arrow/Parquet encoding errors.
+pub fn table_parquet<R>(columns: &[Column<R>], rows: &[R]) -> Result<Vec<u8>> {
+    let batch = arrow_array::RecordBatch::try_from_iter(
+        columns.iter().map(|c| (c.name, arrow_column(&c.get, rows))),
+    )
+    .context("building the per-question table")?;
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_compression(parquet::basic::Compression::SNAPPY)
+        .set_created_by(format!("chunkbench {}", env!("CARGO_PKG_VERSION")))
+        .build();
+    let mut buf = Vec::new();
+    let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, batch.schema(), Some(props))?;
+    w.write(&batch)?;
+    w.close()?;
+    Ok(buf)
+}
+
+/// Writes per-question rows as Parquet ([`QUESTION_COLUMNS`]) to `path`, atomically.
+///
+/// # Errors
+/// Encoding or I/O errors naming the file.
+pub fn write_rows_parquet(path: &std::path::Path, rows: &[QuestionRow]) -> Result<()> {
+    let bytes = table_parquet(QUESTION_COLUMNS, rows)?;
+    crate::io::write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+/// serde for a score list stored as one `;`-separated CSV field (6 decimals).
+mod scores_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(xs: &[f64], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&super::join_reals(xs))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+        let text = String::deserialize(d)?;
+        if text.is_empty() {
+            return Ok(Vec::new());
+        }
+        text.split(';')
+            .map(|x| {
+                x.parse::<f64>().map_err(|_| {
+                    serde::de::Error::custom(format!(
+                        "`{x}` is not a number (scores are `;`-separated numbers)"
+                    ))
+                })
+            })
+            .collect()
+    }
+}
+
+/// serde for an id list stored as one space-separated CSV field.
+mod ids_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(ids: &[String], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&ids.join(" "))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+        let text = String::deserialize(d)?;
+        Ok(text.split_whitespace().map(str::to_string).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row() -> QuestionRow {
+        QuestionRow {
+            cell_id: "c".into(),
+            dataset: "d".into(),
+            strategy: "s".into(),
+            retriever: "r".into(),
+            k: 3,
+            reader: "l".into(),
+            question_id: "q1".into(),
+            gold: 1,
+            choice: 1,
+            correct: 1,
+            tied: 1,
+            invalid: 0,
+            scores: vec![0.1, -0.9],
+            passages: vec!["d:0-10".into(), "d:20-31".into()],
+            passage_scores: vec![1.0, 0.25],
+            words: 2,
+            unique_words: 2,
+            chars: 9,
+            tokens: Some(3),
+            evidence_hit: None,
+            recall: Some(0.5),
+            mrr: Some(1.0 / 3.0),
+            ndcg: None,
+            span_recall: None,
+            span_precision: None,
+            span_iou: None,
+            answer_recall: Some(1.0),
+            failure: "correct".into(),
+            anchors: Some(3),
+            anchor_match: Some(1),
+            windows_before: Some(5),
+            windows_after: Some(2),
+            fallback: Some(0),
+            reply: "max=[0.1, \"0.9\"]\nnext line".into(),
+        }
+    }
+
+    /// The column table, serde's field list and serde's CSV text are one schema.
+    #[test]
+    fn columns_equal_serde_fields_and_text() {
+        let r = QuestionRow {
+            scores: vec![round6(0.1), round6(-0.9)],
+            ..row()
+        };
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.serialize(&r).unwrap();
+        let serde_csv = w.into_inner().unwrap();
+        assert_eq!(
+            String::from_utf8(rows_csv(std::slice::from_ref(&r)).unwrap()).unwrap(),
+            String::from_utf8(serde_csv).unwrap()
+        );
+        let back = read_rows_csv(&rows_csv(std::slice::from_ref(&r)).unwrap(), "x").unwrap();
+        assert_eq!(back, vec![r]);
+    }
+
+    #[test]
+    fn empty_lists_round_trip() {
+        let r = QuestionRow {
+            scores: vec![],
+            passages: vec![],
+            passage_scores: vec![],
+            ..row()
+        };
+        let back = read_rows_csv(&rows_csv(std::slice::from_ref(&r)).unwrap(), "x").unwrap();
+        assert_eq!(back, vec![r]);
+    }
+
+    #[test]
+    fn bad_score_names_the_file() {
+        let mut csv = String::from_utf8(rows_csv(&[row()]).unwrap()).unwrap();
+        csv = csv.replace("0.100000;", "zero;");
+        let e = format!(
+            "{:#}",
+            read_rows_csv(csv.as_bytes(), "cells/x.csv").unwrap_err()
+        );
+        assert!(
+            e.contains("cells/x.csv") && e.contains("`zero` is not a number"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn parquet_has_list_columns() {
+        use arrow_array::{Array, ListArray};
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        let rows = [
+            row(),
+            QuestionRow {
+                evidence_hit: Some(1),
+                scores: vec![0.5, 0.25, 0.125],
+                ..row()
+            },
+        ];
+        let bytes = table_parquet(QUESTION_COLUMNS, &rows).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.parquet");
+        std::fs::write(&path, bytes).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&path).unwrap())
+            .unwrap()
+            .build()
+            .unwrap();
+        let batches: Vec<_> = reader.map(Result::unwrap).collect();
+        let b = &batches[0];
+        assert_eq!(b.num_rows(), 2);
+        assert_eq!(b.num_columns(), QUESTION_COLUMNS.len());
+        let names: Vec<String> = b
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        assert_eq!(
+            names,
+            QUESTION_COLUMNS.iter().map(|c| c.name).collect::<Vec<_>>()
+        );
+        let ev = b.column_by_name("evidence_hit").unwrap();
+        assert_eq!(ev.null_count(), 1);
+        let scores = b
+            .column_by_name("scores")
+            .unwrap()
+            .as_any()
+            .downcast_ref::<ListArray>()
+            .expect("scores is a list column");
+        assert_eq!(scores.value_length(0), 2);
+        assert_eq!(scores.value_length(1), 3);
+        let passages = b
+            .column_by_name("passages")
+            .unwrap()
+            .as_any()
+            .downcast_ref::<ListArray>()
+            .expect("passages is a list column");
+        assert_eq!(passages.value_length(0), 2);
+    }
+
+    #[test]
+    fn empty_cell_has_no_nan() {
+        let s = summarize(&[]);
+        assert_eq!(s.n, 0);
+        assert!(s.accuracy == 0.0 && s.words_mean == 0.0 && s.evidence_hit_rate.is_none());
+    }
+}
