@@ -730,7 +730,7 @@ pub fn table_parquet<R>(columns: &[Column<R>], rows: &[R]) -> Result<Vec<u8>> {
     let batch = arrow_array::RecordBatch::try_from_iter(
         columns.iter().map(|c| (c.name, arrow_column(&c.get, rows))),
     )
-    .context("building the per-question table")?;
+    .context("building the Arrow record batch")?;
     let props = parquet::file::properties::WriterProperties::builder()
         .set_compression(parquet::basic::Compression::SNAPPY)
         .set_created_by(format!("chunkbench {}", env!("CARGO_PKG_VERSION")))
