@@ -71,8 +71,9 @@ use std::sync::{mpsc, Mutex};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum ChatFormat {
-    /// The Jinja template in the GGUF (`tokenizer.chat_template`); an error when absent or
-    /// unsupported.
+    /// The Jinja template in the GGUF (`tokenizer.chat_template`, rendered by
+    /// [`ChatTemplate`]); an error at load when absent, or when it cannot render a system +
+    /// user conversation.
     #[default]
     Gguf,
     /// Built-in ChatML ([`crate::chat::CHATML_TEMPLATE`]).
