@@ -9,7 +9,8 @@
 //!
 //! Texts are sent in batches of `batch_size`; each request has a timeout; 429 and 5xx answers
 //! and transport errors (timeouts, refused or reset connections) are retried with exponential
-//! backoff (honouring a `Retry-After` header in seconds, capped at 30 s). Other 4xx answers and
+//! backoff (honouring a `Retry-After` header in seconds, capped at 30 s) by `httpio`'s one
+//! retry loop, which the OpenAI-compatible reader shares. Other 4xx answers and
 //! malformed bodies fail at once. The API key is read from the environment variable named by
 //! [`HttpConfig::api_key_env`], sent as `Authorization: Bearer <key>`, and never appears in an
 //! error, a `Debug` output or an identity.
@@ -111,40 +112,17 @@ impl HttpConfig {
     }
 }
 
-/// The API key; its `Debug` output is redacted.
-struct ApiKey(String);
-
-impl std::fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ApiKey(<redacted>)")
-    }
-}
-
 /// An [`Embedder`] that calls an OpenAI-compatible or TEI embedding server (see the module
 /// docs for the protocol, retries and key handling). Returned vectors are L2-normalised
 /// locally whatever the server does.
 #[derive(Debug)]
 pub struct HttpEmbedder {
     config: HttpConfig,
-    agent: ureq::Agent,
-    key: Option<ApiKey>,
+    agent: httpio::Agent,
+    key: Option<httpio::Bearer>,
     dim: OnceLock<usize>,
     texts: AtomicU64,
     requests: AtomicU64,
-}
-
-/// What one attempt produced.
-enum Attempt {
-    Done(Vec<Vec<f32>>),
-    Retry {
-        status: Option<u16>,
-        message: String,
-        retry_after: Option<Duration>,
-    },
-    Fail {
-        status: Option<u16>,
-        message: String,
-    },
 }
 
 impl HttpEmbedder {
@@ -174,20 +152,12 @@ impl HttpEmbedder {
         }
         let key = match &config.api_key_env {
             None => None,
-            Some(var) => match std::env::var(var) {
-                Ok(k) if !k.is_empty() => Some(ApiKey(k)),
-                _ => {
-                    return Err(EmbedError::Config(format!(
-                        "environment variable `{var}` (http.api_key_env) is not set or empty"
-                    )))
-                }
-            },
+            Some(var) => Some(
+                httpio::Bearer::from_env(var)
+                    .map_err(|m| EmbedError::Config(format!("{m} (http.api_key_env)")))?,
+            ),
         };
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_millis(config.timeout_ms.max(1))))
-            .http_status_as_error(false)
-            .build()
-            .into();
+        let agent = httpio::agent(Duration::from_millis(config.timeout_ms));
         let me = Self {
             dim: OnceLock::new(),
             config,
@@ -212,8 +182,8 @@ impl HttpEmbedder {
 
     fn redact(&self, s: String) -> String {
         match &self.key {
-            Some(k) if s.contains(&k.0) => s.replace(&k.0, "<redacted>"),
-            _ => s,
+            Some(k) => k.redact(s),
+            None => s,
         }
     }
 
@@ -234,115 +204,56 @@ impl HttpEmbedder {
             }),
             HttpApi::Tei => json!({ "inputs": texts, "normalize": true, "truncate": true }),
         };
-        let mut attempt: u32 = 0;
-        loop {
-            attempt += 1;
-            match self.attempt(&body, texts.len()) {
-                Attempt::Done(v) => {
-                    self.requests.fetch_add(1, Ordering::Relaxed);
-                    return Ok(v);
-                }
-                Attempt::Fail { status, message } => {
-                    return Err(self.http_err(status, format!("{message} (attempt {attempt})")))
-                }
-                Attempt::Retry {
-                    status,
-                    message,
-                    retry_after,
-                } => {
-                    if attempt > self.config.max_retries {
-                        return Err(self.http_err(
-                            status,
-                            format!("{message} (gave up after {attempt} attempts)"),
-                        ));
-                    }
-                    let backoff = Duration::from_millis(
-                        self.config
-                            .backoff_ms
-                            .saturating_mul(1u64 << (attempt - 1).min(16)),
-                    );
-                    std::thread::sleep(retry_after.unwrap_or(backoff).min(Duration::from_secs(30)));
-                }
-            }
-        }
+        let body = serde_json::to_vec(&body).expect("a JSON value serialises");
+        let backoff = httpio::Backoff {
+            max_retries: self.config.max_retries,
+            initial: Duration::from_millis(self.config.backoff_ms),
+            max: Duration::from_secs(30),
+        };
+        let mut attempts = 0u32;
+        let v = httpio::with_retries(
+            &backoff,
+            |_| {},
+            || {
+                attempts += 1;
+                self.attempt(&body, texts.len()).map_err(|(status, m)| {
+                    self.http_err(status, format!("{m} (attempt {attempts})"))
+                })
+            },
+            |g| {
+                self.http_err(
+                    g.last.status,
+                    format!("{} (gave up after {} attempts)", g.last.what, g.attempts),
+                )
+            },
+        )?;
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        Ok(v)
     }
 
-    fn attempt(&self, body: &Value, n: usize) -> Attempt {
-        let mut req = self
-            .agent
-            .post(&self.config.url)
-            .header("Content-Type", "application/json");
-        if let Some(k) = &self.key {
-            req = req.header("Authorization", format!("Bearer {}", k.0));
-        }
-        let mut resp = match req.send_json(body) {
-            Ok(r) => r,
-            Err(e) => {
-                let retryable = matches!(
-                    e,
-                    ureq::Error::Timeout(_)
-                        | ureq::Error::Io(_)
-                        | ureq::Error::ConnectionFailed
-                        | ureq::Error::Protocol(_)
-                        | ureq::Error::HostNotFound
-                );
-                let message = format!("request failed: {e}");
-                return if retryable {
-                    Attempt::Retry {
-                        status: None,
-                        message,
-                        retry_after: None,
-                    }
-                } else {
-                    Attempt::Fail {
-                        status: None,
-                        message,
-                    }
-                };
-            }
-        };
-        let status = resp.status().as_u16();
-        let retry_after = resp
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|s| s.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
-        let text = match resp
-            .body_mut()
-            .with_config()
-            .limit(256 << 20)
-            .read_to_string()
+    /// One POST: the vectors, a transient failure, or the status and message of a failure
+    /// that retrying cannot fix (another 4xx, a malformed body).
+    #[allow(clippy::type_complexity)]
+    fn attempt(
+        &self,
+        body: &[u8],
+        n: usize,
+    ) -> Result<httpio::Step<Vec<Vec<f32>>>, (Option<u16>, String)> {
+        let reply = match httpio::post_json(&self.agent, &self.config.url, self.key.as_ref(), body)
         {
-            Ok(t) => t,
-            Err(e) => {
-                return Attempt::Retry {
-                    status: Some(status),
-                    message: format!("cannot read response body: {e}"),
-                    retry_after,
-                }
-            }
+            Ok(r) => r,
+            Err(httpio::Transport::Transient(t)) => return Ok(httpio::Step::Transient(t)),
+            Err(httpio::Transport::Fatal(m)) => return Err((None, m)),
         };
-        if status == 429 || status >= 500 {
-            return Attempt::Retry {
-                status: Some(status),
-                message: format!("HTTP {status}: {}", snippet(&text)),
-                retry_after,
-            };
+        if !reply.ok() {
+            return Err((
+                Some(reply.status),
+                format!("HTTP {}: {}", reply.status, snippet(&reply.text)),
+            ));
         }
-        if !(200..300).contains(&status) {
-            return Attempt::Fail {
-                status: Some(status),
-                message: format!("HTTP {status}: {}", snippet(&text)),
-            };
-        }
-        match self.parse(&text, n) {
-            Ok(v) => Attempt::Done(v),
-            Err(message) => Attempt::Fail {
-                status: Some(status),
-                message,
-            },
-        }
+        self.parse(&reply.text, n)
+            .map(httpio::Step::Done)
+            .map_err(|m| (Some(reply.status), m))
     }
 
     fn parse(&self, text: &str, n: usize) -> Result<Vec<Vec<f32>>, String> {
@@ -408,11 +319,7 @@ impl HttpEmbedder {
 }
 
 fn snippet(s: &str) -> String {
-    let s = s.trim();
-    match s.char_indices().nth(200) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
-    }
+    httpio::clip(s.trim(), 200)
 }
 
 fn vector(v: &Value, field: &str) -> Result<Vec<f32>, String> {

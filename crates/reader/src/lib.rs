@@ -316,18 +316,8 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     fsio::sha256_hex(bytes)
 }
 
-/// Cuts `s` to at most `max` bytes on a character boundary, marking the cut with "…" (so the
-/// result may be up to `max + 3` bytes).
-pub fn clip(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
-}
+/// Cuts a string to at most `max` bytes on a character boundary, marking the cut with "…".
+pub use httpio::clip;
 
 #[cfg(test)]
 mod tests {

@@ -24,7 +24,8 @@
 //! and 5xx, connection errors and timeouts are retried up to [`OpenAiConfig::max_retries`]
 //! times with exponential backoff (`backoff_initial_ms · 2^attempt`, capped at
 //! `backoff_max_ms`; a numeric `Retry-After` header, in seconds, is honoured up to the cap).
-//! Other 4xx statuses and malformed JSON are not retried. At most
+//! Other 4xx statuses and malformed JSON are not retried. (The loop is `httpio::with_retries`,
+//! shared with the HTTP embedder.) At most
 //! [`OpenAiConfig::concurrency`] requests are in flight per reader.
 //!
 //! **Secrets.** The API key is read once from the environment variable named by
@@ -131,14 +132,6 @@ pub struct OpenAiStats {
     pub logprobs_rejected: u64,
 }
 
-struct Secret(String);
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
-
 /// A counting semaphore (concurrency limit).
 #[derive(Debug)]
 struct Semaphore {
@@ -171,24 +164,14 @@ impl Drop for Permit<'_> {
 pub struct OpenAiReader {
     cfg: OpenAiConfig,
     url: String,
-    api_key: Option<Secret>,
-    agent: ureq::Agent,
+    api_key: Option<httpio::Bearer>,
+    agent: httpio::Agent,
     sem: Semaphore,
     logprobs_off: AtomicBool,
     stats: [AtomicU64; 7],
     /// What the server reported serving (`GET /models`), set by
     /// [`OpenAiReader::probe_served_models`]; part of the identity.
     served: Option<String>,
-}
-
-enum Attempt {
-    Done(String),
-    Transient {
-        what: String,
-        timeout: bool,
-        retry_after: Option<f64>,
-    },
-    Rejected(u16, String),
 }
 
 impl OpenAiReader {
@@ -217,20 +200,12 @@ impl OpenAiReader {
         }
         let api_key = match &cfg.api_key_env {
             None => None,
-            Some(var) => match std::env::var(var) {
-                Ok(v) if !v.trim().is_empty() => Some(Secret(v.trim().to_string())),
-                _ => {
-                    return bad(format!(
-                        "openai reader: environment variable `{var}` (api_key_env) is not set"
-                    ))
-                }
+            Some(var) => match httpio::Bearer::from_env(var) {
+                Ok(k) => Some(k),
+                Err(m) => return bad(format!("openai reader: {m} (api_key_env)")),
             },
         };
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs_f64(cfg.timeout_secs)))
-            .http_status_as_error(false)
-            .build()
-            .into();
+        let agent = httpio::agent(Duration::from_secs_f64(cfg.timeout_secs));
         let url = format!("{}/chat/completions", cfg.base_url.trim_end_matches('/'));
         Ok(OpenAiReader {
             url,
@@ -264,7 +239,7 @@ impl OpenAiReader {
         let url = format!("{}/models", self.cfg.base_url.trim_end_matches('/'));
         let mut req = self.agent.get(&url);
         if let Some(key) = &self.api_key {
-            req = req.header("Authorization", &format!("Bearer {}", key.0));
+            req = key.authorize(req);
         }
         let resp = req.call().map_err(|e| {
             ReaderError::Http(format!(
@@ -359,106 +334,56 @@ impl OpenAiReader {
         b
     }
 
-    fn attempt(&self, body: &[u8]) -> Attempt {
-        let _permit = self.sem.acquire();
-        self.bump(0);
-        let mut req = self
-            .agent
-            .post(&self.url)
-            .header("Content-Type", "application/json");
-        if let Some(key) = &self.api_key {
-            req = req.header("Authorization", &format!("Bearer {}", key.0));
-        }
-        let classify = |e: ureq::Error| {
-            let timeout = matches!(e, ureq::Error::Timeout(_))
-                || matches!(&e, ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut);
-            Attempt::Transient {
-                what: e.to_string(),
-                timeout,
-                retry_after: None,
-            }
-        };
-        let resp = match req.send(body) {
-            Ok(r) => r,
-            Err(e) => return classify(e),
-        };
-        let status = resp.status().as_u16();
-        let retry_after = resp
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|s| s.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0);
-        let text = match resp.into_body().read_to_string() {
-            Ok(t) => t,
-            Err(e) => return classify(e),
-        };
-        match status {
-            200..=299 => Attempt::Done(text),
-            429 | 500..=599 => Attempt::Transient {
-                what: format!("HTTP {status}: {}", crate::clip(&text, 200)),
-                timeout: false,
-                retry_after,
-            },
-            _ => Attempt::Rejected(status, crate::clip(&text, 300)),
-        }
-    }
-
-    /// Sends the request with retries; returns the response body of a 2xx reply.
+    /// Sends the request with retries ([`httpio::with_retries`], the module docs' policy);
+    /// returns the response body of a 2xx reply.
     fn complete(&self, input: &ReaderInput<'_>) -> Result<String, ReaderError> {
-        let mut retries_left = self.cfg.max_retries;
-        let mut attempt_no = 0u32;
-        loop {
+        let backoff = httpio::Backoff {
+            max_retries: self.cfg.max_retries,
+            initial: Duration::from_millis(self.cfg.backoff_initial_ms),
+            max: Duration::from_millis(self.cfg.backoff_max_ms),
+        };
+        let attempt = || {
             let want_lp = !self.logprobs_off.load(Ordering::Relaxed);
             let body = serde_json::to_vec(&self.body(input, want_lp))
                 .map_err(|e| ReaderError::Protocol(e.to_string()))?;
-            match self.attempt(&body) {
-                Attempt::Done(text) => return Ok(text),
-                Attempt::Rejected(400, _) if want_lp && self.cfg.logprobs == LogprobsMode::Auto => {
+            let reply = {
+                let _permit = self.sem.acquire();
+                self.bump(0);
+                httpio::post_json(&self.agent, &self.url, self.api_key.as_ref(), &body)
+            };
+            match reply {
+                Ok(r) if r.ok() => Ok(httpio::Step::Done(r.text)),
+                Ok(r) if r.status == 400 && want_lp && self.cfg.logprobs == LogprobsMode::Auto => {
                     // The server does not take logprobs: stop asking, retry at once.
                     if !self.logprobs_off.swap(true, Ordering::Relaxed) {
                         self.bump(6);
                     }
+                    Ok(httpio::Step::Again)
                 }
-                Attempt::Rejected(status, msg) => {
-                    return Err(ReaderError::Http(format!(
-                        "{} answered HTTP {status}: {msg}",
-                        self.url
-                    )))
-                }
-                Attempt::Transient {
-                    what,
-                    timeout,
-                    retry_after,
-                } => {
-                    if retries_left == 0 {
-                        let msg = format!(
-                            "{} failed after {} attempt(s): {what}",
-                            self.url,
-                            attempt_no + 1
-                        );
-                        return Err(if timeout {
-                            ReaderError::Timeout(msg)
-                        } else {
-                            ReaderError::Http(msg)
-                        });
-                    }
-                    retries_left -= 1;
-                    self.bump(1);
-                    let exp = self
-                        .cfg
-                        .backoff_initial_ms
-                        .saturating_mul(1u64 << attempt_no.min(20));
-                    let wait_ms = match retry_after {
-                        Some(s) => (s * 1000.0) as u64,
-                        None => exp,
-                    }
-                    .min(self.cfg.backoff_max_ms);
-                    std::thread::sleep(Duration::from_millis(wait_ms));
-                    attempt_no += 1;
+                Ok(r) => Err(ReaderError::Http(format!(
+                    "{} answered HTTP {}: {}",
+                    self.url,
+                    r.status,
+                    crate::clip(&r.text, 300)
+                ))),
+                Err(httpio::Transport::Transient(t)) => Ok(httpio::Step::Transient(t)),
+                Err(httpio::Transport::Fatal(m)) => {
+                    Err(ReaderError::Http(format!("{}: {m}", self.url)))
                 }
             }
-        }
+        };
+        let give_up = |g: httpio::GaveUp| {
+            let msg = format!(
+                "{} failed after {} attempt(s): {}",
+                self.url, g.attempts, g.last.what
+            );
+            if g.last.timeout {
+                ReaderError::Timeout(msg)
+            } else {
+                ReaderError::Http(msg)
+            }
+        };
+        httpio::with_retries(&backoff, |_| self.bump(1), attempt, give_up)
     }
 
     /// Scores a chat-completion response body for `options`.
