@@ -47,8 +47,22 @@ use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 
 /// What rule produced an anchor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum AnchorKind {
     /// A single year (`1776`, `500 BCE`).
     Year,
@@ -77,15 +91,7 @@ impl AnchorKind {
 
     /// The kebab-case name used in outputs (`year-range`, `short-option`, …).
     pub fn as_str(self) -> &'static str {
-        match self {
-            AnchorKind::Year => "year",
-            AnchorKind::YearRange => "year-range",
-            AnchorKind::Decade => "decade",
-            AnchorKind::Century => "century",
-            AnchorKind::Capitalized => "capitalized",
-            AnchorKind::Event => "event",
-            AnchorKind::ShortOption => "short-option",
-        }
+        self.into()
     }
 }
 

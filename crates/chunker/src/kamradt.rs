@@ -57,8 +57,21 @@ use std::str::FromStr;
 ///
 /// Parsed from and serialized as `percentile`, `standard_deviation`, `interquartile`,
 /// `gradient`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum BreakpointType {
     /// Distance above its `amount` percentile (default 95). LangChain's default.
     #[default]
@@ -72,13 +85,8 @@ pub enum BreakpointType {
 }
 
 impl BreakpointType {
-    /// Every type, in LangChain's order.
-    pub const ALL: [BreakpointType; 4] = [
-        BreakpointType::Percentile,
-        BreakpointType::StandardDeviation,
-        BreakpointType::Interquartile,
-        BreakpointType::Gradient,
-    ];
+    /// Every type, in LangChain's order (the declaration order; strum `VariantArray`).
+    pub const ALL: &'static [BreakpointType] = <BreakpointType as strum::VariantArray>::VARIANTS;
 
     /// LangChain's `BREAKPOINT_DEFAULTS` amount for this type: 95, 3, 1.5, 95.
     pub fn default_amount(self) -> f64 {
@@ -91,12 +99,7 @@ impl BreakpointType {
 
     /// LangChain's name of the type.
     pub fn as_str(self) -> &'static str {
-        match self {
-            BreakpointType::Percentile => "percentile",
-            BreakpointType::StandardDeviation => "standard_deviation",
-            BreakpointType::Interquartile => "interquartile",
-            BreakpointType::Gradient => "gradient",
-        }
+        self.into()
     }
 }
 
@@ -115,7 +118,8 @@ impl FromStr for BreakpointType {
     /// [`KamradtError::UnknownBreakpointType`].
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         BreakpointType::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .find(|t| t.as_str() == s)
             .ok_or_else(|| KamradtError::UnknownBreakpointType(s.to_string()))
     }

@@ -209,6 +209,27 @@ pub fn unique_words(text: &str, spans: &[Span]) -> usize {
 
 #[cfg(test)]
 mod tests {
+
+    /// Every variant's `as_str` (strum) equals its serde name, so the two derives agree.
+    fn names_agree<T>()
+    where
+        T: serde::Serialize + strum::VariantArray + Copy + Into<&'static str>,
+    {
+        for v in T::VARIANTS {
+            let serde_name = serde_json::to_value(v).unwrap();
+            let name: &'static str = (*v).into();
+            assert_eq!(serde_name, name, "{}", std::any::type_name::<T>());
+        }
+    }
+
+    #[test]
+    fn enum_names_are_the_serde_names() {
+        names_agree::<crate::anchor::AnchorKind>();
+        names_agree::<crate::units::Unit>();
+        names_agree::<crate::kamradt::BreakpointType>();
+        names_agree::<crate::maxmin::Comparison>();
+        names_agree::<crate::maxmin::GroupUnit>();
+    }
     use super::*;
 
     fn doc(text: &str) -> Document {

@@ -71,8 +71,21 @@ pub const INIT_CONSTANT: f64 = 1.5;
 /// How a unit's score is compared with the threshold.
 ///
 /// Parsed from and serialized as `strict` / `inclusive`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Comparison {
     /// `score > threshold`: the reference (maxmin_chunker.py) and the default.
     #[default]
@@ -84,10 +97,7 @@ pub enum Comparison {
 impl Comparison {
     /// The canonical name (`strict`, `inclusive`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Comparison::Strict => "strict",
-            Comparison::Inclusive => "inclusive",
-        }
+        self.into()
     }
 
     /// Whether `score` passes `threshold` under this comparison. Both are finite here.
@@ -128,8 +138,21 @@ impl FromStr for Comparison {
 /// The unit Max-Min groups: sentences (the reference) or paragraphs.
 ///
 /// Parsed from and serialized as `sentence` / `paragraph`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum GroupUnit {
     /// Sentences of [`crate::segment::sentences`]. The default.
     #[default]
@@ -141,10 +164,7 @@ pub enum GroupUnit {
 impl GroupUnit {
     /// The canonical name (`sentence`, `paragraph`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            GroupUnit::Sentence => "sentence",
-            GroupUnit::Paragraph => "paragraph",
-        }
+        self.into()
     }
 
     /// The units of `text` as byte spans: [`crate::segment::sentences`] or [`paragraphs`].

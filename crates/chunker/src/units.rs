@@ -22,8 +22,20 @@ use std::sync::Arc;
 
 /// The unit a chunk size is measured in. Parsed from `words`, `chars` or `tokens`
 /// ([`FromStr`]); serialized in the same lowercase form.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Unit {
     /// Whitespace-separated words ([`crate::word_spans`]).
     Words,
@@ -34,16 +46,12 @@ pub enum Unit {
 }
 
 impl Unit {
-    /// Every unit, in the order the error message of [`UnknownUnit`] lists them.
+    /// Every unit, in the order the error message of [`UnknownUnit`] lists them (the declaration order; strum `VariantArray`).
     pub const ALL: [Unit; 3] = [Unit::Words, Unit::Chars, Unit::Tokens];
 
     /// The canonical lowercase name (`words`, `chars`, `tokens`), as accepted by [`FromStr`].
     pub fn as_str(self) -> &'static str {
-        match self {
-            Unit::Words => "words",
-            Unit::Chars => "chars",
-            Unit::Tokens => "tokens",
-        }
+        self.into()
     }
 }
 
@@ -71,7 +79,8 @@ impl FromStr for Unit {
     /// [`UnknownUnit`] for anything else.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Unit::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .find(|u| u.as_str() == s)
             .ok_or_else(|| UnknownUnit { got: s.to_string() })
     }

@@ -88,7 +88,7 @@ fn case_04_single_sentence_needs_no_embedding() {
         let d = doc(text);
         let s = split_sentences(text);
         assert_eq!(s.len(), 1);
-        for t in BreakpointType::ALL {
+        for &t in BreakpointType::ALL {
             let cfg = KamradtConfig::new(t);
             assert!(!cfg.needs_embeddings(1));
             let (chunks, stats) = cfg.chunk_with_stats(&d, &s, &[]).unwrap();
@@ -170,7 +170,7 @@ fn case_25_last_sentence_is_kept() {
             vec![-1.0, 0.0],
         ],
     ];
-    for t in BreakpointType::ALL {
+    for &t in BreakpointType::ALL {
         for v in &vector_sets {
             for min_chunk_size in [None, Some(10), Some(1000)] {
                 let cfg = KamradtConfig {
@@ -256,7 +256,7 @@ fn errors_name_the_field() {
         e,
         KamradtError::DimensionMismatch { index: 1, .. }
     ));
-    for t in BreakpointType::ALL {
+    for &t in BreakpointType::ALL {
         assert_eq!(t.to_string().parse::<BreakpointType>().unwrap(), t);
     }
     assert_eq!(BreakpointType::Interquartile.default_amount(), 1.5);

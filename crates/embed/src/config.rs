@@ -12,8 +12,19 @@ use crate::EmbedError;
 
 /// How token vectors are pooled into one sentence vector (sentence-transformers
 /// `models.Pooling`, read from `1_Pooling/config.json`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Pooling {
     /// Mean of the token vectors under the attention mask (`pooling_mode_mean_tokens`).
     Mean,
@@ -29,12 +40,7 @@ pub enum Pooling {
 impl Pooling {
     /// Short name used in identities and manifests: `mean`, `cls`, `max`, `mean_sqrt_len`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Pooling::Mean => "mean",
-            Pooling::Cls => "cls",
-            Pooling::Max => "max",
-            Pooling::MeanSqrtLen => "mean_sqrt_len",
-        }
+        self.into()
     }
 }
 
@@ -337,6 +343,23 @@ fn read_pooling(path: &Path) -> Result<Pooling, EmbedError> {
 
 #[cfg(test)]
 mod tests {
+
+    /// Every variant's `as_str` (strum) equals its serde name, so the two derives agree.
+    fn names_agree<T>()
+    where
+        T: serde::Serialize + strum::VariantArray + Copy + Into<&'static str>,
+    {
+        for v in T::VARIANTS {
+            let serde_name = serde_json::to_value(v).unwrap();
+            let name: &'static str = (*v).into();
+            assert_eq!(serde_name, name, "{}", std::any::type_name::<T>());
+        }
+    }
+
+    #[test]
+    fn pooling_names_are_the_serde_names() {
+        names_agree::<Pooling>();
+    }
     use super::*;
 
     fn write(dir: &Path, rel: &str, text: &str) {

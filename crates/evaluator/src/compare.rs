@@ -409,23 +409,32 @@ pub struct SideAccuracy {
 }
 
 /// Pass or regression.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 pub enum Verdict {
     /// Within the tolerances.
     #[serde(rename = "ok")]
+    #[strum(serialize = "ok")]
     Ok,
     /// Beyond a tolerance (see the module documentation).
     #[serde(rename = "REGRESSION")]
+    #[strum(serialize = "REGRESSION")]
     Regression,
 }
 
 impl Verdict {
     /// `ok` or `REGRESSION`, as written in the reports.
     pub fn as_str(&self) -> &'static str {
-        match self {
-            Verdict::Ok => "ok",
-            Verdict::Regression => "REGRESSION",
-        }
+        (*self).into()
     }
 }
 

@@ -102,14 +102,6 @@ pub struct ExplainMatch {
     pub corpus_text: String,
 }
 
-/// The serde name of an anchor kind (`year`, `capitalised-group`, ...).
-fn kind_name(k: AnchorKind) -> String {
-    serde_json::to_value(k)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
 fn fmt_span(s: [usize; 2]) -> String {
     format!("[{},{}]", s[0], s[1])
 }
@@ -279,7 +271,7 @@ fn render_ear(out: &mut String, v: &ExplainLine) {
             out,
             "  anchor  {:<9} {:<12} {:?} -> `{}` at bytes {}",
             a.source,
-            kind_name(a.kind),
+            a.kind.as_str(),
             a.text,
             a.norm,
             fmt_span(a.span)
@@ -313,7 +305,7 @@ fn render_ear(out: &mut String, v: &ExplainLine) {
         for m in &p.matches {
             let key = format!(
                 "{} {:?} ↔ corpus {} {:?} at bytes {}",
-                kind_name(m.query_kind),
+                m.query_kind.as_str(),
                 m.query_text,
                 m.corpus_kind,
                 m.corpus_text,

@@ -25,3 +25,26 @@ pub mod yaml_keys;
 
 pub use config::RunConfig;
 pub use dataset::{Dataset, Question};
+
+#[cfg(test)]
+mod tests {
+    /// Every variant's `as_str` (strum) equals its serde name, so the two derives agree.
+    fn names_agree<T>()
+    where
+        T: serde::Serialize + strum::VariantArray + Copy + Into<&'static str>,
+    {
+        for v in T::VARIANTS {
+            let serde_name = serde_json::to_value(v).unwrap();
+            let name: &'static str = (*v).into();
+            assert_eq!(serde_name, name, "{}", std::any::type_name::<T>());
+        }
+    }
+
+    #[test]
+    fn enum_names_are_the_serde_names() {
+        names_agree::<crate::records::Failure>();
+        names_agree::<crate::openstax::Reason>();
+        names_agree::<crate::openstax::support::GoldSupport>();
+        names_agree::<crate::compare::Verdict>();
+    }
+}

@@ -190,8 +190,21 @@ pub const BOOKS: [BookSpec; 4] = [
 
 /// Why a block was removed. Serialised in kebab case (`link-to-learning`, ...); the module
 /// documentation lists what falls under each reason.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Reason {
     /// Titles and labels.
     Heading,
@@ -228,46 +241,12 @@ pub enum Reason {
 }
 
 impl Reason {
-    /// Every reason, in reporting order.
-    pub const ALL: [Reason; 16] = [
-        Reason::Heading,
-        Reason::Figure,
-        Reason::Table,
-        Reason::Equation,
-        Reason::Media,
-        Reason::Code,
-        Reason::List,
-        Reason::Exercise,
-        Reason::Glossary,
-        Reason::Summary,
-        Reason::References,
-        Reason::LearningObjectives,
-        Reason::LinkToLearning,
-        Reason::Footnote,
-        Reason::FrontMatter,
-        Reason::Empty,
-    ];
+    /// Every reason, in reporting order (the declaration order; strum `VariantArray`).
+    pub const ALL: &'static [Reason] = <Reason as strum::VariantArray>::VARIANTS;
 
     /// The kebab-case name used in the block log and manifest counts.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Reason::Heading => "heading",
-            Reason::Figure => "figure",
-            Reason::Table => "table",
-            Reason::Equation => "equation",
-            Reason::Media => "media",
-            Reason::Code => "code",
-            Reason::List => "list",
-            Reason::Exercise => "exercise",
-            Reason::Glossary => "glossary",
-            Reason::Summary => "summary",
-            Reason::References => "references",
-            Reason::LearningObjectives => "learning-objectives",
-            Reason::LinkToLearning => "link-to-learning",
-            Reason::Footnote => "footnote",
-            Reason::FrontMatter => "front-matter",
-            Reason::Empty => "empty",
-        }
+        self.into()
     }
 }
 

@@ -127,8 +127,22 @@ pub struct QuestionRow {
 pub const REPLY_BYTES: usize = 200;
 
 /// Where a question's answer went wrong (issue: "failure attribution"), checked in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Failure {
     /// Answered correctly.
     Correct,
@@ -150,27 +164,11 @@ pub enum Failure {
 impl Failure {
     /// The kebab-case name written to `per_question.csv`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Failure::Correct => "correct",
-            Failure::Extraction => "extraction",
-            Failure::Matching => "matching",
-            Failure::Ranking => "ranking",
-            Failure::Reading => "reading",
-            Failure::NoEvidence => "no-evidence",
-            Failure::InvalidAnswer => "invalid-answer",
-        }
+        self.into()
     }
 
-    /// Every stage, in the order of the failure-attribution table.
-    pub const ALL: [Failure; 7] = [
-        Failure::Correct,
-        Failure::Extraction,
-        Failure::Matching,
-        Failure::Ranking,
-        Failure::Reading,
-        Failure::NoEvidence,
-        Failure::InvalidAnswer,
-    ];
+    /// Every stage, in the order of the failure-attribution table (the declaration order; strum `VariantArray`).
+    pub const ALL: &'static [Failure] = <Failure as strum::VariantArray>::VARIANTS;
 
     /// Attributes one answer: `ear` is `(anchors, matched forms)` for EAR cells; `invalid`
     /// is the reader's invalid flag (an invalid answer is never correct).

@@ -237,8 +237,8 @@ pub fn write_reports(
             "\n## Failure attribution\n\nQuestions per first failing stage: extraction (EAR: no anchors), matching (EAR: no corpus occurrence), ranking (gold evidence not in the top-k), reading (evidence retrieved, answer wrong); no-evidence = wrong answer without gold evidence to attribute it; invalid-answer = the reader's reply could not be read as an answer (shown before the other stages: the measurement failed).\n\n| dataset | strategy | retriever | k | reader |",
         );
         // One column per stage, in `Failure::ALL` order.
-        let stages = Failure::ALL.map(Failure::as_str);
-        for st in stages {
+        let stages: Vec<&str> = Failure::ALL.iter().map(|f| f.as_str()).collect();
+        for st in &stages {
             let _ = write!(md, " {st} |");
         }
         md.push_str("\n|---|---|---|---:|---|");
@@ -250,11 +250,11 @@ pub fn write_reports(
                 "| {} | {} | {} | {} | {} |",
                 c.cell.dataset, c.cell.strategy, c.cell.retriever, c.cell.k, c.cell.reader
             );
-            for st in stages {
+            for st in &stages {
                 let _ = write!(
                     md,
                     " {} |",
-                    c.summary.failures.get(st).copied().unwrap_or(0)
+                    c.summary.failures.get(*st).copied().unwrap_or(0)
                 );
             }
             md.push('\n');

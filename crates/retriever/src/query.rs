@@ -14,28 +14,39 @@ use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
 /// What text is sent as the retrieval query (module documentation).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 pub enum QueryForm {
     /// The question alone.
     #[serde(rename = "question")]
+    #[strum(serialize = "question")]
     Question,
     /// The question followed by all option texts (default).
     #[default]
     #[serde(rename = "question+options")]
+    #[strum(serialize = "question+options")]
     QuestionOptions,
     /// One query per option (question + that option), max-pooled per passage.
     #[serde(rename = "per-option")]
+    #[strum(serialize = "per-option")]
     PerOption,
 }
 
 impl QueryForm {
     /// The config name (`question`, `question+options`, `per-option`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            QueryForm::Question => "question",
-            QueryForm::QuestionOptions => "question+options",
-            QueryForm::PerOption => "per-option",
-        }
+        self.into()
     }
 
     /// True when the form yields several queries to max-pool.
@@ -81,6 +92,23 @@ pub fn flatten_queries(per_question: &[Vec<String>]) -> (Vec<&str>, Vec<Range<us
 
 #[cfg(test)]
 mod tests {
+
+    /// Every variant's `as_str` (strum) equals its serde name, so the two derives agree.
+    fn names_agree<T>()
+    where
+        T: serde::Serialize + strum::VariantArray + Copy + Into<&'static str>,
+    {
+        for v in T::VARIANTS {
+            let serde_name = serde_json::to_value(v).unwrap();
+            let name: &'static str = (*v).into();
+            assert_eq!(serde_name, name, "{}", std::any::type_name::<T>());
+        }
+    }
+
+    #[test]
+    fn query_form_names_are_the_serde_names() {
+        names_agree::<QueryForm>();
+    }
     use super::*;
 
     #[test]

@@ -52,8 +52,21 @@ pub struct Found {
 }
 
 /// How the gold option was found in the book.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum GoldSupport {
     /// A gold anchor has the normalised form of a corpus anchor.
     AnchorExact,
@@ -68,12 +81,7 @@ pub enum GoldSupport {
 impl GoldSupport {
     /// The kebab-case name used in audit rows and counts.
     pub fn as_str(self) -> &'static str {
-        match self {
-            GoldSupport::AnchorExact => "anchor-exact",
-            GoldSupport::AnchorPhrase => "anchor-phrase",
-            GoldSupport::ContentWords => "content-words",
-            GoldSupport::None => "none",
-        }
+        self.into()
     }
 }
 
