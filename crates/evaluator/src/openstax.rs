@@ -3,7 +3,8 @@
 //!
 //! # Sources
 //! A local mirror directory (`--data-dir DIR`, `CHUNKBENCH_DATA`; the books are read from
-//! `DIR/openstax/`, see `../shared/datasets/openstax/SOURCE.md`). Each book folder has a
+//! `DIR/openstax/`; repositories, pinned commits and licenses in docs/reference.md §5,
+//! "OpenStax textbook mirror"). Each book folder has a
 //! `SOURCE_COMMIT` file whose first word is the upstream commit; it is recorded in the manifest.
 //!
 //! | folder | book | format | page order |
@@ -561,7 +562,7 @@ pub fn clean_markdown(text: &str, path: &Path) -> Result<Page> {
 pub fn source_commit(dir: &Path) -> Result<String> {
     if !dir.is_dir() {
         bail!(
-            "{}: book folder missing; the mirror must hold {} (see SOURCE.md)",
+            "{}: book folder missing; the mirror must hold {} (docs/reference.md §5 lists the folders)",
             dir.display(),
             BOOKS.map(|b| b.folder).join(", ")
         );
@@ -615,7 +616,7 @@ pub fn input_sha256(root: &Path) -> Result<String> {
         if !dir.is_dir() {
             bail!(
                 "{}: book folder missing; point --openstax-mirror (or --data-dir) at a mirror \
-                 holding {} (see SOURCE.md)",
+                 holding {} (docs/reference.md §5 lists the folders)",
                 dir.display(),
                 BOOKS.map(|b| b.folder).join(", ")
             );

@@ -89,7 +89,7 @@ fn mmlu_import_counts() {
         *per.entry(q.subject.clone().unwrap()).or_default() += 1;
     }
     assert_eq!(per.len(), 57);
-    // The subjects the OpenStax books cover (../shared/datasets/openstax/SOURCE.md).
+    // The subjects the OpenStax books cover (docs/reference.md §5, "OpenStax textbook mirror").
     for (s, n) in [
         ("high_school_us_history", 204),
         ("high_school_psychology", 545),

@@ -12,8 +12,8 @@ use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Upstream commits of the four books, as mirrored in ../shared/datasets/openstax (the last
-/// commits under CC BY; SOURCE.md). Order as in [`BOOKS`].
+/// Upstream commits of the four books: the last commits under CC BY (docs/reference.md §5,
+/// "OpenStax textbook mirror"). Order as in [`BOOKS`].
 pub const PINNED_COMMITS: [&str; 4] = [
     "046331cfcea0ac1b1a8fd461b3e6aae638845af3",
     "e061043bf2f9e86ace51c4e8dc9555160f60a99d",
