@@ -450,11 +450,10 @@ fn real_main() -> Result<()> {
                     .iter()
                     .map(|k| (k.name.to_string(), k.summary))
                     .collect(),
-                ListWhat::Retrievers => vec![
-                    ("bm25".into(), "Okapi BM25, Lucene idf; k1 (1.2), b (0.75), stop_words, stemming; query: question | question+options | per-option"),
-                    ("dense".into(), "exact cosine top-k over the run's embedder (MiniLM)"),
-                    ("hybrid".into(), "reciprocal rank fusion (k = 60) of dense and BM25"),
-                ],
+                ListWhat::Retrievers => evaluator::retrievers::KINDS
+                    .iter()
+                    .map(|k| (k.name.to_string(), k.summary))
+                    .collect(),
                 ListWhat::Readers => vec![
                     ("lexical".into(), "lexical evidence reader (IR-solver style); ties count as wrong"),
                     ("llm".into(), "local GGUF model through candle (SmolLM2-135M by default); llm: {scoring letters|cloze, ...}"),

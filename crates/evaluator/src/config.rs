@@ -13,115 +13,8 @@ use std::path::{Path, PathBuf};
 
 pub use crate::strategies::StrategyConfig;
 
-/// Retriever kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RetrieverKind {
-    /// Okapi BM25 ([`retriever::Bm25`]).
-    Bm25,
-    /// Exact cosine top-k over the run's embedder ([`retriever::DenseIndex`]).
-    Dense,
-    /// Reciprocal rank fusion (k = 60) of dense and BM25 ([`retriever::rrf`]).
-    Hybrid,
-}
-
+pub use crate::retrievers::RetrieverConfig;
 pub use retriever::QueryForm;
-
-/// One retriever entry (`retrievers.NAME`).
-///
-/// The BM25 fields (`k1`, `b`, `stop_words`, `stemming`) apply to `bm25` and `hybrid` (whose
-/// lexical half is BM25) and are rejected on `dense`; their defaults are written into the
-/// entry when the config is parsed, so equal computations get equal cell ids.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RetrieverConfig {
-    /// Retriever kind.
-    pub kind: RetrieverKind,
-    /// Query form: `question`, `question+options` (default) or `per-option` (one query per
-    /// option, max-pooled per passage).
-    #[serde(default)]
-    pub query: QueryForm,
-    /// BM25 k1 (default 1.2).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub k1: Option<f64>,
-    /// BM25 b (default 0.75).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub b: Option<f64>,
-    /// BM25 analyser: drop English stop words (NLTK list; default false).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stop_words: Option<bool>,
-    /// BM25 analyser: Snowball English stemming (default false).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stemming: Option<bool>,
-}
-
-impl RetrieverConfig {
-    /// True when the retriever embeds passages and queries.
-    pub fn needs_embedder(&self) -> bool {
-        matches!(self.kind, RetrieverKind::Dense | RetrieverKind::Hybrid)
-    }
-
-    /// True when the retriever ranks with BM25 (alone or fused).
-    pub fn uses_bm25(&self) -> bool {
-        matches!(self.kind, RetrieverKind::Bm25 | RetrieverKind::Hybrid)
-    }
-
-    /// BM25 k1 in force.
-    pub fn k1(&self) -> f64 {
-        self.k1.unwrap_or_else(default_k1)
-    }
-
-    /// BM25 b in force.
-    pub fn b(&self) -> f64 {
-        self.b.unwrap_or_else(default_b)
-    }
-
-    /// Whether BM25 drops English stop words.
-    pub fn stop_words(&self) -> bool {
-        self.stop_words.unwrap_or(false)
-    }
-
-    /// Whether BM25 stems.
-    pub fn stemming(&self) -> bool {
-        self.stemming.unwrap_or(false)
-    }
-
-    /// Writes the BM25 defaults into a `bm25`/`hybrid` entry.
-    fn resolve_defaults(&mut self) {
-        if self.uses_bm25() {
-            self.k1 = Some(self.k1());
-            self.b = Some(self.b());
-            self.stop_words = Some(self.stop_words());
-            self.stemming = Some(self.stemming());
-        }
-    }
-
-    /// Rejects fields that do not apply to the kind and out-of-range values.
-    fn check(&self) -> Result<()> {
-        if !self.uses_bm25() {
-            for (field, set) in [
-                ("k1", self.k1.is_some()),
-                ("b", self.b.is_some()),
-                ("stop_words", self.stop_words.is_some()),
-                ("stemming", self.stemming.is_some()),
-            ] {
-                if set {
-                    bail!(
-                        "field `{field}` does not apply to kind `dense` (it is a BM25 setting, \
-                         used by `bm25` and `hybrid`); remove it"
-                    );
-                }
-            }
-        }
-        if !(self.k1().is_finite() && self.k1() >= 0.0) {
-            bail!("field `k1`: must be a finite number >= 0");
-        }
-        if !(0.0..=1.0).contains(&self.b()) {
-            bail!("field `b`: must be in [0, 1]");
-        }
-        Ok(())
-    }
-}
 
 /// The sentence embedder of a run (`embedder:`), used by max-min, kamradt, dense and hybrid.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -150,14 +43,6 @@ impl Default for EmbedderConfig {
             cache: default_cache(),
         }
     }
-}
-
-/// BM25 k1 default.
-fn default_k1() -> f64 {
-    1.2
-}
-fn default_b() -> f64 {
-    0.75
 }
 
 /// Reader kinds.
@@ -902,7 +787,13 @@ readers:
             25
         );
         assert_eq!(c.retrievers.len(), 2);
-        assert_eq!(c.retrievers["bm25[b=0.4,k1=0.9]"].k1(), 0.9);
+        assert_eq!(
+            c.retrievers["bm25[b=0.4,k1=0.9]"]
+                .params::<crate::retrievers::Bm25>()
+                .unwrap()
+                .k1(),
+            0.9
+        );
         assert_eq!(c.baseline.as_deref(), Some("fixed-100[overlap=0,size=64]"));
         assert_eq!(c.cells().len(), 4 * 2 * 2);
         assert!(c.sweep.is_none());
@@ -993,11 +884,14 @@ readers:
             "t",
         )
         .unwrap();
+        let bm25 = c.retrievers["bm25"]
+            .params::<crate::retrievers::Bm25>()
+            .unwrap();
+        assert_eq!((bm25.k1, bm25.b), (Some(1.2), Some(0.75)));
         assert_eq!(
-            (c.retrievers["bm25"].k1, c.retrievers["bm25"].b),
-            (Some(1.2), Some(0.75))
+            serde_json::to_string(&c.retrievers["dense"]).unwrap(),
+            r#"{"kind":"dense","query":"question+options"}"#
         );
-        assert_eq!(c.retrievers["dense"].k1, None);
     }
 
     #[test]

@@ -23,7 +23,7 @@ use anyhow::{bail, Context, Result};
 use chunker::{unique_words, Span};
 use rayon::prelude::*;
 use reader::{LexicalReader, Reader, ReaderInput};
-use retriever::{Bm25, Bm25Params, Hit, PassageIndex};
+use retriever::{Hit, PassageIndex};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -1255,8 +1255,9 @@ impl ModelReaders {
     }
 }
 
-/// Top-`kmax` hits per question for one retriever (ranking deterministic, so smaller k take
-/// the prefix). Dense and hybrid embed every passage and query through the run's embedder.
+/// Top-`kmax` hits per question for one retriever entry (ranking deterministic, so smaller k
+/// take the prefix): the questions' query texts and document scopes, then the registered
+/// kind's [`crate::retrievers::Retriever`].
 fn retrieve(
     index: &PassageIndex,
     questions: &[Question],
@@ -1265,74 +1266,23 @@ fn retrieve(
     embedder: Option<&dyn embed::Embedder>,
     progress: &Progress,
 ) -> Result<Vec<Vec<Hit>>> {
-    use crate::config::RetrieverKind;
     let queries: Vec<Vec<String>> = questions
         .iter()
-        .map(|q| retriever::query_texts(r.query, &q.question, &q.options))
+        .map(|q| retriever::query_texts(r.query(), &q.question, &q.options))
         .collect();
-    let masks: Vec<Option<Vec<bool>>> = questions
+    let scopes: Vec<Option<Vec<bool>>> = questions
         .iter()
         .map(|q| index.scope_mask(q.doc_ids.as_deref()))
         .collect();
-    let depth = match r.kind {
-        RetrieverKind::Hybrid => kmax.max(retriever::RRF_DEPTH),
-        _ => kmax,
+    let stage = |name: &str, n: usize| progress.stage(name, n);
+    let input = crate::retrievers::Input {
+        index,
+        queries: &queries,
+        scopes: &scopes,
+        embedder,
+        stage: &stage,
     };
-    let lexical = || -> Vec<Vec<Hit>> {
-        let analyzer = retriever::TextAnalyzer {
-            stop_words: if r.stop_words() {
-                retriever::StopWords::English
-            } else {
-                retriever::StopWords::None
-            },
-            stemming: if r.stemming() {
-                retriever::Stemming::English
-            } else {
-                retriever::Stemming::None
-            },
-        };
-        let bm25 = Bm25::with_analyzer(
-            index,
-            Bm25Params {
-                k1: r.k1(),
-                b: r.b(),
-            },
-            analyzer,
-        );
-        let bar = progress.stage("bm25", questions.len());
-        let hits = queries
-            .par_iter()
-            .zip(&masks)
-            .map(|(qs, m)| {
-                let h = bm25.search_pooled(qs, depth, m.as_deref());
-                bar.inc(1);
-                h
-            })
-            .collect();
-        bar.finish_and_clear();
-        hits
-    };
-    let dense = || -> Result<Vec<Vec<Hit>>> {
-        let e = embedder.context("dense retrieval needs the run's embedder")?;
-        let texts: Vec<&str> = (0..index.len()).map(|i| index.text(i)).collect();
-        let vectors = e.embed(&texts)?;
-        let dense = retriever::DenseIndex::from_rows(&vectors, e.dim())?;
-        let (qtexts, groups) = retriever::flatten_queries(&queries);
-        let qvecs = e.embed(&qtexts)?;
-        let scopes: Vec<Option<&[bool]>> = masks.iter().map(|m| m.as_deref()).collect();
-        Ok(dense.search_pooled_batch(&qvecs, &groups, depth, &scopes)?)
-    };
-    Ok(match r.kind {
-        RetrieverKind::Bm25 => lexical(),
-        RetrieverKind::Dense => dense()?,
-        RetrieverKind::Hybrid => {
-            let (d, b) = (dense()?, lexical());
-            d.iter()
-                .zip(&b)
-                .map(|(d, b)| retriever::rrf(&[d.as_slice(), b.as_slice()], kmax))
-                .collect()
-        }
-    })
+    r.build()?.retrieve(&input, kmax)
 }
 
 /// Writes the cell's TREC run file `trec/CELL.run` (`qid Q0 docid rank score tag`); every

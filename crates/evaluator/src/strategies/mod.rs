@@ -36,7 +36,7 @@ macro_rules! registry {
     ($($module:ident :: $params:ident),* $(,)?) => {
         $(pub mod $module; pub use $module::$params;)*
         /// Every strategy kind, in the order `ls` and README list them.
-        pub static KINDS: &[Kind] = &[$(Kind::of::<$params>()),*];
+        pub static KINDS: &[Kind] = &[$(kind_of::<$params>()),*];
     };
 }
 
@@ -262,56 +262,26 @@ impl EmbedderWindow {
     }
 }
 
-/// One registered strategy kind.
-pub struct Kind {
-    /// The registry name (`kind: NAME`).
-    pub name: &'static str,
-    /// One line: what it does, its fields and defaults.
-    pub summary: &'static str,
-    parse: fn(serde_yaml::Value) -> Result<StrategyConfig, String>,
-}
+/// One registered strategy kind ([`crate::registry::Kind`] over [`StrategyConfig`]).
+pub type Kind = crate::registry::Kind<StrategyConfig>;
 
-impl Kind {
-    /// The registry entry of params type `P`.
-    pub const fn of<P: Params>() -> Kind {
-        Kind {
-            name: P::KIND,
-            summary: P::SUMMARY,
-            parse: parse_as::<P>,
-        }
-    }
-
-    /// The kind named `name`.
-    pub fn named(name: &str) -> Option<&'static Kind> {
-        KINDS.iter().find(|k| k.name == name)
+/// The registry entry of params type `P`.
+pub const fn kind_of<P: Params>() -> Kind {
+    Kind {
+        name: P::KIND,
+        summary: P::SUMMARY,
+        parse: parse_as::<P>,
     }
 }
 
-/// Deserialises the fields of a `P` entry, naming the field of a type error (`field
-/// `ear.radius`: invalid type …`).
 fn parse_as<P: Params>(fields: serde_yaml::Value) -> Result<StrategyConfig, String> {
-    match serde_path_to_error::deserialize::<_, P>(fields) {
-        Ok(p) => Ok(StrategyConfig::new(p)),
-        Err(e) => {
-            let path = e.path().to_string();
-            let inner = e.into_inner().to_string();
-            if path == "." || inner.starts_with("unknown field") || inner.starts_with("missing") {
-                Err(inner)
-            } else {
-                Err(format!("field `{path}`: {inner}"))
-            }
-        }
-    }
+    crate::registry::parse_as(fields, StrategyConfig::new::<P>)
 }
 
 /// The kinds table of README.md (Markdown rows `| name | summary |`), generated from
 /// [`KINDS`]; a test keeps README's copy equal to it.
 pub fn kinds_markdown() -> String {
-    let mut s = String::from("| kind | what it does, fields (defaults) |\n|---|---|\n");
-    for k in KINDS {
-        s.push_str(&format!("| `{}` | {} |\n", k.name, k.summary));
-    }
-    s
+    crate::registry::kinds_markdown(KINDS)
 }
 
 /// Object-safe face of [`Params`], implemented for every `P: Params`.
@@ -328,24 +298,12 @@ trait DynParams: Debug + Send + Sync {
     fn build(&self) -> Result<Box<dyn Chunker>>;
 }
 
-/// The tagged form `{kind, ...fields}` an entry serialises to.
-#[derive(Serialize)]
-struct Tagged<'a, P> {
-    kind: &'static str,
-    #[serde(flatten)]
-    params: &'a P,
-}
-
 impl<P: Params> DynParams for P {
     fn kind(&self) -> &'static str {
         P::KIND
     }
     fn to_yaml(&self) -> serde_yaml::Value {
-        serde_yaml::to_value(Tagged {
-            kind: P::KIND,
-            params: self,
-        })
-        .expect("strategy params serialise")
+        crate::registry::tagged_yaml(P::KIND, self)
     }
     fn clone_box(&self) -> Box<dyn DynParams> {
         Box::new(self.clone())
@@ -403,28 +361,7 @@ impl StrategyConfig {
     /// A missing or unknown `kind` (with the known kinds), unknown fields (with a "did you
     /// mean"), and values of the wrong type, naming the field.
     pub fn from_yaml(value: serde_yaml::Value) -> Result<Self, String> {
-        let serde_yaml::Value::Mapping(mut map) = value else {
-            return Err("a strategy entry is a mapping with `kind` and its fields".into());
-        };
-        let kind = match map.remove("kind") {
-            Some(serde_yaml::Value::String(k)) => k,
-            Some(_) => return Err("field `kind`: give the kind's name as a string".into()),
-            None => return Err(format!("missing field `kind` (one of {})", kind_list())),
-        };
-        let Some(k) = Kind::named(&kind) else {
-            let close = KINDS
-                .iter()
-                .map(|k| (strsim::levenshtein(&kind, k.name), k.name))
-                .min()
-                .filter(|(d, _)| *d <= 3)
-                .map(|(_, n)| format!(" (did you mean `{n}`?)"))
-                .unwrap_or_default();
-            return Err(format!(
-                "unknown variant `{kind}`, expected one of {}{close}",
-                kind_list()
-            ));
-        };
-        (k.parse)(serde_yaml::Value::Mapping(map))
+        crate::registry::parse_entry(value, KINDS, "strategy")
     }
 
     /// The kind's registry name.
@@ -473,14 +410,6 @@ impl StrategyConfig {
         self.0.check()?;
         self.0.build()
     }
-}
-
-fn kind_list() -> String {
-    KINDS
-        .iter()
-        .map(|k| format!("`{}`", k.name))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 impl Clone for StrategyConfig {
@@ -649,21 +578,6 @@ mod tests {
     /// README's kinds table is the registry's (`CHUNKBENCH_BLESS=1` rewrites it).
     #[test]
     fn readme_kinds_table_is_the_registry() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
-        let readme = std::fs::read_to_string(&path).unwrap();
-        let begin = readme.find("<!-- strategy kinds:").expect("README marker");
-        let body = readme[begin..].find('\n').unwrap() + begin + 1;
-        let end = readme
-            .find("<!-- end of strategy kinds -->")
-            .expect("README end marker");
-        let want = kinds_markdown();
-        if readme[body..end] != want {
-            if std::env::var_os("CHUNKBENCH_BLESS").is_some() {
-                let fixed = format!("{}{want}{}", &readme[..body], &readme[end..]);
-                std::fs::write(&path, fixed).unwrap();
-            } else {
-                panic!("README.md's strategy kinds table differs from the registry; run with CHUNKBENCH_BLESS=1 or paste:\n{want}");
-            }
-        }
+        crate::registry::assert_readme_table("strategy kinds", &kinds_markdown());
     }
 }

@@ -1,0 +1,181 @@
+//! What every stage registry shares: kinds named in YAML as `kind: NAME`, each with a typed,
+//! strictly parsed entry; lookup with a "did you mean"; the tagged `{kind, ...fields}` form an
+//! entry serialises to (its identity); and the Markdown kinds table for README.
+//!
+//! The stage registries are [`crate::strategies`] (chunkers) and [`crate::retrievers`].
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// One registered kind of a stage whose entries are `C`.
+pub struct Kind<C: 'static> {
+    /// The registry name (`kind: NAME`).
+    pub name: &'static str,
+    /// One line for `ls` and README: what it does, its fields and defaults.
+    pub summary: &'static str,
+    /// Parses the entry's fields (the mapping without `kind`).
+    pub parse: fn(serde_yaml::Value) -> Result<C, String>,
+}
+
+/// The tagged form `{kind, ...fields}` an entry serialises to.
+#[derive(Serialize)]
+struct Tagged<'a, P> {
+    kind: &'static str,
+    #[serde(flatten)]
+    params: &'a P,
+}
+
+/// `{kind: KIND, ...params' fields in declaration order}` as YAML; cell ids hash its JSON, so
+/// a kind's field order is part of its results' identity.
+///
+/// # Panics
+/// Never for serde-derived params of plain data (strings, numbers, options, lists).
+pub fn tagged_yaml<P: Serialize>(kind: &'static str, params: &P) -> serde_yaml::Value {
+    serde_yaml::to_value(Tagged { kind, params }).expect("stage params serialise")
+}
+
+/// Deserialises the fields of a `P` entry and wraps them, naming the field of a type error
+/// (`field `ear.radius`: invalid type …`).
+///
+/// # Errors
+/// serde's message: unknown fields (with the expected ones), missing fields, wrong types.
+pub fn parse_as<P: DeserializeOwned, C>(
+    fields: serde_yaml::Value,
+    wrap: fn(P) -> C,
+) -> Result<C, String> {
+    match serde_path_to_error::deserialize::<_, P>(fields) {
+        Ok(p) => Ok(wrap(p)),
+        Err(e) => {
+            let path = e.path().to_string();
+            let inner = e.into_inner().to_string();
+            if path == "." || inner.starts_with("unknown field") || inner.starts_with("missing") {
+                Err(inner)
+            } else {
+                Err(format!("field `{path}`: {inner}"))
+            }
+        }
+    }
+}
+
+/// Parses an entry `{kind: NAME, ...}` of the stage `what` (`strategy`, `retriever`) against
+/// `kinds`.
+///
+/// # Errors
+/// Not a mapping, a missing or non-string `kind` (listing the kinds), an unknown kind (with
+/// the closest name), or the kind's own parse error. An unknown field that another kind
+/// takes is named as not applying to this kind.
+pub fn parse_entry<C>(
+    value: serde_yaml::Value,
+    kinds: &[Kind<C>],
+    what: &str,
+) -> Result<C, String> {
+    let serde_yaml::Value::Mapping(mut map) = value else {
+        return Err(format!(
+            "a {what} entry is a mapping with `kind` and its fields"
+        ));
+    };
+    let kind = match map.remove("kind") {
+        Some(serde_yaml::Value::String(k)) => k,
+        Some(_) => return Err("field `kind`: give the kind's name as a string".into()),
+        None => {
+            return Err(format!(
+                "missing field `kind` (one of {})",
+                kind_list(kinds)
+            ))
+        }
+    };
+    let Some(k) = kinds.iter().find(|k| k.name == kind) else {
+        let close = kinds
+            .iter()
+            .map(|k| (strsim::levenshtein(&kind, k.name), k.name))
+            .min()
+            .filter(|(d, _)| *d <= 3)
+            .map(|(_, n)| format!(" (did you mean `{n}`?)"))
+            .unwrap_or_default();
+        return Err(format!(
+            "unknown variant `{kind}`, expected one of {}{close}",
+            kind_list(kinds)
+        ));
+    };
+    let fields = serde_yaml::Value::Mapping(map.clone());
+    (k.parse)(fields).map_err(|e| {
+        // A field of another kind: say where it belongs rather than only "unknown".
+        let Some(field) = e
+            .strip_prefix("unknown field `")
+            .and_then(|r| r.split('`').next())
+        else {
+            return e;
+        };
+        let owners: Vec<String> = kinds
+            .iter()
+            .filter(|o| o.name != k.name && accepts_field(o, &map, field))
+            .map(|o| format!("`{}`", o.name))
+            .collect();
+        if owners.is_empty() {
+            e
+        } else {
+            format!(
+                "field `{field}` does not apply to kind `{}` (it is a setting of {}); remove it",
+                k.name,
+                owners.join(", ")
+            )
+        }
+    })
+}
+
+/// True when kind `k` takes `field`: parsing `{field: value}` alone as `k` fails, if at all,
+/// on something other than that field being unknown (a missing required field, say).
+fn accepts_field<C>(k: &Kind<C>, fields: &serde_yaml::Mapping, field: &str) -> bool {
+    let mut only = serde_yaml::Mapping::new();
+    if let Some(v) = fields.get(field) {
+        only.insert(field.into(), v.clone());
+    }
+    match (k.parse)(serde_yaml::Value::Mapping(only)) {
+        Ok(_) => true,
+        Err(e) => !e.starts_with(&format!("unknown field `{field}`")),
+    }
+}
+
+/// The kinds as `` `a`, `b`, `c` ``.
+pub fn kind_list<C>(kinds: &[Kind<C>]) -> String {
+    kinds
+        .iter()
+        .map(|k| format!("`{}`", k.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A kinds table (Markdown rows `| name | summary |`) for README.
+pub fn kinds_markdown<C>(kinds: &[Kind<C>]) -> String {
+    let mut s = String::from("| kind | what it does, fields (defaults) |\n|---|---|\n");
+    for k in kinds {
+        s.push_str(&format!("| `{}` | {} |\n", k.name, k.summary));
+    }
+    s
+}
+
+/// Checks that README.md's table between `<!-- MARKER:` and `<!-- end of MARKER -->` is
+/// `want`; with `CHUNKBENCH_BLESS=1` it rewrites the table instead.
+///
+/// # Panics
+/// When the markers are missing or the table differs (the message holds the table to paste).
+#[cfg(test)]
+pub(crate) fn assert_readme_table(marker: &str, want: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let begin = readme
+        .find(&format!("<!-- {marker}:"))
+        .unwrap_or_else(|| panic!("README has no `<!-- {marker}:` marker"));
+    let body = readme[begin..].find('\n').unwrap() + begin + 1;
+    let end = readme
+        .find(&format!("<!-- end of {marker} -->"))
+        .unwrap_or_else(|| panic!("README has no `<!-- end of {marker} -->` marker"));
+    if readme[body..end] != *want {
+        if std::env::var_os("CHUNKBENCH_BLESS").is_some() {
+            let fixed = format!("{}{want}{}", &readme[..body], &readme[end..]);
+            std::fs::write(&path, fixed).unwrap();
+        } else {
+            panic!("README.md's {marker} table differs from the registry; run with CHUNKBENCH_BLESS=1 or paste:\n{want}");
+        }
+    }
+}

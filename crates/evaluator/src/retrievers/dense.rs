@@ -1,0 +1,50 @@
+//! `kind: dense` — exact cosine top-k over the run's embedder ([`retriever::DenseIndex`]).
+
+use super::{Input, Params, Retriever};
+use anyhow::{Context, Result};
+use retriever::{Hit, QueryForm};
+use serde::{Deserialize, Serialize};
+
+/// The dense retriever's entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dense {
+    /// Query form: `question`, `question+options` (default) or `per-option`.
+    #[serde(default)]
+    pub query: QueryForm,
+}
+
+impl Params for Dense {
+    const KIND: &'static str = "dense";
+    const SUMMARY: &'static str = "exact cosine top-k over the run's embedder (passages and queries embedded; L2-normalised dot product); `query` as for bm25";
+
+    fn query(&self) -> QueryForm {
+        self.query
+    }
+
+    fn needs_embedder(&self) -> bool {
+        true
+    }
+
+    fn build(&self) -> Box<dyn Retriever> {
+        Box::new(self.clone())
+    }
+}
+
+impl Retriever for Dense {
+    /// Embeds every passage and query text in one call each (the embedder batches by length
+    /// and caches by content).
+    fn retrieve(&self, input: &Input<'_>, depth: usize) -> Result<Vec<Vec<Hit>>> {
+        let e = input
+            .embedder
+            .context("dense retrieval needs the run's embedder")?;
+        let index = input.index;
+        let texts: Vec<&str> = (0..index.len()).map(|i| index.text(i)).collect();
+        let vectors = e.embed(&texts)?;
+        let dense = retriever::DenseIndex::from_rows(&vectors, e.dim())?;
+        let (qtexts, groups) = retriever::flatten_queries(input.queries);
+        let qvecs = e.embed(&qtexts)?;
+        let scopes: Vec<Option<&[bool]>> = input.scopes.iter().map(|m| m.as_deref()).collect();
+        Ok(dense.search_pooled_batch(&qvecs, &groups, depth, &scopes)?)
+    }
+}
