@@ -853,7 +853,7 @@ pub struct IndexedText {
 /// needs (arXiv 2609.12268; docs/reference.md §5): *exact* (a normalised anchor form →
 /// the corpus anchors with that form) and *phrase* (normalised terms → the places they occur
 /// as consecutive words). Used by EAR retrieval (`retriever::ear`) and by the textbook
-/// support rule (`evaluator::openstax::support`). Texts are numbered in the order given;
+/// support rule (`datasets::openstax::support`). Texts are numbered in the order given;
 /// every list below is in text order, then position order.
 #[derive(Debug, Clone, Default)]
 pub struct AnchorIndex {

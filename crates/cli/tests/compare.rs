@@ -6,7 +6,7 @@
 //! different `limit`. They need the converted datasets in the store (`data/` at the workspace
 //! root, or `CHUNKBENCH_STORE`); `scripts/test.sh` fetches them first.
 
-use evaluator::records::{read_rows_csv, rows_csv, summarize, CellRecord, QuestionRow};
+use reporting::records::{read_rows_csv, rows_csv, summarize, CellRecord, QuestionRow};
 use std::path::{Path, PathBuf};
 
 mod common;

@@ -13,8 +13,8 @@
 mod common;
 
 use common::{chunkbench, copy_dir, workspace};
-use evaluator::dataset::DatasetManifest;
-use evaluator::io::sha256_hex;
+use datasets::dataset::DatasetManifest;
+use datasets::io::sha256_hex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;

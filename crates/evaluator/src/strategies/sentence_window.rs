@@ -122,7 +122,7 @@ impl Passages for Windows {
         &self,
         _: &[Document],
         _: &PassageIndex,
-        _: &crate::Question,
+        _: &datasets::Question,
         hits: &[Hit],
         _: usize,
     ) -> Ranking {
@@ -174,7 +174,7 @@ mod tests {
         assert_eq!(chunks.len(), 6);
         let index = PassageIndex::new(&docs, chunks).unwrap();
         let passages = p.passages(&docs, &index).unwrap();
-        let q = crate::Question {
+        let q = datasets::Question {
             id: "q".into(),
             question: "fish?".into(),
             options: vec!["x".into(), "y".into()],

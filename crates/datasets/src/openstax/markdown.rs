@@ -189,7 +189,7 @@ fn div_ctx(tag: &str, path: &Path, line: usize) -> Result<Option<(Reason, String
         }
         other => bail!(
             "{}:{line}: no cleaning rule for <div data-type={other:?}>; add one to \
-             evaluator::openstax::markdown (and document it)",
+             datasets::openstax::markdown (and document it)",
             path.display()
         ),
     }

@@ -796,6 +796,9 @@ fn corpus_notes() -> Vec<String> {
         "one page per module of the book's order file (collection XML, or SUMMARY.md for Biology)".into(),
         format!("a page is narrative when it keeps >= {NARRATIVE_MIN_BLOCKS} block; documents are the narrative pages, id openstax-BOOK-MODULE"),
         "document text: kept blocks joined by \"\\n\\n\"; no title line (title = \"chapter — page\")".into(),
+        // The manifest text names the module by its path when these datasets were made
+        // (evaluator::openstax, now datasets::openstax); it is kept so that existing
+        // manifests and their hashes do not change.
         "kept: narrative paragraphs (para, quote text, Markdown paragraphs) outside dropped containers; removed blocks by reason in counts removed.REASON; rules in evaluator::openstax and datasets/README.md".into(),
         "sha256: of the sorted listing of every file of the four book folders with its sha256".into(),
         "blocks.jsonl: every block of every page with kept/reason, source line and byte span".into(),
@@ -954,6 +957,7 @@ pub fn write_mmlu(
     }
     let mut notes = vec![
         format!("considered: every {} question of the subjects the books cover; each is checked against its subject's book", mmlu.name),
+        // Module path as when the datasets were made (kept: manifests and hashes must not move).
         "supported (rule in evaluator::openstax::support): (a) a gold-option anchor occurs in the book exactly or as a phrase, or, for a gold option without anchors, all its content words occur in one kept paragraph; and (b) an anchor of the question or an option equals a corpus anchor of the book".into(),
         "support.jsonl: one row per considered question: decision, reason, gold anchors with the first corpus occurrence (doc_id, byte span), content-word evidence, exact question/option anchor matches".into(),
         "documents: the narrative pages of the four books (same as the openstax dataset); questions keep their MMLU ids and subject, no doc_ids (whole corpus), no evidence".into(),

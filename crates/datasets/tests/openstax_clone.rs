@@ -1,8 +1,8 @@
-//! `evaluator::openstax::clone`: fetching the books at pinned commits with real `git`, from
+//! `datasets::openstax::clone`: fetching the books at pinned commits with real `git`, from
 //! local repositories made of the shared mirror (the network is not reachable in tests; the
 //! fetch path is the same `git fetch --depth 1 --filter=blob:none` of one commit).
 
-use evaluator::openstax::{self, clone};
+use datasets::openstax::{self, clone};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -116,6 +116,10 @@ pub struct Dataset {
 /// when the manifest listed none — and new sha256).
 pub type HashChange = (String, String, String);
 
+/// The most options a question may have: one per answer letter A..Z, as the readers letter
+/// them (`reader::MAX_OPTIONS`; a test in `evaluator` keeps the two equal).
+pub const MAX_OPTIONS: usize = 26;
+
 /// The canonical files of a dataset directory, whose hashes the manifest records.
 pub const DATASET_FILES: [&str; 2] = ["documents.jsonl", "questions.jsonl"];
 
@@ -337,13 +341,13 @@ pub fn validate(
                 q.options.len()
             );
         }
-        if q.options.len() > reader::MAX_OPTIONS {
+        if q.options.len() > MAX_OPTIONS {
             bail!(
                 "{at}: field `options`: question {:?} has {} options; readers answer with the \
                  letters A..Z, so at most {}",
                 q.id,
                 q.options.len(),
-                reader::MAX_OPTIONS
+                MAX_OPTIONS
             );
         }
         match q.answer {

@@ -16,19 +16,21 @@
 //! and List columns in Parquet; CSV keeps one text field per list (scores `;`-separated with 6
 //! decimals, passage ids space-separated), as it always has.
 //!
-//! This module depends only on the configuration types and the statistics; the runner, the
-//! reports, the plots and `compare` depend on it, never on each other's types.
+//! This module depends only on the statistics: a cell is stored as data ([`CellKey`]: names
+//! and resolved entries as YAML values, in the pipeline's field order), so the reports, the
+//! plots and `compare` read records without the pipeline's types, and the pipeline
+//! (`evaluator`) writes them.
 
-use crate::config::Cell;
 use crate::inputs::CellInputs;
 use crate::stats;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 
 /// One row of `per_question.csv`: one (cell, question) pair.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct QuestionRow {
-    /// Cell id ([`crate::config::Cell::id`]).
+    /// Cell id ([`CellKey::id`]).
     pub cell_id: String,
     /// Dataset name.
     pub dataset: String,
@@ -192,16 +194,58 @@ impl Failure {
     }
 }
 
+/// A resolved cell as data: one dataset × strategy × retriever × k × reader with the resolved
+/// entries. The pipeline's `evaluator::config::Cell` serialises to exactly this JSON (same
+/// fields, same order; the entries as their `{kind, ...fields}` YAML values), so
+/// [`CellKey::id`] is the cell id the pipeline computes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellKey {
+    /// Dataset name.
+    pub dataset: String,
+    /// Strategy name.
+    pub strategy: String,
+    /// Resolved strategy entry.
+    pub strategy_config: serde_yaml::Value,
+    /// Retriever name.
+    pub retriever: String,
+    /// Resolved retriever entry.
+    pub retriever_config: serde_yaml::Value,
+    /// Passages retrieved per question.
+    pub k: usize,
+    /// Reader name.
+    pub reader: String,
+    /// Resolved reader entry.
+    pub reader_config: serde_yaml::Value,
+    /// Question limit applied to the dataset.
+    pub limit: Option<usize>,
+    /// Run seed.
+    pub seed: u64,
+    /// The embedder's model directory, for cells whose strategy or retriever embeds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedder: Option<PathBuf>,
+}
+
+impl CellKey {
+    /// Stable id: the first 16 hex digits of the sha256 of the cell's canonical JSON.
+    ///
+    /// # Panics
+    /// Never: the entries are YAML values with string keys.
+    pub fn id(&self) -> String {
+        let json = serde_json::to_string(self).expect("cell serialises");
+        datasets::io::sha256_hex(json.as_bytes())[..16].to_string()
+    }
+}
+
 /// What a cell stores next to its rows in `cells/ID.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CellRecord {
     /// Cell id.
     pub id: String,
     /// The resolved cell.
-    pub cell: Cell,
+    pub cell: CellKey,
     /// sha256 of the dataset manifest the cell was computed on.
     pub dataset_manifest_sha256: String,
-    /// The code that computed it: `chunkbench VERSION@GIT_COMMIT` ([`crate::run::code_version`]). A re-run
+    /// The code that computed it: `chunkbench VERSION@GIT_COMMIT` (`evaluator::run::code_version`). A re-run
     /// reuses a cell only when this matches, so results never mix code versions.
     #[serde(default)]
     pub code: String,
@@ -312,7 +356,75 @@ pub struct ChunkLengths {
     pub words: Vec<usize>,
     /// What the strategy counted (forced splits, merges, embedded units, ...).
     #[serde(default)]
-    pub stats: crate::strategies::StrategyStats,
+    pub stats: StrategyStats,
+}
+
+/// What a strategy did over a corpus (for `chunk_stats.csv` and the manifest).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StrategyStats {
+    /// Units (sentences, combined sentences) sent to the embedder.
+    pub embedded_units: usize,
+    /// Units split before embedding because they exceeded the model's input.
+    pub units_split_before_embedding: usize,
+    /// Units (max-min) or chunks (kamradt) longer than the strategy's `size` that were split
+    /// at the size, in the configured unit.
+    #[serde(default)]
+    pub units_split_at_size: usize,
+    /// Units sent to the embedder that were longer than its input window and so truncated by
+    /// it (kamradt's combined sentences; max-min splits its units instead, so 0 there).
+    #[serde(default)]
+    pub embedded_units_truncated: usize,
+    /// Chunks longer than `size` in the configured unit (indivisible pieces: a recursive
+    /// chunk with no separator left, a single token or char the sizer counts as more); 0
+    /// when the strategy has no size.
+    #[serde(default)]
+    pub over_size: usize,
+    /// Chunks longer than the run's embedder input window (`max_seq_length` tokens, special
+    /// tokens included), which the embedder truncates when it embeds them for dense
+    /// retrieval; `None` when the strategy's cells embed no passages.
+    #[serde(default)]
+    pub over_embedder_window: Option<usize>,
+    /// Max-min: accepted units refused by the maximum size (a new chunk was started).
+    pub forced_splits: usize,
+    /// Chunks below the minimum size merged into a neighbour.
+    pub merges: usize,
+    /// Zero or non-finite vectors, given similarity 0 instead of being compared.
+    pub degenerate_vectors: usize,
+    /// Max-min: each chunk's internal minimum pairwise cosine similarity (None for a
+    /// one-unit chunk), in chunk order; empty for other strategies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub min_similarity: Vec<Option<f64>>,
+}
+
+/// Ids of the finished cells (`ID.json`) in `cells_dir` that are not in `ids`, sorted.
+pub fn foreign_cells(cells_dir: &Path, ids: &std::collections::BTreeSet<String>) -> Vec<String> {
+    foreign_files(cells_dir, "json", ids)
+        .iter()
+        .filter_map(|p| p.file_stem().and_then(|s| s.to_str()).map(str::to_string))
+        .collect()
+}
+
+/// Files `ID.ext` in `dir` whose `ID` is not in `ids`, sorted (an unreadable `dir` has none).
+pub fn foreign_files(
+    dir: &Path,
+    ext: &str,
+    ids: &std::collections::BTreeSet<String>,
+) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == ext)
+                && p.file_stem()
+                    .and_then(|s| s.to_str())
+                    .is_some_and(|s| !ids.contains(s))
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 /// Aggregates one cell's rows (means over questions; the interval is [`stats::wilson`]'s).
@@ -746,7 +858,7 @@ pub fn table_parquet<R>(columns: &[Column<R>], rows: &[R]) -> Result<Vec<u8>> {
 /// Encoding or I/O errors naming the file.
 pub fn write_rows_parquet(path: &std::path::Path, rows: &[QuestionRow]) -> Result<()> {
     let bytes = table_parquet(QUESTION_COLUMNS, rows)?;
-    crate::io::write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
+    datasets::io::write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
 }
 
 /// serde for a score list stored as one `;`-separated CSV field (6 decimals).

@@ -1,13 +1,12 @@
 //! Cell aggregates and the run's `summary.csv` / `summary.md`.
 
-use crate::config::RunConfig;
-use crate::io::write_atomic;
 use crate::records::{
     table_csv, CellRecord, CellSummary, ChunkLengths, Comparison, Failure, QuestionRow, SummaryRow,
     SUMMARY_COLUMNS,
 };
 use crate::stats;
 use anyhow::{bail, Result};
+use datasets::io::write_atomic;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -22,13 +21,26 @@ pub fn fmt_accuracy(s: &CellSummary) -> String {
     }
 }
 
+/// What the reports need from the run's configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportSettings {
+    /// The config's `name` (summary.md's title).
+    pub name: String,
+    /// The baseline strategy's name: every other strategy's cells are compared with its cells.
+    pub baseline: String,
+    /// The run seed (bootstrap resampling).
+    pub seed: u64,
+    /// Bootstrap resamples per comparison.
+    pub bootstrap_resamples: usize,
+}
+
 /// The baseline cell for `c`: same dataset, retriever, k and reader, baseline strategy.
 fn baseline_of<'a>(
-    cfg: &RunConfig,
+    cfg: &ReportSettings,
     cells: &'a [CellRecord],
     c: &CellRecord,
 ) -> Option<&'a CellRecord> {
-    let base = cfg.baseline_strategy();
+    let base = cfg.baseline.as_str();
     cells.iter().find(|b| {
         b.cell.strategy == base
             && b.cell.dataset == c.cell.dataset
@@ -44,7 +56,7 @@ fn baseline_of<'a>(
 /// # Errors
 /// Cells whose question lists differ (they cannot be paired), or statistics errors.
 pub fn compare_cells(
-    cfg: &RunConfig,
+    cfg: &ReportSettings,
     cells: &[CellRecord],
     rows: &HashMap<String, Vec<QuestionRow>>,
 ) -> Result<HashMap<String, Comparison>> {
@@ -118,17 +130,13 @@ pub fn compare_cells(
 /// Cells that cannot be paired, and I/O errors naming the file.
 pub fn write_reports(
     dir: &Path,
-    cfg: &RunConfig,
+    cfg: &ReportSettings,
     cells: &[CellRecord],
     rows: &HashMap<String, Vec<QuestionRow>>,
 ) -> Result<(String, HashMap<String, Comparison>)> {
     let comparisons = compare_cells(cfg, cells, rows)?;
     let mut summary_rows = Vec::with_capacity(cells.len());
-    let mut md = format!(
-        "# {}\n\nBaseline strategy: `{}`.\n",
-        cfg.name,
-        cfg.baseline_strategy()
-    );
+    let mut md = format!("# {}\n\nBaseline strategy: `{}`.\n", cfg.name, cfg.baseline);
     let mut groups: Vec<(String, String)> = cells
         .iter()
         .map(|c| (c.cell.dataset.clone(), c.cell.reader.clone()))

@@ -15,7 +15,7 @@
 //!
 //! A finished cell is reused only when its stored inputs equal the current ones (and its code
 //! version and configuration do); otherwise it is recomputed and the run names the inputs that
-//! changed ([`changed`]). Large files are hashed once per content ([`crate::filehash`]).
+//! changed ([`changed`]). Large files are hashed once per content ([`datasets::filehash`]).
 
 use std::collections::BTreeMap;
 

@@ -5,8 +5,8 @@
 //! A missing prerequisite fails the test with the command that provides it (`scripts/test.sh`
 //! fetches everything first).
 
-use evaluator::dataset::Dataset;
-use evaluator::openstax::{self, support, Corpus, Reason};
+use datasets::dataset::Dataset;
+use datasets::openstax::{self, support, Corpus, Reason};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -269,8 +269,8 @@ fn cleaning_is_deterministic() {
 }
 
 /// Question sets, written once per test binary.
-fn question_sets() -> &'static (tempfile::TempDir, Vec<evaluator::dataset::DatasetManifest>) {
-    static Q: OnceLock<(tempfile::TempDir, Vec<evaluator::dataset::DatasetManifest>)> =
+fn question_sets() -> &'static (tempfile::TempDir, Vec<datasets::dataset::DatasetManifest>) {
+    static Q: OnceLock<(tempfile::TempDir, Vec<datasets::dataset::DatasetManifest>)> =
         OnceLock::new();
     Q.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
@@ -387,7 +387,7 @@ fn sample_of_153_is_stratified_and_reproducible() {
     assert_ne!(again, other, "another seed gives another sample");
     // Proportional: each subject within one question of its share.
     let n = all.questions.len() as f64;
-    let count = |qs: &[evaluator::Question], s: &str| {
+    let count = |qs: &[datasets::Question], s: &str| {
         qs.iter()
             .filter(|q| q.subject.as_deref() == Some(s))
             .count() as f64

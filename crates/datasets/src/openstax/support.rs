@@ -228,8 +228,8 @@ impl BookIndex {
 
     /// Content-word coverage of `text` by the best kept paragraph.
     fn content(&self, text: &str) -> ContentEvidence {
-        let stop =
-            retriever::TextAnalyzer::default().with_stop_words(retriever::StopWords::English);
+        let stop = chunker::analyzer::TextAnalyzer::default()
+            .with_stop_words(chunker::analyzer::StopWords::English);
         let mut words: Vec<String> = Vec::new();
         for t in tokenize(text) {
             let raw = &text[t.span.start..t.span.end];

@@ -378,7 +378,7 @@ impl Walker<'_, '_> {
             "newline" | "space" => Ok(()),
             other => bail!(
                 "{}:{}: no cleaning rule for block element <{other}>; add one to \
-                 evaluator::openstax::cnxml (and document it)",
+                 datasets::openstax::cnxml (and document it)",
                 self.path.display(),
                 self.line(n)
             ),
@@ -478,7 +478,7 @@ impl Walker<'_, '_> {
                 | "exercise" | "preformat" | "code" | "quote" | "title" | "label" => nested.push(c),
                 other => bail!(
                     "{}:{}: no inline rule for <{other}> inside a paragraph; add one to \
-                     evaluator::openstax::cnxml (and document it)",
+                     datasets::openstax::cnxml (and document it)",
                     self.path.display(),
                     self.line(c)
                 ),

@@ -1,0 +1,282 @@
+//! `compare` end to end on synthetic run directories: the pipeline's resolved configs and cell
+//! ids (`evaluator`), the records and the gate (`reporting`).
+
+use datasets::io::{write_atomic, write_json};
+use evaluator::config::resolved_cell_ids;
+use evaluator::RunConfig;
+use reporting::compare::{
+    compare_runs, render_markdown, write_report, CellComparison, CompareReport, Tolerances, Verdict,
+};
+use reporting::records::{summarize, CellRecord, QuestionRow};
+use std::collections::HashMap;
+use std::path::Path;
+
+const CONFIG: &str = "name: synth
+datasets: [toy]
+strategies:
+  a: {kind: fixed, unit: words, size: 50, overlap: 0}
+  b: {kind: fixed, unit: words, size: 80, overlap: 0}
+  c: {kind: fixed, unit: words, size: 120, overlap: 0}
+retrievers:
+  bm25: {kind: bm25}
+k: [3]
+readers:
+  lexical: {kind: lexical}
+bootstrap_resamples: 200
+";
+
+/// One cell's answers: per question (correct, words).
+type Answers = Vec<(u8, usize)>;
+
+/// Writes a run directory with one cell per strategy of CONFIG (in order), each holding
+/// the given answers, computed on a dataset whose manifest hashes to `sha`.
+fn write_run(dir: &Path, cfg: &RunConfig, answers: &[Answers], sha: &str) {
+    write_json(&dir.join("config.json"), cfg).unwrap();
+    for (cell, ans) in cfg.cells().iter().zip(answers) {
+        let id = cell.id();
+        let rows: Vec<QuestionRow> = ans
+            .iter()
+            .enumerate()
+            .map(|(i, &(correct, words))| QuestionRow {
+                cell_id: id.clone(),
+                dataset: cell.dataset.clone(),
+                strategy: cell.strategy.clone(),
+                retriever: cell.retriever.clone(),
+                k: cell.k,
+                reader: cell.reader.clone(),
+                question_id: format!("q{i:04}"),
+                choice: usize::from(correct == 0),
+                correct,
+                tied: 1,
+                words,
+                unique_words: words,
+                ..QuestionRow::default()
+            })
+            .collect();
+        let mut w = csv::Writer::from_writer(Vec::new());
+        for r in &rows {
+            w.serialize(r).unwrap();
+        }
+        write_atomic(
+            &dir.join("cells").join(format!("{id}.csv")),
+            &w.into_inner().unwrap(),
+        )
+        .unwrap();
+        let rec = CellRecord {
+            id: id.clone(),
+            cell: cell.key(),
+            dataset_manifest_sha256: sha.into(),
+            code: String::new(),
+            inputs: Default::default(),
+            tokens_by: String::new(),
+            summary: summarize(&rows),
+        };
+        write_json(&dir.join("cells").join(format!("{id}.json")), &rec).unwrap();
+    }
+}
+
+fn cfg() -> RunConfig {
+    RunConfig::parse(CONFIG, "synth.yaml").unwrap()
+}
+
+/// `n` questions, the first `correct` of them right, each retrieving `words` words.
+fn answers(n: usize, correct: usize, words: usize) -> Answers {
+    (0..n).map(|i| (u8::from(i < correct), words)).collect()
+}
+
+#[test]
+fn identical_runs_pass_with_zero_deltas() {
+    let t = tempfile::tempdir().unwrap();
+    let a = answers(200, 150, 100);
+    let (b, c) = (t.path().join("b"), t.path().join("c"));
+    for d in [&b, &c] {
+        write_run(d, &cfg(), &[a.clone(), a.clone(), a.clone()], "sha");
+    }
+    let r = compare_runs(&b, &c, &Tolerances::default(), &resolved_cell_ids).unwrap();
+    assert_eq!(r.verdict, Verdict::Ok);
+    assert_eq!(r.cells.len(), 3);
+    for c in &r.cells {
+        assert_eq!(c.delta_points, 0.0);
+        assert_eq!((c.mcnemar.b, c.mcnemar.c), (0, 0));
+        assert_eq!(c.holm_p, 1.0);
+        assert_eq!(c.words_change_pct, Some(0.0));
+        assert_eq!(c.baseline, c.candidate);
+    }
+    let md = render_markdown(&r);
+    assert!(
+        md.contains("no regression") && !md.contains("REGRESSION"),
+        "{md}"
+    );
+    assert!(!md.contains("+-") && !md.contains("-0.0"), "{md}");
+}
+
+#[test]
+fn holm_is_applied_over_all_matched_cells() {
+    // Three cells whose raw McNemar exact p straddles alpha: cell a loses 9 questions
+    // (p = 2/2^9 = 0.0039), b loses 7 (p = 0.0156), c loses 6 (p = 0.03125). Raw, all
+    // three are below 0.05; Holm multiplies by 3, 2 and 1 with monotonicity:
+    // a 0.0117, b 0.03125, c 0.03125.
+    let t = tempfile::tempdir().unwrap();
+    let (b, c) = (t.path().join("b"), t.path().join("c"));
+    let base = answers(100, 60, 100);
+    write_run(&b, &cfg(), &[base.clone(), base.clone(), base.clone()], "s");
+    let cand: Vec<Answers> = [9, 7, 6]
+        .iter()
+        .map(|&lost| answers(100, 60 - lost, 100))
+        .collect();
+    write_run(&c, &cfg(), &cand, "s");
+    let r = compare_runs(&b, &c, &Tolerances::default(), &resolved_cell_ids).unwrap();
+    let by_strategy: HashMap<&str, &CellComparison> =
+        r.cells.iter().map(|c| (c.strategy.as_str(), c)).collect();
+    let close = |x: f64, y: f64| assert!((x - y).abs() < 1e-12, "{x} != {y}");
+    close(by_strategy["a"].mcnemar.exact_p, 2.0 / 512.0);
+    close(by_strategy["a"].holm_p, 3.0 * 2.0 / 512.0);
+    close(by_strategy["b"].holm_p, 2.0 * 2.0 / 128.0);
+    close(by_strategy["c"].holm_p, 2.0 * 2.0 / 128.0);
+    assert!(r.cells.iter().all(|c| c.verdict == Verdict::Regression));
+    // With alpha 0.02 only cell a stays significant after Holm (raw p of b would pass).
+    let strict = Tolerances {
+        alpha: 0.02,
+        ..Tolerances::default()
+    };
+    let r = compare_runs(&b, &c, &strict, &resolved_cell_ids).unwrap();
+    let flagged: Vec<&str> = r
+        .cells
+        .iter()
+        .filter(|c| c.verdict == Verdict::Regression)
+        .map(|c| c.strategy.as_str())
+        .collect();
+    assert_eq!(flagged, ["a"]);
+    assert!(by_strategy["b"].mcnemar.exact_p < 0.02);
+    assert_eq!(r.regressions, 1);
+    assert!(r.is_regression());
+    let md = render_markdown(&r);
+    assert!(md.contains("REGRESSION in 1 of 3"), "{md}");
+    assert!(md.contains("accuracy -9.0 points"), "{md}");
+}
+
+#[test]
+fn words_increase_and_its_interval() {
+    let t = tempfile::tempdir().unwrap();
+    let (b, c) = (t.path().join("b"), t.path().join("c"));
+    let base = answers(50, 25, 100);
+    write_run(&b, &cfg(), &[base.clone(), base.clone(), base.clone()], "s");
+    // +5 % exactly, +6 %, and -20 %.
+    let cand = vec![
+        answers(50, 25, 105),
+        answers(50, 25, 106),
+        answers(50, 25, 80),
+    ];
+    write_run(&c, &cfg(), &cand, "s");
+    let r = compare_runs(&b, &c, &Tolerances::default(), &resolved_cell_ids).unwrap();
+    let v: Vec<(Option<f64>, Verdict)> = r
+        .cells
+        .iter()
+        .map(|c| (c.words_change_pct, c.verdict))
+        .collect();
+    assert_eq!(v[0].1, Verdict::Ok);
+    assert_eq!(v[1].1, Verdict::Regression);
+    assert_eq!(v[2].1, Verdict::Ok);
+    assert!((v[1].0.unwrap() - 6.0).abs() < 1e-9);
+    assert!((v[2].0.unwrap() + 20.0).abs() < 1e-9);
+    // Constant words per question: the bootstrap interval collapses onto the estimate.
+    let ci = r.cells[1].words_change_ci.unwrap();
+    assert!((ci.lower - 6.0).abs() < 1e-9 && (ci.upper - 6.0).abs() < 1e-9);
+    assert!(r.cells[1].reasons[0].contains("+6.0 %"));
+}
+
+#[test]
+fn unmatched_cells_are_listed_with_the_differing_fields() {
+    let t = tempfile::tempdir().unwrap();
+    let (b, c) = (t.path().join("b"), t.path().join("c"));
+    let a = answers(20, 10, 5);
+    write_run(&b, &cfg(), &[a.clone(), a.clone(), a.clone()], "s");
+    // The candidate changed strategy c's size and dropped nothing else.
+    let changed =
+        RunConfig::parse(&CONFIG.replace("size: 120", "size: 130"), "changed.yaml").unwrap();
+    write_run(&c, &changed, &[a.clone(), a.clone(), a.clone()], "s");
+    let r = compare_runs(&b, &c, &Tolerances::default(), &resolved_cell_ids).unwrap();
+    assert_eq!(r.cells.len(), 2);
+    assert_eq!(r.only_in_baseline.len(), 1);
+    assert_eq!(r.only_in_candidate.len(), 1);
+    assert_eq!(
+        r.only_in_candidate[0].differs_in,
+        ["strategy_config.size".to_string()]
+    );
+    let md = render_markdown(&r);
+    assert!(md.contains("only in the baseline") && md.contains("`strategy_config.size`"));
+}
+
+#[test]
+fn unusable_inputs_are_errors_naming_the_path_and_fix() {
+    let t = tempfile::tempdir().unwrap();
+    let (b, c) = (t.path().join("b"), t.path().join("c"));
+    let a = answers(20, 10, 5);
+    write_run(&b, &cfg(), &[a.clone(), a.clone(), a.clone()], "s");
+    let err = |x: &Path, y: &Path| {
+        format!(
+            "{:#}",
+            compare_runs(x, y, &Tolerances::default(), &resolved_cell_ids).unwrap_err()
+        )
+    };
+    // Missing directory.
+    let e = err(&b, &t.path().join("nope"));
+    assert!(e.contains("nope") && e.contains("does not exist"), "{e}");
+    // Different dataset manifest.
+    write_run(&c, &cfg(), &[a.clone(), a.clone(), a.clone()], "other");
+    let e = err(&b, &c);
+    assert!(
+        e.contains("different datasets") && e.contains("other"),
+        "{e}"
+    );
+    // Different questions: drop one row from every candidate cell.
+    std::fs::remove_dir_all(&c).unwrap();
+    let short = answers(19, 10, 5);
+    write_run(&c, &cfg(), &[short.clone(), short.clone(), short], "s");
+    let e = err(&b, &c);
+    assert!(
+        e.contains("different questions") && e.contains("q0019"),
+        "{e}"
+    );
+    // No cell in common: a different limit changes every id.
+    std::fs::remove_dir_all(&c).unwrap();
+    let limited = RunConfig::parse(&format!("{CONFIG}limit: 20\n"), "l.yaml").unwrap();
+    write_run(&c, &limited, &[a.clone(), a.clone(), a.clone()], "s");
+    let e = err(&b, &c);
+    assert!(
+        e.contains("no cell in common") && e.contains("limit"),
+        "{e}"
+    );
+    // Rows edited without the record: the files disagree.
+    std::fs::remove_dir_all(&c).unwrap();
+    write_run(&c, &cfg(), &[a.clone(), a.clone(), a.clone()], "s");
+    let id = cfg().cells()[0].id();
+    let csv_path = c.join("cells").join(format!("{id}.csv"));
+    let text = std::fs::read_to_string(&csv_path).unwrap();
+    std::fs::write(&csv_path, text.replacen(",0,1,1,", ",0,0,1,", 1)).unwrap();
+    let e = err(&b, &c);
+    assert!(e.contains("disagree") && e.contains(&id), "{e}");
+    // Not a run directory.
+    let e = err(&b, t.path());
+    assert!(e.contains("config.json"), "{e}");
+    // Invalid tolerances.
+    let bad = Tolerances {
+        alpha: 2.0,
+        ..Tolerances::default()
+    };
+    assert!(compare_runs(&b, &b, &bad, &resolved_cell_ids).is_err());
+}
+
+#[test]
+fn report_files_are_written_and_round_trip() {
+    let t = tempfile::tempdir().unwrap();
+    let b = t.path().join("b");
+    let a = answers(30, 20, 7);
+    write_run(&b, &cfg(), &[a.clone(), a.clone(), a], "s");
+    let r = compare_runs(&b, &b, &Tolerances::default(), &resolved_cell_ids).unwrap();
+    let out = t.path().join("out");
+    let (md, json) = write_report(&out, &r).unwrap();
+    assert_eq!(std::fs::read_to_string(md).unwrap(), render_markdown(&r));
+    let back: CompareReport = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    assert_eq!(back, r);
+}

@@ -1,0 +1,45 @@
+//! chunkbench's reporting: what a run writes and how it is read back.
+//!
+//! - [`records`]: the per-question rows, cell records and summaries, defined once (one column
+//!   table for CSV and Parquet), and the cell as stored data ([`records::CellKey`]);
+//! - [`inputs`]: the content identities a cell was computed on, and how two differ;
+//! - [`stats`]: Wilson intervals, the paired bootstrap, McNemar, Holm, sign-flip permutation;
+//! - [`report`]: `summary.md`, `summary.csv` and `chunk_stats.csv`;
+//! - [`plots`]: the PNG/SVG figures of a run;
+//! - [`explain`]: one question across a run's cells, as text;
+//! - [`compare`]: two runs → the regression report and the CI verdict.
+//!
+//! Nothing here depends on the pipeline (`evaluator`): the runner writes records through this
+//! crate and calls its writers at the end of a run (docs/reference.md §1, stages "aggregate",
+//! "report" and "compare -> CI gate").
+
+#![warn(missing_docs)]
+
+pub mod compare;
+pub mod explain;
+pub mod inputs;
+pub mod plots;
+pub mod records;
+pub mod report;
+pub mod stats;
+
+#[cfg(test)]
+mod tests {
+    /// Every variant's `as_str` (strum) equals its serde name, so the two derives agree.
+    fn names_agree<T>()
+    where
+        T: serde::Serialize + strum::VariantArray + Copy + Into<&'static str>,
+    {
+        for v in T::VARIANTS {
+            let serde_name = serde_json::to_value(v).unwrap();
+            let name: &'static str = (*v).into();
+            assert_eq!(serde_name, name, "{}", std::any::type_name::<T>());
+        }
+    }
+
+    #[test]
+    fn enum_names_are_the_serde_names() {
+        names_agree::<crate::records::Failure>();
+        names_agree::<crate::compare::Verdict>();
+    }
+}
