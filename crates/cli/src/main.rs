@@ -461,11 +461,10 @@ fn real_main() -> Result<()> {
                     .iter()
                     .map(|k| (k.name.to_string(), k.summary))
                     .collect(),
-                ListWhat::Readers => vec![
-                    ("lexical".into(), "lexical evidence reader (IR-solver style); ties count as wrong"),
-                    ("llm".into(), "local GGUF model through candle (SmolLM2-135M by default); llm: {scoring letters|cloze, ...}"),
-                    ("openai".into(), "any OpenAI-compatible server; openai: {base_url, model, api_key_env, ...}"),
-                ],
+                ListWhat::Readers => evaluator::readers::KINDS
+                    .iter()
+                    .map(|k| (k.name.to_string(), k.summary))
+                    .collect(),
                 ListWhat::Metrics => vec![
                     ("accuracy".into(), "share correct, Wilson 95 % interval; ties count as wrong"),
                     ("words".into(), "words retrieved per question, with multiplicity; mean/median/p95"),

@@ -45,78 +45,8 @@ impl Default for EmbedderConfig {
     }
 }
 
-/// Reader kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ReaderKind {
-    /// The lexical baseline ([`reader::LexicalReader`]).
-    Lexical,
-    /// A local GGUF LLM through candle ([`reader::LlmReader`]); SmolLM2-135M-Instruct by default.
-    Llm,
-    /// An OpenAI-compatible chat-completions server ([`reader::OpenAiReader`]).
-    Openai,
-}
-
-/// Default GGUF model of `kind: llm` (unpacked by `chunkbench models fetch`).
-pub const DEFAULT_LLM: &str = "models/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf";
-
-/// One reader entry (`readers.NAME`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ReaderConfig {
-    /// Reader kind.
-    pub kind: ReaderKind,
-    /// `llm`: the GGUF file (default [`DEFAULT_LLM`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<PathBuf>,
-    /// `llm`: prompt template, chat format, scoring (`letters` | `cloze` | `cloze-norm`), ...
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub llm: Option<reader::LlmConfig>,
-    /// `openai`: endpoint, model, API key variable, timeout, retries, concurrency.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub openai: Option<reader::OpenAiConfig>,
-    /// Response cache for `llm` and `openai`: `never`, `read-write` (default) or `read-only`,
-    /// under `.cache/responses`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache: Option<reader::CacheMode>,
-}
-
-impl ReaderConfig {
-    /// The GGUF file of an `llm` reader: `model`, or [`DEFAULT_LLM`].
-    pub fn llm_model(&self) -> PathBuf {
-        self.model
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_LLM))
-    }
-
-    /// Rejects fields that do not apply to the kind: `model` and `llm` belong to `llm`,
-    /// `openai` to `openai` (which requires it), `cache` to the model readers.
-    fn check(&self) -> Result<()> {
-        let name = match self.kind {
-            ReaderKind::Lexical => "lexical",
-            ReaderKind::Llm => "llm",
-            ReaderKind::Openai => "openai",
-        };
-        for (field, set, kinds) in [
-            ("model", self.model.is_some(), &[ReaderKind::Llm][..]),
-            ("llm", self.llm.is_some(), &[ReaderKind::Llm][..]),
-            ("openai", self.openai.is_some(), &[ReaderKind::Openai][..]),
-            (
-                "cache",
-                self.cache.is_some(),
-                &[ReaderKind::Llm, ReaderKind::Openai][..],
-            ),
-        ] {
-            if set && !kinds.contains(&self.kind) {
-                bail!("field `{field}` does not apply to kind `{name}`; remove it");
-            }
-        }
-        if self.kind == ReaderKind::Openai && self.openai.is_none() {
-            bail!("field `openai` is required for kind `openai`: give base_url and model");
-        }
-        Ok(())
-    }
-}
+pub use crate::readers::llm::DEFAULT_LLM;
+pub use crate::readers::ReaderConfig;
 
 /// The whole run configuration (a YAML file).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -923,7 +853,10 @@ limit: 20
             "{msg}"
         );
         let msg = e(&GOOD.replace("lexical: {kind: lexical}", "srv: {kind: openai}"));
-        assert!(msg.contains("`openai` is required"), "{msg}");
+        assert!(
+            msg.contains("missing field `openai`") && msg.contains("required by kind `openai`"),
+            "{msg}"
+        );
         let msg = e(&GOOD.replace(
             "fixed-100: {kind: fixed, size: 100}",
             "fixed-100: {kind: fixed, size: 100}\n  again: {kind: fixed, size: 100}",

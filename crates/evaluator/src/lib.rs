@@ -10,6 +10,7 @@
 
 pub mod config;
 pub mod preflight;
+pub mod readers;
 pub mod registry;
 pub mod retrievers;
 pub mod run;

@@ -9,7 +9,7 @@
 //! http(s) base URL and a server that answers `GET /models`; the output directory is writable.
 //! Each problem is one line naming the field or file and the fix.
 
-use crate::config::{ReaderKind, RunConfig};
+use crate::config::RunConfig;
 use datasets::dataset::Dataset;
 use std::io::Read;
 use std::path::Path;
@@ -35,10 +35,7 @@ pub fn check(cfg: &RunConfig, store: &Path) -> Vec<String> {
             problems.push(format!("field `strategies.{name}`: {e:#}"));
         }
     }
-    if cells
-        .iter()
-        .any(|c| c.reader_config.kind != ReaderKind::Llm)
-    {
+    if cells.iter().any(|c| !c.reader_config.counts_own_tokens()) {
         if let Some(t) = &cfg.cost_tokenizer {
             if let Err(e) = chunker::HfTokenizer::from_file(t) {
                 problems.push(format!(
@@ -48,28 +45,7 @@ pub fn check(cfg: &RunConfig, store: &Path) -> Vec<String> {
         }
     }
     for (name, r) in &cfg.readers {
-        match r.kind {
-            ReaderKind::Lexical => {}
-            ReaderKind::Llm => {
-                let model = r.llm_model();
-                if let Err(e) = gguf_header(&model) {
-                    problems.push(format!("field `readers.{name}.model`: {e}"));
-                }
-            }
-            ReaderKind::Openai => {
-                let Some(conf) = r.openai.clone() else {
-                    continue; // rejected by the config check
-                };
-                match reader::OpenAiReader::new(conf) {
-                    Err(e) => problems.push(format!("field `readers.{name}.openai`: {e}")),
-                    Ok(mut oa) => {
-                        if let Err(e) = oa.probe_served_models() {
-                            problems.push(format!("reader `{name}`: {e}"));
-                        }
-                    }
-                }
-            }
-        }
+        problems.extend(r.preflight(name));
     }
     if let Err(e) = writable(&cfg.output.join(&cfg.name)) {
         problems.push(format!("field `output`: {e}"));
@@ -138,26 +114,6 @@ fn safetensors_header(path: &Path) -> Result<(), String> {
         .map_err(|e| format!("safetensors header is not JSON: {e}"))
 }
 
-/// Checks that `path` exists and starts with the GGUF magic.
-fn gguf_header(path: &Path) -> Result<(), String> {
-    let mut f = std::fs::File::open(path).map_err(|e| {
-        format!(
-            "cannot open {}: {e}; run `chunkbench models fetch` for the default model",
-            path.display()
-        )
-    })?;
-    let mut magic = [0u8; 4];
-    f.read_exact(&mut magic)
-        .map_err(|_| format!("{} is too short to be a GGUF file", path.display()))?;
-    if &magic != b"GGUF" {
-        return Err(format!(
-            "{} is not a GGUF file (it starts with {magic:?}, not \"GGUF\")",
-            path.display()
-        ));
-    }
-    Ok(())
-}
-
 /// Creates `dir` and a file in it, then removes the file.
 fn writable(dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -175,9 +131,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("m.gguf");
         std::fs::write(&p, b"GGML....").unwrap();
-        assert!(gguf_header(&p).unwrap_err().contains("not a GGUF"));
+        assert!(crate::readers::llm::gguf_header(&p)
+            .unwrap_err()
+            .contains("not a GGUF"));
         std::fs::write(&p, b"GGUF\x03\0\0\0").unwrap();
-        assert!(gguf_header(&p).is_ok());
+        assert!(crate::readers::llm::gguf_header(&p).is_ok());
         let st = dir.path().join("model.safetensors");
         std::fs::write(&st, [200u8, 0, 0, 0, 0, 0, 0, 0, b'{']).unwrap();
         assert!(safetensors_header(&st)

@@ -63,7 +63,7 @@ pub fn parse_as<P: DeserializeOwned, C>(
 /// # Errors
 /// Not a mapping, a missing or non-string `kind` (listing the kinds), an unknown kind (with
 /// the closest name), or the kind's own parse error. An unknown field that another kind
-/// takes is named as not applying to this kind.
+/// takes is named as not applying to this kind; a missing field names the kind needing it.
 pub fn parse_entry<C>(
     value: serde_yaml::Value,
     kinds: &[Kind<C>],
@@ -99,6 +99,9 @@ pub fn parse_entry<C>(
     };
     let fields = serde_yaml::Value::Mapping(map.clone());
     (k.parse)(fields).map_err(|e| {
+        if e.starts_with("missing field `") {
+            return format!("{e} (required by kind `{}`)", k.name);
+        }
         // A field of another kind: say where it belongs rather than only "unknown".
         let Some(field) = e
             .strip_prefix("unknown field `")
@@ -161,6 +164,9 @@ pub fn kinds_markdown<C>(kinds: &[Kind<C>]) -> String {
 /// When the markers are missing or the table differs (the message holds the table to paste).
 #[cfg(test)]
 pub(crate) fn assert_readme_table(marker: &str, want: &str) {
+    // The stage tests run in parallel and may rewrite README.md: one at a time.
+    static README: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = README.lock().unwrap_or_else(|e| e.into_inner());
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
     let readme = std::fs::read_to_string(&path).unwrap();
     let begin = readme

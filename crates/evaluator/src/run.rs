@@ -611,12 +611,11 @@ impl Runner<'_> {
         got: &Retrieved,
     ) -> Result<()> {
         let model_reader;
-        let reader: &dyn Reader = match cell.reader_config.kind {
-            crate::config::ReaderKind::Lexical => &d.lexical,
-            _ => {
-                model_reader = self.readers.get(&cell.reader, &cell.reader_config)?;
-                model_reader.as_ref()
-            }
+        let reader: &dyn Reader = if cell.reader_config.per_dataset() {
+            &d.lexical
+        } else {
+            model_reader = self.readers.get(&cell.reader, &cell.reader_config)?;
+            model_reader.as_ref()
         };
         let counter = d.tokens.counter(self.cfg, reader)?;
         self.progress.cells.set_message(format!(
@@ -766,7 +765,6 @@ impl<'a> Resolver<'a> {
 
     /// The inputs of `cell`, on top of its dataset's.
     fn cell(&self, cell: &Cell, dataset: &CellInputs) -> Result<CellInputs> {
-        use crate::config::ReaderKind;
         let mut out = dataset.clone();
         if let Some(model) = &cell.embedder {
             out.extend(self.memo(&format!("embedder {}", model.display()), || {
@@ -786,20 +784,16 @@ impl<'a> Resolver<'a> {
             })?);
         }
         let rc = &cell.reader_config;
-        match rc.kind {
-            ReaderKind::Lexical => {}
-            ReaderKind::Llm => {
-                let model = rc.llm_model();
-                out.extend(self.memo(&format!("llm {}", model.display()), || {
-                    Self::file("reader/model", &model)
-                })?);
-            }
-            ReaderKind::Openai => {
-                let r = self.readers.get(&cell.reader, rc)?;
-                out.insert("reader/server".into(), r.identity());
-            }
+        for (input, path) in rc.input_files() {
+            out.extend(self.memo(&format!("{input} {}", path.display()), || {
+                Self::file(input, &path)
+            })?);
         }
-        if rc.kind != ReaderKind::Llm {
+        if rc.identity_is_input() {
+            let r = self.readers.get(&cell.reader, rc)?;
+            out.insert("reader/server".into(), r.identity());
+        }
+        if !rc.counts_own_tokens() {
             if let Some(t) = &self.cfg.cost_tokenizer {
                 let mut t = t.clone();
                 if t.is_dir() {
@@ -1193,37 +1187,11 @@ impl ModelReaders {
         name: &str,
         cfg: &crate::config::ReaderConfig,
     ) -> Result<std::sync::Arc<dyn Reader>> {
-        use crate::config::ReaderKind;
         let mut built = self.built.lock().expect("reader registry");
         if let Some(r) = built.get(name) {
             return Ok(r.clone());
         }
-        let cache = reader::ResponseCache::new(
-            Path::new(".cache/responses"),
-            cfg.cache.unwrap_or(reader::CacheMode::ReadWrite),
-        )
-        .with_context(|| format!("field `readers.{name}.cache`"))?;
-        let r: std::sync::Arc<dyn Reader> = match cfg.kind {
-            ReaderKind::Llm => {
-                let model = cfg.llm_model();
-                let llm = reader::LlmReader::load(&model, cfg.llm.clone().unwrap_or_default())
-                    .with_context(|| {
-                        format!("field `readers.{name}.model`: {}", model.display())
-                    })?;
-                std::sync::Arc::new(reader::CachedReader::new(llm, cache))
-            }
-            ReaderKind::Openai => {
-                let conf = cfg.openai.clone().with_context(|| {
-                    format!("field `readers.{name}.openai`: give base_url, model and api_key_env")
-                })?;
-                let mut oa = reader::OpenAiReader::new(conf)
-                    .with_context(|| format!("field `readers.{name}.openai`"))?;
-                oa.probe_served_models()
-                    .with_context(|| format!("reader `{name}`"))?;
-                std::sync::Arc::new(reader::CachedReader::new(oa, cache))
-            }
-            ReaderKind::Lexical => bail!("the lexical reader is built per dataset"),
-        };
+        let r = cfg.build(name)?;
         built.insert(name.to_string(), r.clone());
         Ok(r)
     }

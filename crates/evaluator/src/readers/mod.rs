@@ -1,0 +1,316 @@
+//! The reading stage's registry: reader kinds, their typed entries, and what the pipeline asks
+//! of a kind. The reader itself is [`reader::Reader`] (crate `reader`).
+//!
+//! A reader kind is one file in this directory with a **params** type (the YAML entry
+//! `readers.NAME` without `kind`, strictly parsed, serde-derived) implementing [`Params`]:
+//! registry name, one-line summary, the files it reads (hashed into each cell's inputs),
+//! whether its identity is an input (a server), its preflight checks, and `build`; plus one
+//! line in [`registry!`] below. The config parser, `chunkbench ls readers` and README's reader
+//! kinds table read [`KINDS`].
+//!
+//! Identity: an entry serialises as `{"kind": NAME, ...its fields in declaration order}`; the
+//! cell id hashes that JSON.
+
+use anyhow::Result;
+use reader::Reader;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::any::Any;
+use std::fmt::Debug;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Declares the reader kinds: `module::Params` per line.
+macro_rules! registry {
+    ($($module:ident :: $params:ident),* $(,)?) => {
+        $(pub mod $module; pub use $module::$params;)*
+        /// Every reader kind, in the order `ls` and README list them.
+        pub static KINDS: &[Kind] = &[$(kind_of::<$params>()),*];
+    };
+}
+
+registry![lexical::Lexical, llm::Llm, openai::Openai];
+
+/// Where response caches live (content-addressed by reader identity and prompt).
+pub const RESPONSE_CACHE: &str = ".cache/responses";
+
+/// A reader kind's entry type: what `readers.NAME` holds besides `kind`.
+pub trait Params:
+    Serialize + DeserializeOwned + Clone + PartialEq + Debug + Send + Sync + 'static
+{
+    /// The registry name (`kind: NAME`).
+    const KIND: &'static str;
+    /// One line for `chunkbench ls readers` and README.
+    const SUMMARY: &'static str;
+    /// True when the runner builds the reader per dataset from its documents (the lexical
+    /// reader) rather than once per run through [`Params::build`].
+    fn per_dataset(&self) -> bool {
+        false
+    }
+    /// True when the reader counts the tokens of its passages itself (so the run's
+    /// `cost_tokenizer` is not used).
+    fn counts_own_tokens(&self) -> bool {
+        false
+    }
+    /// Files the reader reads, as `(input name, path)`; their sha256 are cell inputs.
+    fn input_files(&self) -> Vec<(&'static str, PathBuf)> {
+        Vec::new()
+    }
+    /// True when the built reader's identity (what a server reports serving) is a cell input
+    /// (`reader/server`).
+    fn identity_is_input(&self) -> bool {
+        false
+    }
+    /// Checks the entry without loading anything.
+    ///
+    /// # Errors
+    /// The first problem, naming the field.
+    fn check(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Everything that would make [`Params::build`] fail, without building (model files'
+    /// headers, the server answering): messages for `validate`, each starting with the field
+    /// (`field `readers.NAME.model`: …`) or the reader (`reader `NAME`: …`).
+    fn preflight(&self, _name: &str) -> Vec<String> {
+        Vec::new()
+    }
+    /// Builds the reader behind its response cache.
+    ///
+    /// # Errors
+    /// Model files that do not load, a server that does not answer, naming the field.
+    fn build(&self, name: &str) -> Result<Arc<dyn Reader>>;
+}
+
+/// One registered reader kind ([`crate::registry::Kind`] over [`ReaderConfig`]).
+pub type Kind = crate::registry::Kind<ReaderConfig>;
+
+/// The registry entry of params type `P`.
+pub const fn kind_of<P: Params>() -> Kind {
+    Kind {
+        name: P::KIND,
+        summary: P::SUMMARY,
+        parse: parse_as::<P>,
+    }
+}
+
+fn parse_as<P: Params>(fields: serde_yaml::Value) -> Result<ReaderConfig, String> {
+    crate::registry::parse_as(fields, ReaderConfig::new::<P>)
+}
+
+/// The reader kinds table of README.md, generated from [`KINDS`].
+pub fn kinds_markdown() -> String {
+    crate::registry::kinds_markdown(KINDS)
+}
+
+/// The response cache of a model reader entry (`cache:`, default `read-write`).
+///
+/// # Errors
+/// The cache directory cannot be created, naming the field.
+pub fn response_cache(
+    name: &str,
+    mode: Option<reader::CacheMode>,
+) -> Result<reader::ResponseCache> {
+    use anyhow::Context;
+    reader::ResponseCache::new(
+        std::path::Path::new(RESPONSE_CACHE),
+        mode.unwrap_or(reader::CacheMode::ReadWrite),
+    )
+    .with_context(|| format!("field `readers.{name}.cache`"))
+}
+
+/// Object-safe face of [`Params`].
+trait DynParams: Debug + Send + Sync {
+    fn kind(&self) -> &'static str;
+    fn to_yaml(&self) -> serde_yaml::Value;
+    fn clone_box(&self) -> Box<dyn DynParams>;
+    fn as_any(&self) -> &dyn Any;
+    fn per_dataset(&self) -> bool;
+    fn counts_own_tokens(&self) -> bool;
+    fn input_files(&self) -> Vec<(&'static str, PathBuf)>;
+    fn identity_is_input(&self) -> bool;
+    fn check(&self) -> Result<()>;
+    fn preflight(&self, name: &str) -> Vec<String>;
+    fn build(&self, name: &str) -> Result<Arc<dyn Reader>>;
+}
+
+impl<P: Params> DynParams for P {
+    fn kind(&self) -> &'static str {
+        P::KIND
+    }
+    fn to_yaml(&self) -> serde_yaml::Value {
+        crate::registry::tagged_yaml(P::KIND, self)
+    }
+    fn clone_box(&self) -> Box<dyn DynParams> {
+        Box::new(self.clone())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn per_dataset(&self) -> bool {
+        Params::per_dataset(self)
+    }
+    fn counts_own_tokens(&self) -> bool {
+        Params::counts_own_tokens(self)
+    }
+    fn input_files(&self) -> Vec<(&'static str, PathBuf)> {
+        Params::input_files(self)
+    }
+    fn identity_is_input(&self) -> bool {
+        Params::identity_is_input(self)
+    }
+    fn check(&self) -> Result<()> {
+        Params::check(self)
+    }
+    fn preflight(&self, name: &str) -> Vec<String> {
+        Params::preflight(self, name)
+    }
+    fn build(&self, name: &str) -> Result<Arc<dyn Reader>> {
+        Params::build(self, name)
+    }
+}
+
+/// One reader entry (`readers.NAME`): a registered kind and its typed params.
+/// YAML/JSON form: `{kind: NAME, ...fields}`.
+#[derive(Debug)]
+pub struct ReaderConfig(Box<dyn DynParams>);
+
+impl ReaderConfig {
+    /// Wraps typed params.
+    pub fn new<P: Params>(params: P) -> Self {
+        ReaderConfig(Box::new(params))
+    }
+
+    /// Parses an entry from its YAML mapping.
+    ///
+    /// # Errors
+    /// A missing or unknown `kind`, unknown fields (naming the kinds they belong to), values
+    /// of the wrong type, naming the field.
+    pub fn from_yaml(value: serde_yaml::Value) -> Result<Self, String> {
+        crate::registry::parse_entry(value, KINDS, "reader")
+    }
+
+    /// The kind's registry name.
+    pub fn kind(&self) -> &'static str {
+        self.0.kind()
+    }
+
+    /// The typed params, when the entry is of kind `P`.
+    pub fn params<P: Params>(&self) -> Option<&P> {
+        self.0.as_any().downcast_ref()
+    }
+
+    /// [`Params::per_dataset`].
+    pub fn per_dataset(&self) -> bool {
+        self.0.per_dataset()
+    }
+
+    /// [`Params::counts_own_tokens`].
+    pub fn counts_own_tokens(&self) -> bool {
+        self.0.counts_own_tokens()
+    }
+
+    /// [`Params::input_files`].
+    pub fn input_files(&self) -> Vec<(&'static str, PathBuf)> {
+        self.0.input_files()
+    }
+
+    /// [`Params::identity_is_input`].
+    pub fn identity_is_input(&self) -> bool {
+        self.0.identity_is_input()
+    }
+
+    /// [`Params::check`].
+    ///
+    /// # Errors
+    /// The first problem, naming the field.
+    pub fn check(&self) -> Result<()> {
+        self.0.check()
+    }
+
+    /// [`Params::preflight`].
+    pub fn preflight(&self, name: &str) -> Vec<String> {
+        self.0.preflight(name)
+    }
+
+    /// [`Params::build`] (after [`Params::check`]).
+    ///
+    /// # Errors
+    /// As [`Params::build`].
+    pub fn build(&self, name: &str) -> Result<Arc<dyn Reader>> {
+        self.0.check()?;
+        self.0.build(name)
+    }
+}
+
+impl Clone for ReaderConfig {
+    fn clone(&self) -> Self {
+        ReaderConfig(self.0.clone_box())
+    }
+}
+
+impl PartialEq for ReaderConfig {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_yaml() == other.0.to_yaml()
+    }
+}
+
+impl Serialize for ReaderConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.to_yaml().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for ReaderConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = serde_yaml::Value::deserialize(d)?;
+        ReaderConfig::from_yaml(value).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(y: &str) -> Result<ReaderConfig, String> {
+        ReaderConfig::from_yaml(serde_yaml::from_str(y).unwrap())
+    }
+
+    /// The serialised forms are the cell identities of stored results.
+    #[test]
+    fn entries_serialise_as_before() {
+        let j = |y: &str| serde_json::to_string(&parse(y).unwrap()).unwrap();
+        assert_eq!(j("{kind: lexical}"), r#"{"kind":"lexical"}"#);
+        assert_eq!(
+            j("{kind: llm, cache: never, model: m.gguf}"),
+            r#"{"kind":"llm","model":"m.gguf","cache":"never"}"#
+        );
+        let o = j("{kind: openai, openai: {base_url: 'http://x/v1', model: m}}");
+        assert!(
+            o.starts_with(r#"{"kind":"openai","openai":{"base_url":"http://x/v1","model":"m""#),
+            "{o}"
+        );
+        let back: ReaderConfig = serde_json::from_str(&o).unwrap();
+        assert_eq!(serde_json::to_string(&back).unwrap(), o);
+    }
+
+    #[test]
+    fn errors_name_the_field_and_the_kinds() {
+        let e = parse("{kind: lexical, model: m.gguf}").unwrap_err();
+        assert!(
+            e.contains("field `model` does not apply to kind `lexical`") && e.contains("`llm`"),
+            "{e}"
+        );
+        let e = parse("{kind: lexical, cache: never}").unwrap_err();
+        assert!(e.contains("`llm`, `openai`"), "{e}");
+        let e = parse("{kind: openai}").unwrap_err();
+        assert!(e.contains("missing field `openai`"), "{e}");
+        let e = parse("{kind: lexcal}").unwrap_err();
+        assert!(e.contains("did you mean `lexical`"), "{e}");
+    }
+
+    /// README's reader kinds table is the registry's (`CHUNKBENCH_BLESS=1` rewrites it).
+    #[test]
+    fn readme_kinds_table_is_the_registry() {
+        crate::registry::assert_readme_table("reader kinds", &kinds_markdown());
+    }
+}

@@ -1,0 +1,47 @@
+//! `kind: openai` — any OpenAI-compatible chat-completions server ([`reader::OpenAiReader`]),
+//! behind its response cache; what the server reports serving is part of each cell's inputs.
+
+use super::Params;
+use anyhow::{Context, Result};
+use reader::Reader;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// The server reader's entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Openai {
+    /// Endpoint, model, API key variable, timeout, retries, concurrency.
+    pub openai: reader::OpenAiConfig,
+    /// Response cache: `never`, `read-write` (default) or `read-only`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<reader::CacheMode>,
+}
+
+impl Params for Openai {
+    const KIND: &'static str = "openai";
+    const SUMMARY: &'static str = "any OpenAI-compatible chat-completions server; `openai: {base_url, model, api_key_env, logprobs, timeout_secs, max_retries, concurrency, ...}` (required), `cache` (read-write)";
+
+    fn identity_is_input(&self) -> bool {
+        true
+    }
+
+    fn preflight(&self, name: &str) -> Vec<String> {
+        match reader::OpenAiReader::new(self.openai.clone()) {
+            Err(e) => vec![format!("field `readers.{name}.openai`: {e}")],
+            Ok(mut oa) => match oa.probe_served_models() {
+                Ok(_) => Vec::new(),
+                Err(e) => vec![format!("reader `{name}`: {e}")],
+            },
+        }
+    }
+
+    fn build(&self, name: &str) -> Result<Arc<dyn Reader>> {
+        let mut oa = reader::OpenAiReader::new(self.openai.clone())
+            .with_context(|| format!("field `readers.{name}.openai`"))?;
+        oa.probe_served_models()
+            .with_context(|| format!("reader `{name}`"))?;
+        let cache = super::response_cache(name, self.cache)?;
+        Ok(Arc::new(reader::CachedReader::new(oa, cache)))
+    }
+}
