@@ -222,35 +222,8 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
         let d = DatasetStage::new(cfg, ds_name, &ds);
         for (s_name, s_cfg) in &cfg.strategies {
             let pending = runner.pending(&d, &mine, s_name, &mut reused)?;
-            if pending.is_empty() {
-                continue;
-            }
-            let (strategy, chunks) = runner.chunk(&d, s_name, s_cfg)?;
-            let index = runner.index(&d, s_name, chunks)?;
-            let passages = strategy
-                .passages(&ds.documents, &index)
-                .with_context(|| format!("strategy `{s_name}` on `{ds_name}`"))?;
-            if let Some(line) = passages.describe() {
-                runner.progress.log(format!("[{ds_name}] {s_name}: {line}"));
-            }
-            for (r_name, r_cfg) in &cfg.retrievers {
-                let r_cells: Vec<&(&Cell, CellInputs)> = pending
-                    .iter()
-                    .filter(|(c, _)| &c.retriever == r_name)
-                    .collect();
-                let Some(kmax) = r_cells.iter().map(|(c, _)| c.k).max() else {
-                    continue;
-                };
-                let got = runner.retrieve(
-                    &d,
-                    &index,
-                    passages.as_ref(),
-                    (s_name, r_name, r_cfg),
-                    kmax,
-                )?;
-                for (cell, inputs) in r_cells {
-                    runner.read_cell(&d, cell, inputs, &got)?;
-                }
+            if !pending.is_empty() {
+                runner.strategy_cells(&d, s_name, s_cfg, &pending)?;
             }
         }
     }
@@ -527,6 +500,40 @@ impl Runner<'_> {
         Ok(Some(n))
     }
 
+    /// Stages chunk → index → passages once for one (dataset, strategy), then per retriever
+    /// retrieve once at the largest k of its pending cells and read each cell.
+    fn strategy_cells(
+        &self,
+        d: &DatasetStage,
+        s_name: &str,
+        s_cfg: &StrategyConfig,
+        pending: &[(&Cell, CellInputs)],
+    ) -> Result<()> {
+        let (strategy, chunks) = self.chunk(d, s_name, s_cfg)?;
+        let index = self.index(d, s_name, chunks)?;
+        let passages = strategy
+            .passages(&d.ds.documents, &index)
+            .with_context(|| format!("strategy `{s_name}` on `{}`", d.name()))?;
+        if let Some(line) = passages.describe() {
+            self.progress
+                .log(format!("[{}] {s_name}: {line}", d.name()));
+        }
+        for (r_name, r_cfg) in &self.cfg.retrievers {
+            let r_cells: Vec<&(&Cell, CellInputs)> = pending
+                .iter()
+                .filter(|(c, _)| &c.retriever == r_name)
+                .collect();
+            let Some(kmax) = r_cells.iter().map(|(c, _)| c.k).max() else {
+                continue;
+            };
+            let got = self.retrieve(d, &index, passages.as_ref(), (s_name, r_name, r_cfg), kmax)?;
+            for (cell, inputs) in r_cells {
+                self.read_cell(d, cell, inputs, &got)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Stage `index`: the chunks as exact slices of their documents.
     fn index(
         &self,
@@ -646,6 +653,22 @@ impl Runner<'_> {
             })
             .collect::<Result<_>>()?;
         bar.finish_and_clear();
+        self.write_cell(d, cell, cell_id, inputs, got, &rows, counter.name())
+    }
+
+    /// The files of a finished cell: TREC run, EAR explanations, rows, and the record last
+    /// (a cell counts as finished once its record exists); then its log line.
+    #[allow(clippy::too_many_arguments)]
+    fn write_cell(
+        &self,
+        d: &DatasetStage,
+        cell: &Cell,
+        cell_id: String,
+        inputs: &CellInputs,
+        got: &Retrieved,
+        rows: &[QuestionRow],
+        tokens_by: String,
+    ) -> Result<()> {
         write_trec(&self.dir, &cell_id, d.questions, &got.ranked, cell.k)?;
         if let Some(rs) = &got.ear {
             write_explain(
@@ -653,7 +676,7 @@ impl Runner<'_> {
                 &cell_id,
                 d.questions,
                 rs,
-                &rows,
+                rows,
                 cell.k,
                 &d.ds.documents,
             )?;
@@ -664,12 +687,12 @@ impl Runner<'_> {
             dataset_manifest_sha256: d.ds.manifest_sha256.clone(),
             code: self.code.clone(),
             inputs: inputs.clone(),
-            tokens_by: counter.name(),
-            summary: summarize(&rows),
+            tokens_by,
+            summary: summarize(rows),
         };
         write_atomic(
             &self.cells_dir.join(format!("{}.csv", rec.id)),
-            &rows_csv(&rows)?,
+            &rows_csv(rows)?,
         )?;
         write_json(&self.cells_dir.join(format!("{}.json", rec.id)), &rec)?;
         self.progress.cells.inc(1);
@@ -1266,82 +1289,9 @@ fn write_explain(
     k: usize,
     docs: &[chunker::Document],
 ) -> Result<()> {
-    use retriever::ear::AnchorSource;
     let mut out = Vec::new();
     for ((q, r), row) in questions.iter().zip(results).zip(rows) {
-        let source_text = |s: AnchorSource| match s {
-            AnchorSource::Question => q.question.as_str(),
-            AnchorSource::Option(i) => q.options[i].as_str(),
-        };
-        let source_name = |s: AnchorSource| match s {
-            AnchorSource::Question => "question".to_string(),
-            AnchorSource::Option(i) => format!("option {}", (b'A' + i as u8) as char),
-        };
-        use reporting::explain::{ExplainAnchor, ExplainLine, ExplainMatch, ExplainPassage};
-        let anchors = r
-            .query_anchors
-            .iter()
-            .map(|a| ExplainAnchor {
-                source: source_name(a.source),
-                kind: a.anchor.kind,
-                norm: a.anchor.norm.clone(),
-                span: [a.anchor.span.start, a.anchor.span.end],
-                text: source_text(a.source)[a.anchor.span.start..a.anchor.span.end].to_string(),
-            })
-            .collect();
-        let passages = r
-            .passages
-            .iter()
-            .take(k)
-            .map(|p| {
-                let d = &docs[p.doc];
-                let matches = p
-                    .matches
-                    .iter()
-                    .map(|m| ExplainMatch {
-                        source: source_name(m.source),
-                        query_kind: m.query_kind,
-                        norm: m.norm.clone(),
-                        query_span: [m.query_span.start, m.query_span.end],
-                        query_text: source_text(m.source)[m.query_span.start..m.query_span.end]
-                            .to_string(),
-                        corpus_kind: m
-                            .corpus_kind
-                            .map_or("phrase".to_string(), |k| k.to_string()),
-                        corpus_span: [m.corpus_span.start, m.corpus_span.end],
-                        corpus_text: d.text[m.corpus_span.start..m.corpus_span.end].to_string(),
-                    })
-                    .collect();
-                ExplainPassage {
-                    id: format!("{}:{}-{}", d.id, p.span.start, p.span.end),
-                    doc_id: d.id.clone(),
-                    span: [p.span.start, p.span.end],
-                    window: [p.window.start, p.window.end],
-                    words: chunker::count_words(&d.text[p.span.start..p.span.end]),
-                    score: p.score,
-                    parts: p.parts,
-                    fallback: p.fallback,
-                    summary: p
-                        .summary
-                        .iter()
-                        .map(|s| format!("{}:{}-{}", d.id, s.start, s.end))
-                        .collect(),
-                    matches,
-                }
-            })
-            .collect();
-        let record = ExplainLine {
-            question_id: q.id.clone(),
-            question: q.question.clone(),
-            options: q.options.clone(),
-            gold: q.gold(),
-            choice: row.choice,
-            correct: row.correct == 1,
-            failure: row.failure.clone(),
-            stats: r.stats.clone(),
-            anchors,
-            passages,
-        };
+        let record = reporting::explain::ExplainLine::of(q, r, row, k, docs);
         // Through a Value: keys sorted, as the files have always been written.
         let line = serde_json::to_value(&record)?;
         serde_json::to_writer(&mut out, &line)?;

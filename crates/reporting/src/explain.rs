@@ -102,6 +102,105 @@ pub struct ExplainMatch {
     pub corpus_text: String,
 }
 
+impl ExplainLine {
+    /// The explanation of one question of an EAR cell: its anchors (with their text in the
+    /// question or option), the top `k` passages with their matches (query and corpus spans
+    /// and texts), the answer from its row. `docs` are the corpus the record's document
+    /// numbers index.
+    pub fn of(
+        q: &datasets::Question,
+        r: &retriever::ear::EarResult,
+        row: &crate::records::QuestionRow,
+        k: usize,
+        docs: &[chunker::Document],
+    ) -> ExplainLine {
+        let anchors = r
+            .query_anchors
+            .iter()
+            .map(|a| ExplainAnchor {
+                source: source_name(a.source),
+                kind: a.anchor.kind,
+                norm: a.anchor.norm.clone(),
+                span: [a.anchor.span.start, a.anchor.span.end],
+                text: source_text(q, a.source)[a.anchor.span.start..a.anchor.span.end].to_string(),
+            })
+            .collect();
+        let passages = r
+            .passages
+            .iter()
+            .take(k)
+            .map(|p| ExplainPassage::of(q, p, &docs[p.doc]))
+            .collect();
+        ExplainLine {
+            question_id: q.id.clone(),
+            question: q.question.clone(),
+            options: q.options.clone(),
+            gold: q.gold(),
+            choice: row.choice,
+            correct: row.correct == 1,
+            failure: row.failure.clone(),
+            stats: r.stats.clone(),
+            anchors,
+            passages,
+        }
+    }
+}
+
+impl ExplainPassage {
+    /// One retrieved EAR passage `p` of question `q`, in document `d`.
+    fn of(q: &datasets::Question, p: &retriever::ear::EarPassage, d: &chunker::Document) -> Self {
+        let matches = p
+            .matches
+            .iter()
+            .map(|m| ExplainMatch {
+                source: source_name(m.source),
+                query_kind: m.query_kind,
+                norm: m.norm.clone(),
+                query_span: [m.query_span.start, m.query_span.end],
+                query_text: source_text(q, m.source)[m.query_span.start..m.query_span.end]
+                    .to_string(),
+                corpus_kind: m
+                    .corpus_kind
+                    .map_or("phrase".to_string(), |k| k.to_string()),
+                corpus_span: [m.corpus_span.start, m.corpus_span.end],
+                corpus_text: d.text[m.corpus_span.start..m.corpus_span.end].to_string(),
+            })
+            .collect();
+        ExplainPassage {
+            id: format!("{}:{}-{}", d.id, p.span.start, p.span.end),
+            doc_id: d.id.clone(),
+            span: [p.span.start, p.span.end],
+            window: [p.window.start, p.window.end],
+            words: chunker::count_words(&d.text[p.span.start..p.span.end]),
+            score: p.score,
+            parts: p.parts,
+            fallback: p.fallback,
+            summary: p
+                .summary
+                .iter()
+                .map(|s| format!("{}:{}-{}", d.id, s.start, s.end))
+                .collect(),
+            matches,
+        }
+    }
+}
+
+/// The text an anchor came from: the question or one option.
+fn source_text(q: &datasets::Question, s: retriever::ear::AnchorSource) -> &str {
+    match s {
+        retriever::ear::AnchorSource::Question => q.question.as_str(),
+        retriever::ear::AnchorSource::Option(i) => q.options[i].as_str(),
+    }
+}
+
+/// `question` or `option A`, `option B`, ...
+fn source_name(s: retriever::ear::AnchorSource) -> String {
+    match s {
+        retriever::ear::AnchorSource::Question => "question".to_string(),
+        retriever::ear::AnchorSource::Option(i) => format!("option {}", (b'A' + i as u8) as char),
+    }
+}
+
 fn fmt_span(s: [usize; 2]) -> String {
     format!("[{},{}]", s[0], s[1])
 }
