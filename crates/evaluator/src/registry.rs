@@ -7,6 +7,91 @@
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+/// The parts every stage module shares, for an entry type `$entry` (a tuple struct around a
+/// `Box<dyn $dyn>` whose trait has `kind`, `to_yaml`, `clone_box` and `as_any`), the stage's
+/// params trait `$params` (with `KIND` and `SUMMARY`), its `KINDS` static and its name in
+/// messages (`"strategy"`): the `Kind` alias, `kind_of`, `kinds_markdown`, the entry's `new`,
+/// `from_yaml`, `kind` and `params`, and its `Clone`, `PartialEq` (by serialised form),
+/// `Serialize` (the tagged form) and `Deserialize` (through `from_yaml`).
+macro_rules! stage_entry {
+    ($entry:ident, $dyn:ident, $params:ident, $what:literal) => {
+        /// One registered kind of this stage ([`crate::registry::Kind`] over the entry type).
+        pub type Kind = $crate::registry::Kind<$entry>;
+
+        /// The registry entry of params type `P`.
+        pub const fn kind_of<P: $params>() -> Kind {
+            Kind {
+                name: P::KIND,
+                summary: P::SUMMARY,
+                parse: parse_as::<P>,
+            }
+        }
+
+        fn parse_as<P: $params>(fields: serde_yaml::Value) -> Result<$entry, String> {
+            $crate::registry::parse_as(fields, $entry::new::<P>)
+        }
+
+        /// This stage's kinds table for README.md (Markdown rows `| name | summary |`),
+        /// generated from [`KINDS`]; a test keeps README's copy equal to it.
+        pub fn kinds_markdown() -> String {
+            $crate::registry::kinds_markdown(KINDS)
+        }
+
+        impl $entry {
+            /// Wraps typed params.
+            pub fn new<P: $params>(params: P) -> Self {
+                $entry(Box::new(params))
+            }
+
+            /// Parses an entry from its YAML mapping `{kind: NAME, ...fields}`.
+            ///
+            /// # Errors
+            /// A missing or unknown `kind` (with the known kinds and the closest), unknown
+            /// fields (naming the kinds they belong to), missing fields (naming the kind),
+            /// values of the wrong type (naming the field).
+            pub fn from_yaml(value: serde_yaml::Value) -> Result<Self, String> {
+                $crate::registry::parse_entry(value, KINDS, $what)
+            }
+
+            /// The kind's registry name.
+            pub fn kind(&self) -> &'static str {
+                self.0.kind()
+            }
+
+            /// The typed params, when the entry is of kind `P`.
+            pub fn params<P: $params>(&self) -> Option<&P> {
+                self.0.as_any().downcast_ref()
+            }
+        }
+
+        impl Clone for $entry {
+            fn clone(&self) -> Self {
+                $entry(self.0.clone_box())
+            }
+        }
+
+        impl PartialEq for $entry {
+            fn eq(&self, other: &Self) -> bool {
+                self.0.to_yaml() == other.0.to_yaml()
+            }
+        }
+
+        impl serde::Serialize for $entry {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                serde::Serialize::serialize(&self.0.to_yaml(), s)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $entry {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let value = <serde_yaml::Value as serde::Deserialize>::deserialize(d)?;
+                $entry::from_yaml(value).map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+pub(crate) use stage_entry;
+
 /// One registered kind of a stage whose entries are `C`.
 pub struct Kind<C: 'static> {
     /// The registry name (`kind: NAME`).

@@ -14,7 +14,7 @@
 use anyhow::Result;
 use reader::Reader;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::any::Any;
 use std::fmt::Debug;
 use std::path::PathBuf;
@@ -81,28 +81,10 @@ pub trait Params:
     fn build(&self, name: &str) -> Result<Arc<dyn Reader>>;
 }
 
-/// One registered reader kind ([`crate::registry::Kind`] over [`ReaderConfig`]).
-pub type Kind = crate::registry::Kind<ReaderConfig>;
+crate::registry::stage_entry!(ReaderConfig, DynParams, Params, "reader");
 
-/// The registry entry of params type `P`.
-pub const fn kind_of<P: Params>() -> Kind {
-    Kind {
-        name: P::KIND,
-        summary: P::SUMMARY,
-        parse: parse_as::<P>,
-    }
-}
-
-fn parse_as<P: Params>(fields: serde_yaml::Value) -> Result<ReaderConfig, String> {
-    crate::registry::parse_as(fields, ReaderConfig::new::<P>)
-}
-
-/// The reader kinds table of README.md, generated from [`KINDS`].
-pub fn kinds_markdown() -> String {
-    crate::registry::kinds_markdown(KINDS)
-}
-
-/// The response cache of a model reader entry (`cache:`, default `read-write`).
+/// The response cache of a model reader entry (`cache:`, default `read-write`), under
+/// [`RESPONSE_CACHE`].
 ///
 /// # Errors
 /// The cache directory cannot be created, naming the field.
@@ -175,30 +157,6 @@ impl<P: Params> DynParams for P {
 pub struct ReaderConfig(Box<dyn DynParams>);
 
 impl ReaderConfig {
-    /// Wraps typed params.
-    pub fn new<P: Params>(params: P) -> Self {
-        ReaderConfig(Box::new(params))
-    }
-
-    /// Parses an entry from its YAML mapping.
-    ///
-    /// # Errors
-    /// A missing or unknown `kind`, unknown fields (naming the kinds they belong to), values
-    /// of the wrong type, naming the field.
-    pub fn from_yaml(value: serde_yaml::Value) -> Result<Self, String> {
-        crate::registry::parse_entry(value, KINDS, "reader")
-    }
-
-    /// The kind's registry name.
-    pub fn kind(&self) -> &'static str {
-        self.0.kind()
-    }
-
-    /// The typed params, when the entry is of kind `P`.
-    pub fn params<P: Params>(&self) -> Option<&P> {
-        self.0.as_any().downcast_ref()
-    }
-
     /// [`Params::per_dataset`].
     pub fn per_dataset(&self) -> bool {
         self.0.per_dataset()
@@ -239,31 +197,6 @@ impl ReaderConfig {
     pub fn build(&self, name: &str) -> Result<Arc<dyn Reader>> {
         self.0.check()?;
         self.0.build(name)
-    }
-}
-
-impl Clone for ReaderConfig {
-    fn clone(&self) -> Self {
-        ReaderConfig(self.0.clone_box())
-    }
-}
-
-impl PartialEq for ReaderConfig {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.to_yaml() == other.0.to_yaml()
-    }
-}
-
-impl Serialize for ReaderConfig {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.to_yaml().serialize(s)
-    }
-}
-
-impl<'de> Deserialize<'de> for ReaderConfig {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let value = serde_yaml::Value::deserialize(d)?;
-        ReaderConfig::from_yaml(value).map_err(serde::de::Error::custom)
     }
 }
 

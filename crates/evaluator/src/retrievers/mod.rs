@@ -19,7 +19,7 @@ use anyhow::Result;
 use embed::Embedder;
 use retriever::{Hit, PassageIndex, QueryForm};
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::any::Any;
 use std::fmt::Debug;
 
@@ -92,26 +92,7 @@ pub trait Params:
     fn build(&self) -> Box<dyn Retriever>;
 }
 
-/// One registered retriever kind ([`crate::registry::Kind`] over [`RetrieverConfig`]).
-pub type Kind = crate::registry::Kind<RetrieverConfig>;
-
-/// The registry entry of params type `P`.
-pub const fn kind_of<P: Params>() -> Kind {
-    Kind {
-        name: P::KIND,
-        summary: P::SUMMARY,
-        parse: parse_as::<P>,
-    }
-}
-
-fn parse_as<P: Params>(fields: serde_yaml::Value) -> Result<RetrieverConfig, String> {
-    crate::registry::parse_as(fields, RetrieverConfig::new::<P>)
-}
-
-/// The retriever kinds table of README.md, generated from [`KINDS`].
-pub fn kinds_markdown() -> String {
-    crate::registry::kinds_markdown(KINDS)
-}
+crate::registry::stage_entry!(RetrieverConfig, DynParams, Params, "retriever");
 
 /// Object-safe face of [`Params`].
 trait DynParams: Debug + Send + Sync {
@@ -162,30 +143,6 @@ impl<P: Params> DynParams for P {
 pub struct RetrieverConfig(Box<dyn DynParams>);
 
 impl RetrieverConfig {
-    /// Wraps typed params.
-    pub fn new<P: Params>(params: P) -> Self {
-        RetrieverConfig(Box::new(params))
-    }
-
-    /// Parses an entry from its YAML mapping.
-    ///
-    /// # Errors
-    /// A missing or unknown `kind` (with the known kinds and the closest), unknown fields
-    /// (naming the kinds they belong to), values of the wrong type, naming the field.
-    pub fn from_yaml(value: serde_yaml::Value) -> Result<Self, String> {
-        crate::registry::parse_entry(value, KINDS, "retriever")
-    }
-
-    /// The kind's registry name.
-    pub fn kind(&self) -> &'static str {
-        self.0.kind()
-    }
-
-    /// The typed params, when the entry is of kind `P`.
-    pub fn params<P: Params>(&self) -> Option<&P> {
-        self.0.as_any().downcast_ref()
-    }
-
     /// The query form ([`Params::query`]).
     pub fn query(&self) -> QueryForm {
         self.0.query()
@@ -216,31 +173,6 @@ impl RetrieverConfig {
     pub fn build(&self) -> Result<Box<dyn Retriever>> {
         self.0.check()?;
         Ok(self.0.build())
-    }
-}
-
-impl Clone for RetrieverConfig {
-    fn clone(&self) -> Self {
-        RetrieverConfig(self.0.clone_box())
-    }
-}
-
-impl PartialEq for RetrieverConfig {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.to_yaml() == other.0.to_yaml()
-    }
-}
-
-impl Serialize for RetrieverConfig {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.to_yaml().serialize(s)
-    }
-}
-
-impl<'de> Deserialize<'de> for RetrieverConfig {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let value = serde_yaml::Value::deserialize(d)?;
-        RetrieverConfig::from_yaml(value).map_err(serde::de::Error::custom)
     }
 }
 

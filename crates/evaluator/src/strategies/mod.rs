@@ -21,7 +21,7 @@ use chunker::{Chunk, Document, HfTokenizer, Sizer, Unit};
 use embed::Embedder;
 use retriever::{Hit, PassageIndex};
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::any::Any;
 use std::fmt::Debug;
 use std::path::PathBuf;
@@ -227,27 +227,7 @@ impl EmbedderWindow {
     }
 }
 
-/// One registered strategy kind ([`crate::registry::Kind`] over [`StrategyConfig`]).
-pub type Kind = crate::registry::Kind<StrategyConfig>;
-
-/// The registry entry of params type `P`.
-pub const fn kind_of<P: Params>() -> Kind {
-    Kind {
-        name: P::KIND,
-        summary: P::SUMMARY,
-        parse: parse_as::<P>,
-    }
-}
-
-fn parse_as<P: Params>(fields: serde_yaml::Value) -> Result<StrategyConfig, String> {
-    crate::registry::parse_as(fields, StrategyConfig::new::<P>)
-}
-
-/// The kinds table of README.md (Markdown rows `| name | summary |`), generated from
-/// [`KINDS`]; a test keeps README's copy equal to it.
-pub fn kinds_markdown() -> String {
-    crate::registry::kinds_markdown(KINDS)
-}
+crate::registry::stage_entry!(StrategyConfig, DynParams, Params, "strategy");
 
 /// Object-safe face of [`Params`], implemented for every `P: Params`.
 trait DynParams: Debug + Send + Sync {
@@ -305,11 +285,6 @@ impl<P: Params> DynParams for P {
 pub struct StrategyConfig(Box<dyn DynParams>);
 
 impl StrategyConfig {
-    /// Wraps typed params.
-    pub fn new<P: Params>(params: P) -> Self {
-        StrategyConfig(Box::new(params))
-    }
-
     /// A fixed-size word entry (`kind: fixed, unit: words`).
     pub fn fixed_words(size: usize, overlap: usize) -> Self {
         Self::new(Fixed {
@@ -318,25 +293,6 @@ impl StrategyConfig {
             overlap: overlap as f64,
             tokenizer: None,
         })
-    }
-
-    /// Parses an entry from its YAML mapping.
-    ///
-    /// # Errors
-    /// A missing or unknown `kind` (with the known kinds), unknown fields (with a "did you
-    /// mean"), and values of the wrong type, naming the field.
-    pub fn from_yaml(value: serde_yaml::Value) -> Result<Self, String> {
-        crate::registry::parse_entry(value, KINDS, "strategy")
-    }
-
-    /// The kind's registry name.
-    pub fn kind(&self) -> &'static str {
-        self.0.kind()
-    }
-
-    /// The typed params, when the entry is of kind `P`.
-    pub fn params<P: Params>(&self) -> Option<&P> {
-        self.0.as_any().downcast_ref()
     }
 
     /// The typed params, mutable, when the entry is of kind `P`.
@@ -374,31 +330,6 @@ impl StrategyConfig {
     pub fn build(&self) -> Result<Box<dyn Chunker>> {
         self.0.check()?;
         self.0.build()
-    }
-}
-
-impl Clone for StrategyConfig {
-    fn clone(&self) -> Self {
-        StrategyConfig(self.0.clone_box())
-    }
-}
-
-impl PartialEq for StrategyConfig {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.to_yaml() == other.0.to_yaml()
-    }
-}
-
-impl Serialize for StrategyConfig {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.to_yaml().serialize(s)
-    }
-}
-
-impl<'de> Deserialize<'de> for StrategyConfig {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let value = serde_yaml::Value::deserialize(d)?;
-        StrategyConfig::from_yaml(value).map_err(serde::de::Error::custom)
     }
 }
 
