@@ -563,20 +563,24 @@ impl Runner<'_> {
         kmax: usize,
     ) -> Result<Retrieved> {
         let t = Instant::now();
-        let emb = if r_cfg.needs_embedder() {
+        let emb = if r_cfg.needs_embedder() && passages.uses_hits() {
             Some(self.embedder.get(&self.cfg.embedder)?)
         } else {
             None
         };
-        let hits = retrieve(
-            index,
-            d.questions,
-            r_cfg,
-            kmax,
-            emb.as_deref(),
-            &self.progress,
-        )
-        .with_context(|| format!("retriever `{r_name}` on `{}`/{s_name}", d.name()))?;
+        let hits = if passages.uses_hits() {
+            retrieve(
+                index,
+                d.questions,
+                r_cfg,
+                kmax,
+                emb.as_deref(),
+                &self.progress,
+            )
+            .with_context(|| format!("retriever `{r_name}` on `{}`/{s_name}", d.name()))?
+        } else {
+            vec![Vec::new(); d.questions.len()]
+        };
         let bar = self.progress.stage("passages", d.questions.len());
         let rankings: Vec<Ranking> = d
             .questions

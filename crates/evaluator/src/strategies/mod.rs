@@ -48,6 +48,8 @@ registry![
     ear::Ear,
     sentence_window::SentenceWindow,
     cluster_semantic::ClusterSemantic,
+    no_retrieval::NoRetrieval,
+    oracle::Oracle,
 ];
 
 /// Default tokenizer for `unit: tokens` (the all-MiniLM-L6-v2 directory that
@@ -147,6 +149,11 @@ pub trait Passages: Send + Sync {
     /// A line for the run log, when building took work worth reporting.
     fn describe(&self) -> Option<String> {
         None
+    }
+    /// False when the passages do not depend on the retriever's hits (the closed-book and
+    /// oracle baselines): the runner then does not retrieve and passes no hits.
+    fn uses_hits(&self) -> bool {
+        true
     }
     /// True when every [`Ranking`] carries an EAR record (written to `explain/ID.jsonl`).
     fn records_ear(&self) -> bool {

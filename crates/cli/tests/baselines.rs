@@ -1,0 +1,99 @@
+//! The closed-book (`kind: no-retrieval`) and gold-evidence (`kind: oracle`) baselines end to
+//! end on real SciQ, beside a fixed-size strategy: closed-book reads no passages (0 words,
+//! every option tied for the lexical reader), the oracle reads exactly each question's
+//! evidence spans (recall 1 where there is evidence, closed-book where there is none), and
+//! both are compared with the baseline in summary.md like any strategy.
+
+mod common;
+use common::{documents, run_yaml, store};
+use std::collections::HashMap;
+
+const CONFIG: &str = "name: baselines
+datasets: [sciq]
+limit: 60
+strategies:
+  fixed-100: {kind: fixed, size: 100}
+  closed-book: {kind: no-retrieval}
+  oracle: {kind: oracle}
+baseline: fixed-100
+retrievers:
+  bm25: {kind: bm25}
+k: [3]
+readers:
+  lexical: {kind: lexical}
+bootstrap_resamples: 200
+";
+
+#[test]
+fn closed_book_and_oracle_read_what_they_promise() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = run_yaml(tmp.path(), "baselines", CONFIG, &store());
+    let docs = documents("sciq");
+    let evidence: HashMap<String, Vec<(String, usize, usize)>> =
+        std::fs::read_to_string(store().join("sciq/questions.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                let spans = v["evidence"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|e| {
+                                (
+                                    e["doc_id"].as_str().unwrap().to_string(),
+                                    e["start"].as_u64().unwrap() as usize,
+                                    e["end"].as_u64().unwrap() as usize,
+                                )
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                (v["id"].as_str().unwrap().to_string(), spans)
+            })
+            .collect();
+    let mut rdr = csv::Reader::from_path(run.join("per_question.csv")).unwrap();
+    let headers = rdr.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (mut closed, mut oracle, mut with_evidence) = (0, 0, 0);
+    for r in rdr.records() {
+        let r = r.unwrap();
+        match &r[col("strategy")] {
+            "closed-book" => {
+                closed += 1;
+                assert_eq!(&r[col("passages")], "");
+                assert_eq!(&r[col("words")], "0");
+                assert_eq!(&r[col("correct")], "0", "a full tie is never correct");
+                assert_eq!(&r[col("tied")], "4");
+            }
+            "oracle" => {
+                oracle += 1;
+                let want = &evidence[&r[col("question_id")]];
+                let ids: Vec<String> = want
+                    .iter()
+                    .map(|(d, s, e)| format!("{d}:{s}-{e}"))
+                    .collect();
+                assert_eq!(r[col("passages")], ids.join(" "));
+                let words: usize = want
+                    .iter()
+                    .map(|(d, s, e)| docs[d][*s..*e].split_whitespace().count())
+                    .sum();
+                assert_eq!(r[col("words")].parse::<usize>().unwrap(), words);
+                if want.is_empty() {
+                    assert_eq!(&r[col("recall")], "");
+                } else {
+                    with_evidence += 1;
+                    assert_eq!(&r[col("recall")], "1.0");
+                    assert_eq!(&r[col("evidence_hit")], "1");
+                }
+            }
+            _ => {}
+        }
+    }
+    assert_eq!((closed, oracle), (60, 60));
+    assert!(with_evidence >= 30, "{with_evidence} of 60 with evidence");
+    let md = std::fs::read_to_string(run.join("summary.md")).unwrap();
+    for s in ["| closed-book |", "| oracle |", "| fixed-100 |"] {
+        assert!(md.contains(s), "{s} missing from summary.md:\n{md}");
+    }
+}
