@@ -810,6 +810,11 @@ impl<'a> Resolver<'a> {
                 Self::file("strategy/tokenizer", &p)
             })?);
         }
+        for (input, p) in cell.strategy_config.input_files() {
+            out.extend(self.memo(&format!("{input} {}", p.display()), || {
+                Self::file(&input, &p)
+            })?);
+        }
         let rc = &cell.reader_config;
         for (input, path) in rc.input_files() {
             out.extend(self.memo(&format!("{input} {}", path.display()), || {

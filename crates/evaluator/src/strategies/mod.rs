@@ -50,6 +50,8 @@ registry![
     cluster_semantic::ClusterSemantic,
     no_retrieval::NoRetrieval,
     oracle::Oracle,
+    command::Command,
+    spans::Spans,
 ];
 
 /// Default tokenizer for `unit: tokens` (the all-MiniLM-L6-v2 directory that
@@ -75,6 +77,11 @@ pub trait Params:
     /// The tokenizer file chunking reads (`unit: tokens`), hashed into the cell's inputs.
     fn tokenizer_file(&self) -> Option<PathBuf> {
         None
+    }
+    /// Other files chunking reads, as `(input name, path)`: their sha256 are cell inputs (an
+    /// external chunker's script, a spans file).
+    fn input_files(&self) -> Vec<(String, PathBuf)> {
+        Vec::new()
     }
     /// Writes defaults that change what is computed into the entry, so equal computations get
     /// equal cell ids and `config.json` shows what ran.
@@ -245,6 +252,7 @@ trait DynParams: Debug + Send + Sync {
     fn as_any_mut(&mut self) -> &mut dyn Any;
     fn needs_embedder(&self) -> bool;
     fn tokenizer_file(&self) -> Option<PathBuf>;
+    fn input_files(&self) -> Vec<(String, PathBuf)>;
     fn resolve_defaults(&mut self);
     fn check(&self) -> Result<()>;
     fn build(&self) -> Result<Box<dyn Chunker>>;
@@ -271,6 +279,9 @@ impl<P: Params> DynParams for P {
     }
     fn tokenizer_file(&self) -> Option<PathBuf> {
         Params::tokenizer_file(self)
+    }
+    fn input_files(&self) -> Vec<(String, PathBuf)> {
+        Params::input_files(self)
     }
     fn resolve_defaults(&mut self) {
         Params::resolve_defaults(self)
@@ -315,6 +326,11 @@ impl StrategyConfig {
     /// The tokenizer file chunking reads ([`Params::tokenizer_file`]).
     pub fn tokenizer_file(&self) -> Option<PathBuf> {
         self.0.tokenizer_file()
+    }
+
+    /// Other files chunking reads ([`Params::input_files`]).
+    pub fn input_files(&self) -> Vec<(String, PathBuf)> {
+        self.0.input_files()
     }
 
     /// Writes the kind's defaults into the entry ([`Params::resolve_defaults`]).

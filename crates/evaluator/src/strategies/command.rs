@@ -1,0 +1,247 @@
+//! `kind: command` — any program as a chunker. The documents go to its stdin as JSONL
+//! (`{"id", "title", "text"}` per line, corpus order); it prints chunks on stdout in the line
+//! format of [`super::spans`] (`{doc_id, start, end}` byte spans, or `{doc_id, text}`
+//! located in order). It runs once per corpus, from the working directory of the run.
+//!
+//! A run that exceeds `timeout_secs` is killed; a non-zero exit, a crash or unreadable output
+//! is an error with the exit status and the end of its stderr; nothing it printed is used then.
+//! Identity: the command line and the declared `version` are the entry's fields (so part of
+//! the cell id), and the sha256 of every file in `files` (the script, a model, a config) is a
+//! cell input, so editing the adapter recomputes its cells.
+//!
+//! Committed adapters: `scripts/adapters/` (LangChain, LlamaIndex, chonkie; set up by
+//! `scripts/adapters/setup.sh`).
+
+use super::{Chunker, Params, StrategyStats};
+use anyhow::{bail, Context, Result};
+use chunker::maxmin::SizeLimit;
+use chunker::{Chunk, Document};
+use embed::Embedder;
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Command as Process, Stdio};
+use std::time::{Duration, Instant};
+
+/// An external chunker program.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Command {
+    /// The program and its arguments (no shell).
+    pub command: Vec<String>,
+    /// What the program is, declared by the user (e.g. `langchain-text-splitters 0.3.8`): part
+    /// of the identity, since a program's behaviour is not visible in its command line.
+    pub version: String,
+    /// Files whose content the output depends on (the script, configs); their sha256 are cell
+    /// inputs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<PathBuf>,
+    /// Seconds the program may run for one corpus (default 600).
+    #[serde(default = "default_timeout")]
+    pub timeout_secs: u64,
+}
+
+fn default_timeout() -> u64 {
+    600
+}
+
+impl Params for Command {
+    const KIND: &'static str = "command";
+    const SUMMARY: &'static str = "an external program as the chunker: documents as JSONL on stdin, chunks as `{doc_id, start, end}` or `{doc_id, text}` JSONL on stdout; `command` (argv), `version` (declared), `files` (hashed into the identity), `timeout_secs` (600)";
+
+    fn input_files(&self) -> Vec<(String, PathBuf)> {
+        self.files
+            .iter()
+            .map(|f| (format!("strategy/file/{}", f.display()), f.clone()))
+            .collect()
+    }
+
+    fn check(&self) -> Result<()> {
+        if self.command.first().is_none_or(|p| p.trim().is_empty()) {
+            bail!("field `command`: give the program and its arguments, e.g. [python3, scripts/adapters/langchain_recursive.py]");
+        }
+        if self.version.trim().is_empty() {
+            bail!("field `version`: declare what the program is (name and version), so results of another version are not reused");
+        }
+        if self.timeout_secs == 0 {
+            bail!("field `timeout_secs` must be at least 1");
+        }
+        for f in &self.files {
+            if !f.is_file() {
+                bail!("field `files`: {} is not a file", f.display());
+            }
+        }
+        Ok(())
+    }
+
+    fn build(&self) -> Result<Box<dyn Chunker>> {
+        Ok(Box::new(self.clone()))
+    }
+}
+
+impl Chunker for Command {
+    fn chunk_corpus(
+        &self,
+        docs: &[Document],
+        _: Option<&dyn Embedder>,
+    ) -> Result<(Vec<Chunk>, StrategyStats)> {
+        let mut input = Vec::new();
+        for d in docs {
+            serde_json::to_writer(
+                &mut input,
+                &serde_json::json!({"id": d.id, "title": d.title, "text": d.text}),
+            )?;
+            input.push(b'\n');
+        }
+        let out = run(&self.command, input, Duration::from_secs(self.timeout_secs))?;
+        let chunks = super::spans::read_chunks(&out, docs, &format!("output of `{}`", self.command.join(" ")))?;
+        Ok((chunks, StrategyStats::default()))
+    }
+
+    fn size_limit(&self) -> Option<SizeLimit> {
+        None
+    }
+}
+
+/// Runs `argv` with `input` on stdin and returns its stdout.
+///
+/// # Errors
+/// The program cannot start, exceeds `timeout` (it is killed), exits unsuccessfully, or
+/// prints non-UTF-8; each error holds the command line and the last lines of stderr.
+fn run(argv: &[String], input: Vec<u8>, timeout: Duration) -> Result<String> {
+    let line = argv.join(" ");
+    use std::os::unix::process::CommandExt;
+    let mut child = Process::new(&argv[0])
+        .args(&argv[1..])
+        // Its own process group, so a timeout kills what it started too.
+        .process_group(0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("field `command`: cannot start `{line}`"))?;
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let writer = std::thread::spawn(move || {
+        // A program that exits early closes its stdin; that is its exit status's story.
+        let _ = stdin.write_all(&input);
+    });
+    let mut stdout = child.stdout.take().expect("piped stdout");
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        stdout.read_to_end(&mut buf).map(|_| buf)
+    });
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stderr.read_to_end(&mut buf);
+        buf
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait()? {
+            break s;
+        }
+        if started.elapsed() > timeout {
+            kill_group(child.id());
+            let _ = child.kill();
+            let _ = child.wait();
+            let err = tail(&err_reader.join().unwrap_or_default());
+            bail!(
+                "command chunker `{line}` did not finish within {} s (field `timeout_secs`) and was killed{err}",
+                timeout.as_secs()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Whatever it left running would hold the pipes open.
+    kill_group(child.id());
+    let _ = writer.join();
+    let out = reader
+        .join()
+        .map_err(|_| anyhow::anyhow!("reading the output of `{line}` failed"))?
+        .with_context(|| format!("cannot read the output of `{line}`"))?;
+    let err = tail(&err_reader.join().unwrap_or_default());
+    if !status.success() {
+        bail!("command chunker `{line}` failed ({status}){err}");
+    }
+    String::from_utf8(out).map_err(|e| anyhow::anyhow!("the output of `{line}` is not UTF-8: {e}"))
+}
+
+/// Kills the process group `pgid` (the chunker and what it started), if any is left; through
+/// the system's `kill`, as the workspace forbids unsafe code.
+fn kill_group(pgid: u32) {
+    let _ = Process::new("kill")
+        .args(["-KILL", "--", &format!("-{pgid}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// The last 20 lines of stderr, as `; stderr:\n…`, or nothing when it is empty.
+fn tail(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!("; stderr:\n{}", lines[lines.len().saturating_sub(20)..].join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmd(script: &str, timeout: u64) -> Command {
+        Command {
+            command: vec!["sh".into(), "-c".into(), script.into()],
+            version: "test".into(),
+            files: Vec::new(),
+            timeout_secs: timeout,
+        }
+    }
+
+    fn docs() -> Vec<Document> {
+        vec![Document::new("a", "alpha beta gamma")]
+    }
+
+    #[test]
+    fn a_program_chunks_through_stdin_and_stdout() {
+        // Reads the JSONL documents and prints one span per document and one located text.
+        let c = cmd(
+            "n=$(wc -l); printf '{\"doc_id\":\"a\",\"start\":0,\"end\":5}\\n{\"doc_id\":\"a\",\"text\":\"gamma\"}\\n'; echo \"$n docs\" >&2",
+            10,
+        );
+        let (chunks, _) = c.chunk_corpus(&docs(), None).unwrap();
+        let spans: Vec<(usize, usize)> = chunks.iter().map(|c| (c.span.start, c.span.end)).collect();
+        assert_eq!(spans, [(0, 5), (11, 16)]);
+    }
+
+    #[test]
+    fn crashes_hangs_and_bad_spans_are_errors() {
+        let e = |c: Command| format!("{:#}", c.chunk_corpus(&docs(), None).unwrap_err());
+        let crash = e(cmd("echo boom >&2; exit 3", 10));
+        assert!(crash.contains("failed") && crash.contains("3") && crash.contains("boom"), "{crash}");
+        let t = Instant::now();
+        let hang = e(cmd("cat >/dev/null; sleep 30", 1));
+        assert!(hang.contains("did not finish within 1 s"), "{hang}");
+        assert!(t.elapsed() < Duration::from_secs(10), "killed promptly");
+        let oob = e(cmd("cat >/dev/null; echo '{\"doc_id\":\"a\",\"start\":0,\"end\":99}'", 10));
+        assert!(oob.contains("line 1") && oob.contains("outside document `a`"), "{oob}");
+        let missing = e(Command {
+            command: vec!["/nonexistent/chunker".into()],
+            ..cmd("", 10)
+        });
+        assert!(missing.contains("cannot start"), "{missing}");
+    }
+
+    #[test]
+    fn entries_are_checked() {
+        let mut c = cmd("true", 10);
+        c.version = " ".into();
+        assert!(c.check().unwrap_err().to_string().contains("`version`"));
+        let mut c = cmd("true", 10);
+        c.files = vec!["/nonexistent/file.py".into()];
+        assert!(c.check().unwrap_err().to_string().contains("`files`"));
+        assert!(Command { command: vec![], ..cmd("", 1) }.check().is_err());
+    }
+}

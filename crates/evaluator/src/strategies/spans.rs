@@ -1,0 +1,187 @@
+//! `kind: spans` — precomputed chunks read from a JSONL file, and the chunk line format that
+//! external chunkers (`kind: command`) print.
+//!
+//! One JSON object per line, in document order within each document:
+//! - `{"doc_id": ID, "start": S, "end": E}`: the byte span `[S, E)` of the document's text
+//!   (on character boundaries, within the text);
+//! - `{"doc_id": ID, "text": T}`: a chunk given by its text, located in the document as the
+//!   first occurrence starting after the previous chunk's start (so overlapping chunks and
+//!   repeated text are found in order); an error when it does not occur.
+//!
+//! Every error names the source and the line, and no chunk of a failed read is used. Blank
+//! lines are skipped; documents without chunks have none.
+
+use super::{Chunker, Params, StrategyStats};
+use anyhow::{bail, Context, Result};
+use chunker::maxmin::SizeLimit;
+use chunker::{Chunk, Document};
+use embed::Embedder;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// Chunks from a JSONL file (the line format of the module docs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spans {
+    /// The JSONL file; its sha256 is part of every cell's inputs.
+    pub file: PathBuf,
+}
+
+impl Params for Spans {
+    const KIND: &'static str = "spans";
+    const SUMMARY: &'static str = "precomputed chunks from a JSONL `file` of `{doc_id, start, end}` byte spans or `{doc_id, text}` (located in order); the file's sha256 is a cell input";
+
+    fn input_files(&self) -> Vec<(String, PathBuf)> {
+        vec![("strategy/spans".into(), self.file.clone())]
+    }
+
+    fn check(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn build(&self) -> Result<Box<dyn Chunker>> {
+        Ok(Box::new(self.clone()))
+    }
+}
+
+impl Chunker for Spans {
+    fn chunk_corpus(
+        &self,
+        docs: &[Document],
+        _: Option<&dyn Embedder>,
+    ) -> Result<(Vec<Chunk>, StrategyStats)> {
+        let text = std::fs::read_to_string(&self.file)
+            .with_context(|| format!("field `file`: cannot read {}", self.file.display()))?;
+        let chunks = read_chunks(&text, docs, &self.file.display().to_string())?;
+        Ok((chunks, StrategyStats::default()))
+    }
+
+    fn size_limit(&self) -> Option<SizeLimit> {
+        None
+    }
+}
+
+/// One chunk line.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Line {
+    doc_id: String,
+    #[serde(default)]
+    start: Option<usize>,
+    #[serde(default)]
+    end: Option<usize>,
+    #[serde(default)]
+    text: Option<String>,
+}
+
+/// Parses chunk lines (module docs) against `docs`; `source` names the input in errors.
+/// Chunks come back grouped by document in corpus order, each document's in its lines' order.
+///
+/// # Errors
+/// A line that is not such an object, an unknown document, a span outside the text or off a
+/// character boundary, a text that does not occur, or a line with both or neither of
+/// `start`/`end` and `text`, naming `source` and the line number.
+pub fn read_chunks(lines: &str, docs: &[Document], source: &str) -> Result<Vec<Chunk>> {
+    let by_id: HashMap<&str, usize> = docs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.id.as_str(), i))
+        .collect();
+    let mut per_doc: Vec<Vec<Chunk>> = vec![Vec::new(); docs.len()];
+    for (n, raw) in lines.lines().enumerate() {
+        let at = format!("{source}: line {}", n + 1);
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let line: Line = serde_json::from_str(raw).with_context(|| {
+            format!("{at}: not a chunk object {{doc_id, start, end}} or {{doc_id, text}}")
+        })?;
+        let Some(&di) = by_id.get(line.doc_id.as_str()) else {
+            bail!("{at}: unknown document `{}`", line.doc_id);
+        };
+        let d = &docs[di];
+        let (start, end) = match (line.start, line.end, &line.text) {
+            (Some(s), Some(e), None) => {
+                if !(s <= e && e <= d.text.len()) {
+                    bail!(
+                        "{at}: span {s}..{e} is outside document `{}` ({} bytes)",
+                        d.id,
+                        d.text.len()
+                    );
+                }
+                if !(d.text.is_char_boundary(s) && d.text.is_char_boundary(e)) {
+                    bail!(
+                        "{at}: span {s}..{e} of document `{}` cuts a UTF-8 character (offsets are bytes, not characters)",
+                        d.id
+                    );
+                }
+                (s, e)
+            }
+            (None, None, Some(t)) => {
+                let from = per_doc[di].last().map_or(0, |c| next_char(&d.text, c.span.start));
+                let Some(pos) = d.text[from..].find(t.as_str()) else {
+                    bail!(
+                        "{at}: chunk text {:?} does not occur in document `{}` after byte {from} (the chunker changed the text; print start/end byte spans instead)",
+                        clip(t),
+                        d.id
+                    );
+                };
+                (from + pos, from + pos + t.len())
+            }
+            _ => bail!("{at}: give either `start` and `end` or `text`"),
+        };
+        per_doc[di].push(Chunk::new(d, start, end));
+    }
+    Ok(per_doc.into_iter().flatten().collect())
+}
+
+/// The byte index after the character starting at `i` (the end for the last one).
+fn next_char(text: &str, i: usize) -> usize {
+    text[i..].chars().next().map_or(text.len(), |c| i + c.len_utf8())
+}
+
+fn clip(t: &str) -> String {
+    reader::clip(t, 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn docs() -> Vec<Document> {
+        vec![
+            Document::new("a", "one two one two"),
+            Document::new("b", "Ünïcode text"),
+        ]
+    }
+
+    #[test]
+    fn spans_and_texts_become_exact_chunks_in_order() {
+        let lines = r#"{"doc_id":"b","start":0,"end":9}
+{"doc_id":"a","text":"one two"}
+
+{"doc_id":"a","text":"two one"}
+{"doc_id":"a","text":"one two"}"#;
+        let d = docs();
+        let c = read_chunks(lines, &d, "t.jsonl").unwrap();
+        let got: Vec<(&str, usize, usize)> = c
+            .iter()
+            .map(|c| (c.doc_id.as_str(), c.span.start, c.span.end))
+            .collect();
+        assert_eq!(got, [("a", 0, 7), ("a", 4, 11), ("a", 8, 15), ("b", 0, 9)]);
+        assert_eq!(c[3].text(&d[1]), "Ünïcode");
+    }
+
+    #[test]
+    fn bad_lines_name_the_source_line_and_fix() {
+        let d = docs();
+        let e = |l: &str| format!("{:#}", read_chunks(l, &d, "t.jsonl").unwrap_err());
+        assert!(e("{\"doc_id\":\"z\",\"start\":0,\"end\":1}").contains("line 1: unknown document `z`"));
+        assert!(e("{\"doc_id\":\"a\",\"start\":0,\"end\":99}").contains("outside document `a`"));
+        assert!(e("{\"doc_id\":\"b\",\"start\":0,\"end\":1}").contains("cuts a UTF-8 character"));
+        assert!(e("{\"doc_id\":\"a\",\"text\":\"three\"}").contains("does not occur"));
+        assert!(e("{\"doc_id\":\"a\"}").contains("either `start` and `end` or `text`"));
+        assert!(e("\n[1]").contains("t.jsonl: line 2: not a chunk object"));
+    }
+}
