@@ -66,6 +66,31 @@ fn direct(py: &str, args: &[&str], file: &std::path::Path) -> Vec<String> {
         .collect()
 }
 
+/// `chunkbench chunk --strategy command` with `argv`, `version` and extra `--with` fields.
+fn chunk_command(
+    argv: &[String],
+    version: &str,
+    extra: &[&str],
+    file: &str,
+) -> std::process::Output {
+    let command = format!("command={}", serde_json::to_string(argv).unwrap());
+    let version = format!("version={version}");
+    let mut args = vec![
+        "chunk",
+        "--strategy",
+        "command",
+        "--with",
+        &command,
+        "--with",
+        &version,
+    ];
+    for w in extra {
+        args.extend(["--with", w]);
+    }
+    args.push(file);
+    chunkbench(&args)
+}
+
 #[test]
 fn adapters_give_the_libraries_chunks_as_exact_spans() {
     let py = adapters_python();
@@ -96,7 +121,7 @@ fn adapters_give_the_libraries_chunks_as_exact_spans() {
     ];
     let mut total = 0;
     // The README's form of the command: run.sh finds the venv itself.
-    let readme = serde_json::to_string(&[
+    let readme = [
         workspace()
             .join("scripts/adapters/run.sh")
             .display()
@@ -104,21 +129,14 @@ fn adapters_give_the_libraries_chunks_as_exact_spans() {
         "langchain-recursive".into(),
         "--chunk-size".into(),
         "300".into(),
-    ])
-    .unwrap();
+    ];
     let f = &inputs()[0];
-    let o = chunkbench(&[
-        "chunk",
-        "--strategy",
-        "command",
-        "--with",
-        &format!("command={readme}"),
-        "--with",
-        "version=langchain-text-splitters 1.1.3",
-        "--with",
-        "files=[scripts/adapters/chunk.py, scripts/adapters/setup.sh]",
+    let o = chunk_command(
+        &readme,
+        "langchain-text-splitters 1.1.3",
+        &["files=[scripts/adapters/chunk.py, scripts/adapters/setup.sh]"],
         f.to_str().unwrap(),
-    ]);
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let texts: Vec<String> = json_lines(&o)
         .iter()
@@ -132,17 +150,12 @@ fn adapters_give_the_libraries_chunks_as_exact_spans() {
         for file in inputs() {
             let mut argv = vec![py.clone(), script.display().to_string()];
             argv.extend(args.iter().map(|s| s.to_string()));
-            let command = serde_json::to_string(&argv).unwrap();
-            let o = chunkbench(&[
-                "chunk",
-                "--strategy",
-                "command",
-                "--with",
-                &format!("command={command}"),
-                "--with",
-                &format!("version=adapter {}", args[0]),
+            let o = chunk_command(
+                &argv,
+                &format!("adapter {}", args[0]),
+                &[],
                 file.to_str().unwrap(),
-            ]);
+            );
             assert!(
                 o.status.success(),
                 "{args:?} on {}: {}",
@@ -211,19 +224,8 @@ fn spans_files_and_failing_commands() {
             "outside document",
         ),
     ] {
-        let command = serde_json::to_string(&["sh", "-c", script]).unwrap();
-        let o = chunkbench(&[
-            "chunk",
-            "--strategy",
-            "command",
-            "--with",
-            &format!("command={command}"),
-            "--with",
-            "version=test",
-            "--with",
-            "timeout_secs=1",
-            id,
-        ]);
+        let argv = ["sh".to_string(), "-c".into(), script.to_string()];
+        let o = chunk_command(&argv, "test", &["timeout_secs=1"], id);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success() && err.contains(want), "{script}: {err}");
     }

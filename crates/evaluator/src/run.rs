@@ -438,6 +438,23 @@ impl Runner<'_> {
             "[{ds_name}] {s_name}: chunked in {:.1}s",
             t.elapsed().as_secs_f64()
         ));
+        if !chunks.is_empty() {
+            let covered: std::collections::HashSet<&str> =
+                chunks.iter().map(|c| c.doc_id.as_str()).collect();
+            let (missed, nonblank) =
+                d.ds.documents
+                    .iter()
+                    .filter(|doc| !doc.text.trim().is_empty())
+                    .fold((0, 0), |(m, n), doc| {
+                        (m + usize::from(!covered.contains(doc.id.as_str())), n + 1)
+                    });
+            if missed > 0 {
+                self.progress.log(format!(
+                    "warning: [{ds_name}] {s_name}: {missed} of {nonblank} non-empty documents \
+                     have no chunk, so nothing of them can be retrieved"
+                ));
+            }
+        }
         stats.over_embedder_window = self.over_embedder_window(d, s_name, &chunks)?;
         log_strategy_stats(
             &self.progress,

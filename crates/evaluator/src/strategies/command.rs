@@ -29,8 +29,10 @@ use std::time::{Duration, Instant};
 pub struct Command {
     /// The program and its arguments (no shell).
     pub command: Vec<String>,
-    /// What the program is, declared by the user (e.g. `langchain-text-splitters 0.3.8`): part
-    /// of the identity, since a program's behaviour is not visible in its command line.
+    /// What the program is, declared by the user (e.g. `langchain-text-splitters 1.1.3`): part
+    /// of the identity, since a program's behaviour is not visible in its command line. A
+    /// YAML number (`version: 2`) is taken as its text.
+    #[serde(deserialize_with = "text_or_number")]
     pub version: String,
     /// Files whose content the output depends on (the script, configs); their sha256 are cell
     /// inputs.
@@ -39,6 +41,23 @@ pub struct Command {
     /// Seconds the program may run for one corpus (default 600).
     #[serde(default = "default_timeout")]
     pub timeout_secs: u64,
+}
+
+/// A string, or a YAML number taken as its text (`2` → `"2"`, `1.5` → `"1.5"`). Quote versions
+/// whose text matters (`"1.10"`): YAML reads `1.10` as the number 1.1.
+fn text_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum TextOrNumber {
+        Text(String),
+        Int(i64),
+        Float(f64),
+    }
+    Ok(match TextOrNumber::deserialize(d)? {
+        TextOrNumber::Text(s) => s,
+        TextOrNumber::Int(i) => i.to_string(),
+        TextOrNumber::Float(f) => format!("{f:?}"),
+    })
 }
 
 fn default_timeout() -> u64 {
@@ -58,17 +77,33 @@ impl Params for Command {
 
     fn check(&self) -> Result<()> {
         if self.command.first().is_none_or(|p| p.trim().is_empty()) {
-            bail!("field `command`: give the program and its arguments, e.g. [python3, scripts/adapters/langchain_recursive.py]");
+            bail!("field `command`: give the program and its arguments, e.g. [scripts/adapters/run.sh, langchain-recursive, --chunk-size, \"400\"]");
         }
         if self.version.trim().is_empty() {
             bail!("field `version`: declare what the program is (name and version), so results of another version are not reused");
+        }
+        let program = std::path::Path::new(&self.command[0]);
+        let found = if program.components().count() > 1 {
+            program.is_file()
+        } else {
+            std::env::var_os("PATH")
+                .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+        };
+        if !found {
+            bail!(
+                "field `command`: program `{}` is not a file nor on PATH (a relative path is relative to the directory chunkbench runs in)",
+                program.display()
+            );
         }
         if self.timeout_secs == 0 {
             bail!("field `timeout_secs` must be at least 1");
         }
         for f in &self.files {
             if !f.is_file() {
-                bail!("field `files`: {} is not a file", f.display());
+                bail!(
+                    "field `files`: {} is not a file (a relative path is relative to the directory chunkbench runs in)",
+                    f.display()
+                );
             }
         }
         Ok(())
@@ -94,7 +129,14 @@ impl Chunker for Command {
             input.push(b'\n');
         }
         let out = run(&self.command, input, Duration::from_secs(self.timeout_secs))?;
-        let chunks = super::spans::read_chunks(&out, docs, &format!("output of `{}`", self.command.join(" ")))?;
+        let source = format!("output of `{}`", self.command.join(" "));
+        let chunks = super::spans::read_chunks(&out, docs, &source)?;
+        if chunks.is_empty() && docs.iter().any(|d| !d.text.trim().is_empty()) {
+            bail!(
+                "{source}: no chunk for any of the {} documents (the program printed nothing on stdout)",
+                docs.len()
+            );
+        }
         Ok((chunks, StrategyStats::default()))
     }
 
@@ -177,14 +219,21 @@ fn kill_group(pgid: u32) {
         .status();
 }
 
-/// The last 20 lines of stderr, as `; stderr:\n…`, or nothing when it is empty.
+/// The last 20 lines of stderr, as `; stderr:\n…` (saying when earlier lines were left out),
+/// or nothing when it is empty.
 fn tail(stderr: &[u8]) -> String {
     let text = String::from_utf8_lossy(stderr);
     let lines: Vec<&str> = text.lines().collect();
     if lines.is_empty() {
         return String::new();
     }
-    format!("; stderr:\n{}", lines[lines.len().saturating_sub(20)..].join("\n"))
+    let cut = lines.len().saturating_sub(20);
+    let head = if cut > 0 {
+        format!("; stderr (last 20 of {} lines):", lines.len())
+    } else {
+        "; stderr:".to_string()
+    };
+    format!("{head}\n{}", lines[cut..].join("\n"))
 }
 
 #[cfg(test)]
@@ -243,5 +292,16 @@ mod tests {
         c.files = vec!["/nonexistent/file.py".into()];
         assert!(c.check().unwrap_err().to_string().contains("`files`"));
         assert!(Command { command: vec![], ..cmd("", 1) }.check().is_err());
+        let missing = Command {
+            command: vec!["/nonexistent/chunker".into()],
+            ..cmd("", 1)
+        };
+        assert!(missing.check().unwrap_err().to_string().contains("not a file nor on PATH"));
+        // A YAML number is a version's text; printing nothing is an error, not 0 chunks.
+        let c: Command =
+            serde_yaml::from_str("{command: [sh, -c, 'cat >/dev/null'], version: 2}").unwrap();
+        assert_eq!(c.version, "2");
+        let e = format!("{:#}", c.chunk_corpus(&docs(), None).unwrap_err());
+        assert!(e.contains("no chunk for any of the 1 documents"), "{e}");
     }
 }

@@ -86,11 +86,13 @@ pub trait Params:
     /// Writes defaults that change what is computed into the entry, so equal computations get
     /// equal cell ids and `config.json` shows what ran.
     fn resolve_defaults(&mut self) {}
-    /// Checks the entry without loading anything.
+    /// Checks the entry without loading anything (default: nothing to check).
     ///
     /// # Errors
     /// The first problem, naming the field.
-    fn check(&self) -> Result<()>;
+    fn check(&self) -> Result<()> {
+        Ok(())
+    }
     /// Builds the chunker (loading a tokenizer when the entry needs one).
     ///
     /// # Errors

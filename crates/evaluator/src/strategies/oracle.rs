@@ -23,9 +23,6 @@ impl Params for Oracle {
     const KIND: &'static str = "oracle";
     const SUMMARY: &'static str = "gold-evidence baseline: every question is read with exactly its gold evidence spans (all of them, as one rank); without evidence it reads closed-book; the retriever is not asked; no fields";
 
-    fn check(&self) -> Result<()> {
-        Ok(())
-    }
 
     fn build(&self) -> Result<Box<dyn Chunker>> {
         Ok(Box::new(Oracle {}))

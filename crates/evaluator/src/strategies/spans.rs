@@ -9,7 +9,9 @@
 //!   repeated text are found in order); an error when it does not occur.
 //!
 //! Every error names the source and the line, and no chunk of a failed read is used. Blank
-//! lines are skipped; documents without chunks have none.
+//! lines are skipped; documents without chunks have none (the runner logs how many), and no
+//! chunk at all for a non-empty corpus is an error. A `spans` file covers one dataset: a
+//! `doc_id` of another dataset is an unknown document.
 
 use super::{Chunker, Params, StrategyStats};
 use anyhow::{bail, Context, Result};
@@ -37,8 +39,15 @@ impl Params for Spans {
     }
 
     fn check(&self) -> Result<()> {
+        if !self.file.is_file() {
+            bail!(
+                "field `file`: {} is not a file (a relative path is relative to the directory chunkbench runs in)",
+                self.file.display()
+            );
+        }
         Ok(())
     }
+
 
     fn build(&self) -> Result<Box<dyn Chunker>> {
         Ok(Box::new(self.clone()))
@@ -54,6 +63,13 @@ impl Chunker for Spans {
         let text = std::fs::read_to_string(&self.file)
             .with_context(|| format!("field `file`: cannot read {}", self.file.display()))?;
         let chunks = read_chunks(&text, docs, &self.file.display().to_string())?;
+        if chunks.is_empty() && docs.iter().any(|d| !d.text.trim().is_empty()) {
+            bail!(
+                "{}: no chunk for any of the {} documents; give `{{doc_id, start, end}}` lines for this dataset's documents",
+                self.file.display(),
+                docs.len()
+            );
+        }
         Ok((chunks, StrategyStats::default()))
     }
 
@@ -103,7 +119,10 @@ pub fn read_chunks(lines: &str, docs: &[Document], source: &str) -> Result<Vec<C
         let d = &docs[di];
         let (start, end) = match (line.start, line.end, &line.text) {
             (Some(s), Some(e), None) => {
-                if !(s <= e && e <= d.text.len()) {
+                if s > e {
+                    bail!("{at}: span {s}..{e} is reversed (start > end)");
+                }
+                if e > d.text.len() {
                     bail!(
                         "{at}: span {s}..{e} is outside document `{}` ({} bytes)",
                         d.id,
@@ -122,7 +141,7 @@ pub fn read_chunks(lines: &str, docs: &[Document], source: &str) -> Result<Vec<C
                 let from = per_doc[di].last().map_or(0, |c| next_char(&d.text, c.span.start));
                 let Some(pos) = d.text[from..].find(t.as_str()) else {
                     bail!(
-                        "{at}: chunk text {:?} does not occur in document `{}` after byte {from} (the chunker changed the text; print start/end byte spans instead)",
+                        "{at}: chunk text {:?} does not occur in document `{}` after byte {from}, where the previous chunk starts (the chunker changed the text, or repeated a chunk; print start/end byte spans instead)",
                         clip(t),
                         d.id
                     );
@@ -183,5 +202,10 @@ mod tests {
         assert!(e("{\"doc_id\":\"a\",\"text\":\"three\"}").contains("does not occur"));
         assert!(e("{\"doc_id\":\"a\"}").contains("either `start` and `end` or `text`"));
         assert!(e("\n[1]").contains("t.jsonl: line 2: not a chunk object"));
+        assert!(e("{\"doc_id\":\"a\",\"start\":5,\"end\":2}").contains("reversed"));
+        let missing = Spans {
+            file: "/nonexistent/spans.jsonl".into(),
+        };
+        assert!(missing.check().unwrap_err().to_string().contains("is not a file"));
     }
 }
