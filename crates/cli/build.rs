@@ -1,13 +1,19 @@
 //! Captures the git commit the binary is built from, so runs record the code that computed
 //! them whatever directory they are started in: `CHUNKBENCH_GIT_COMMIT` = `git rev-parse
 //! HEAD`, with `-dirty` when tracked files differ from it, or `unknown` outside a git checkout.
-//! Re-run when the checkout's HEAD, index or refs change, or any file under crates/ does.
+//! Re-run on every build (see `main`), so a shared target directory never carries another
+//! checkout's commit.
 
 use std::path::Path;
 use std::process::Command;
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    // Several checkouts may share one target directory (CI reuses one; cargo hashes
+    // workspace members by their path relative to the workspace, so two clones share build
+    // outputs): the paths recorded below would then be another checkout's. Re-run on every
+    // build instead (a path that never exists), so the commit is always this checkout's.
+    println!("cargo:rerun-if-changed=.chunkbench-build-always-reruns");
     for p in [
         ".git/HEAD",
         ".git/index",

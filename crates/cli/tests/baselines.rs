@@ -96,4 +96,27 @@ fn closed_book_and_oracle_read_what_they_promise() {
     for s in ["| closed-book |", "| oracle |", "| fixed-100 |"] {
         assert!(md.contains(s), "{s} missing from summary.md:\n{md}");
     }
+    // The retrieval table: the oracle is perfect on every evidence metric, closed book is 0.
+    let table = &md[md
+        .find("## Retrieval against gold evidence")
+        .expect("retrieval section")..];
+    let row = |s: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(&format!("| sciq | {s} | bm25 | 3 |")))
+            .unwrap_or_else(|| panic!("no {s} row in:\n{table}"))
+            .to_string()
+    };
+    let oracle = row("oracle");
+    assert_eq!(
+        oracle.matches("1.000 ± 0.000 [1.000, 1.000]").count(),
+        6,
+        "{oracle}"
+    );
+    let closed = row("closed-book");
+    assert_eq!(
+        closed.matches("0.000 ± 0.000 [0.000, 0.000]").count(),
+        7,
+        "{closed}"
+    );
 }

@@ -240,6 +240,7 @@ pub fn write_reports(
             );
         }
     }
+    md.push_str(&retrieval_section(cfg, cells, rows)?);
     if cells.iter().any(|c| !c.summary.failures.is_empty()) {
         md.push_str(
             "\n## Failure attribution\n\nQuestions per first failing stage: extraction (EAR: no anchors), matching (EAR: no corpus occurrence), ranking (gold evidence not in the top-k), reading (evidence retrieved, answer wrong); no-evidence = wrong answer without gold evidence to attribute it; invalid-answer = the reader's reply could not be read as an answer (shown before the other stages: the measurement failed).\n\n| dataset | strategy | retriever | k | reader |",
@@ -310,6 +311,92 @@ pub fn write_reports(
     )?;
     write_atomic(&dir.join("summary.md"), md.as_bytes())?;
     Ok((md, comparisons))
+}
+
+/// A per-question metric: `None` where it is not defined (no gold evidence).
+type Metric = fn(&QuestionRow) -> Option<f64>;
+
+/// The retrieval metrics of a question row, in the order of summary.md's retrieval table.
+const RETRIEVAL_METRICS: [(&str, Metric); 7] = [
+    ("recall@k", |r| r.recall),
+    ("MRR", |r| r.mrr),
+    ("nDCG@k", |r| r.ndcg),
+    ("span recall", |r| r.span_recall),
+    ("span precision", |r| r.span_precision),
+    ("span IoU", |r| r.span_iou),
+    ("answer recall", |r| r.answer_recall),
+];
+
+/// summary.md's "Retrieval against gold evidence" section: per dataset × strategy × retriever
+/// × k (the metrics do not depend on the reader, so the first reader's cell stands for all),
+/// each metric as mean ± population std [percentile bootstrap 95 % interval of the mean] over
+/// the questions where it is defined. Empty when no question of the run has gold evidence.
+///
+/// # Errors
+/// Statistics errors (non-finite metric values).
+fn retrieval_section(
+    cfg: &ReportSettings,
+    cells: &[CellRecord],
+    rows: &HashMap<String, Vec<QuestionRow>>,
+) -> Result<String> {
+    let with_evidence = |c: &CellRecord| {
+        rows.get(&c.id)
+            .is_some_and(|rs| rs.iter().any(|r| r.recall.is_some()))
+    };
+    if !cells.iter().any(with_evidence) {
+        return Ok(String::new());
+    }
+    let mut md = String::from(
+        "\n## Retrieval against gold evidence\n\nOver the questions with gold evidence (n; answer recall over all questions): mean ± population std [percentile bootstrap 95 % interval of the mean]. Recall@k, MRR and nDCG@k by passage; span recall, precision and IoU in words of the evidence and the retrieved passages; answer recall: the gold answer's text (lowercased) inside the retrieved passages. The metrics do not depend on the reader.\n\n| dataset | strategy | retriever | k | n |",
+    );
+    for (name, _) in RETRIEVAL_METRICS {
+        let _ = write!(md, " {name} |");
+    }
+    md.push_str("\n|---|---|---|---:|---:|");
+    md.push_str(&"---|".repeat(RETRIEVAL_METRICS.len()));
+    md.push('\n');
+    let boot = crate::stats::BootstrapConfig {
+        resamples: cfg.bootstrap_resamples,
+        ..crate::stats::BootstrapConfig::with_seed(cfg.seed)
+    };
+    let mut seen = std::collections::HashSet::new();
+    for c in cells.iter().filter(|c| with_evidence(c)) {
+        let key = (
+            &c.cell.dataset,
+            &c.cell.strategy,
+            &c.cell.retriever,
+            c.cell.k,
+        );
+        if !seen.insert(key) {
+            continue;
+        }
+        let rs = &rows[&c.id];
+        let n = rs.iter().filter(|r| r.recall.is_some()).count();
+        let _ = write!(
+            md,
+            "| {} | {} | {} | {} | {n} |",
+            c.cell.dataset, c.cell.strategy, c.cell.retriever, c.cell.k
+        );
+        for (_, get) in RETRIEVAL_METRICS {
+            let xs: Vec<f64> = rs.iter().filter_map(get).collect();
+            let cell = match crate::stats::population_std(&xs) {
+                None => "–".to_string(),
+                Some(sd) => {
+                    let ci = crate::stats::bootstrap_mean(&xs, &boot)?;
+                    match ci.interval {
+                        Some(iv) => format!(
+                            "{:.3} ± {sd:.3} [{:.3}, {:.3}]",
+                            ci.estimate, iv.lower, iv.upper
+                        ),
+                        None => format!("{:.3} ± {sd:.3}", ci.estimate),
+                    }
+                }
+            };
+            let _ = write!(md, " {cell} |");
+        }
+        md.push('\n');
+    }
+    Ok(md)
 }
 
 /// Writes `chunk_stats.csv`: per (dataset, strategy) the chunk count, words per chunk (min,

@@ -548,6 +548,36 @@ pub fn bootstrap_mean_difference(
     }))
 }
 
+/// Percentile bootstrap of one sample's mean (Efron & Tibshirani 1993, §13.3): each of the `B`
+/// resamples draws `n` indices with replacement and takes the mean of those values.
+///
+/// Same determinism as [`bootstrap_mean_difference`] (one seeded stream, single-threaded); the
+/// estimate is the sample mean, in the units of `xs`. `n = 1` gives an "insufficient data"
+/// result.
+///
+/// # Errors
+/// [`StatsError::EmptyInput`], [`StatsError::NonFinite`], [`StatsError::ZeroResamples`],
+/// [`StatsError::InvalidConfidence`].
+pub fn bootstrap_mean(xs: &[f64], config: &BootstrapConfig) -> Result<BootstrapCi, StatsError> {
+    if xs.is_empty() {
+        return Err(StatsError::EmptyInput);
+    }
+    check_config(config)?;
+    check_finite("values", xs)?;
+    let n = xs.len();
+    let full = xs.iter().sum::<f64>() / n as f64;
+    Ok(paired_bootstrap(n, config, full, |idx| {
+        idx.iter().map(|&i| xs[i]).sum::<f64>() / n as f64
+    }))
+}
+
+/// Population standard deviation `sqrt(Σ (x − mean)² / n)` (numpy's `np.std` default,
+/// `ddof = 0`); `None` for an empty sample or NaN.
+pub fn population_std(xs: &[f64]) -> Option<f64> {
+    let m = mean(xs)?;
+    Some((xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / xs.len() as f64).sqrt())
+}
+
 /// Paired bootstrap for an accuracy difference in percentage points:
 /// `100 × mean(candidate − baseline)` with correct = 1 and wrong = 0.
 ///
@@ -1424,5 +1454,31 @@ mod tests {
                 prop_assert!(iv.lower >= -100.0 && iv.upper <= 100.0);
             }
         }
+    }
+
+    #[test]
+    fn bootstrap_mean_and_population_std() {
+        let cfg = BootstrapConfig {
+            resamples: 2000,
+            ..BootstrapConfig::with_seed(7)
+        };
+        // numpy: np.std([1, 2, 3, 4]) = 1.118033988749895
+        let xs = [1.0, 2.0, 3.0, 4.0];
+        assert!((population_std(&xs).unwrap() - 1.118033988749895).abs() < 1e-15);
+        assert_eq!(population_std(&[]), None);
+        let ci = bootstrap_mean(&xs, &cfg).unwrap();
+        assert_eq!(ci.estimate, 2.5);
+        let iv = ci.interval.unwrap();
+        assert!(iv.lower >= 1.0 && iv.upper <= 4.0 && iv.lower < 2.5 && iv.upper > 2.5);
+        assert_eq!(
+            ci,
+            bootstrap_mean(&xs, &cfg).unwrap(),
+            "same seed, same interval"
+        );
+        let flat = bootstrap_mean(&[0.5; 10], &cfg).unwrap().interval.unwrap();
+        assert_eq!((flat.lower, flat.upper), (0.5, 0.5));
+        assert!(bootstrap_mean(&[1.0], &cfg).unwrap().insufficient);
+        assert!(bootstrap_mean(&[], &cfg).is_err());
+        assert!(bootstrap_mean(&[f64::NAN], &cfg).is_err());
     }
 }
