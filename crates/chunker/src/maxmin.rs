@@ -678,13 +678,14 @@ impl MaxMinConfig {
             if join {
                 pairwise_min = next_min;
             } else {
-                mins.push((size >= 2).then_some(pairwise_min));
+                // `+ 0.0` reports a zero similarity (degenerate vectors) as 0, never -0.
+                mins.push((size >= 2).then_some(pairwise_min + 0.0));
                 groups.push(start..i);
                 start = i;
                 pairwise_min = f64::INFINITY;
             }
         }
-        mins.push((n - start >= 2).then_some(pairwise_min));
+        mins.push((n - start >= 2).then_some(pairwise_min + 0.0));
         groups.push(start..n);
 
         if let (Some(max), Some(f)) = (max, size_max.as_mut()) {
@@ -761,7 +762,7 @@ fn merge_small(
                     .flatten()
                     .fold(f64::INFINITY, f64::min);
                 groups[lo] = range;
-                mins[lo] = Some(m);
+                mins[lo] = Some(m + 0.0);
                 groups.remove(hi);
                 mins.remove(hi);
                 stuck.remove(hi);

@@ -118,9 +118,32 @@ pub enum TokenizerError {
 /// text is counted in chars instead and [`HfTokenizer::encode_failures`] is incremented;
 /// nothing panics.
 pub struct HfTokenizer {
-    inner: tokenizers::Tokenizer,
+    inner: Backend,
     source: String,
     failures: AtomicUsize,
+}
+
+/// The library behind a [`HfTokenizer`].
+enum Backend {
+    /// A Hugging Face `tokenizer.json` (boxed: it is large, the BPE variant a reference).
+    Hf(Box<tokenizers::Tokenizer>),
+    /// An OpenAI BPE encoding (tiktoken-rs, the same BPE files and split regex as `tiktoken`).
+    Bpe(&'static tiktoken_rs::CoreBPE),
+}
+
+/// The OpenAI encodings a `tokenizer:` field can name instead of a `tokenizer.json` path.
+pub const BPE_ENCODINGS: [&str; 2] = ["cl100k_base", "o200k_base"];
+
+/// Where the BPE encodings come from: the tiktoken-rs release pinned in Cargo.lock (a test
+/// keeps the two equal). A named encoding's content identity is this and its name.
+pub const BPE_SOURCE: &str = "tiktoken-rs 0.9.1";
+
+/// The content identity of a named BPE encoding (`cl100k_base (tiktoken-rs 0.9.1)`), or
+/// `None` when `name` is not one of [`BPE_ENCODINGS`].
+pub fn bpe_identity(name: &str) -> Option<String> {
+    BPE_ENCODINGS
+        .contains(&name)
+        .then(|| format!("{name} ({BPE_SOURCE})"))
 }
 
 impl fmt::Debug for HfTokenizer {
@@ -139,6 +162,9 @@ impl HfTokenizer {
     /// [`TokenizerError::NotFound`] (the message says to run `chunkbench models fetch`) or
     /// [`TokenizerError::Invalid`].
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, TokenizerError> {
+        if let Some(t) = path.as_ref().to_str().and_then(Self::named) {
+            return Ok(t);
+        }
         let mut path = path.as_ref().to_path_buf();
         if path.is_dir() {
             path.push("tokenizer.json");
@@ -155,6 +181,29 @@ impl HfTokenizer {
             TokenizerError::Invalid { message, .. } => TokenizerError::Invalid { path, message },
             other => other,
         })
+    }
+
+    /// The OpenAI BPE encoding `name` ([`BPE_ENCODINGS`]: `cl100k_base`, `o200k_base`),
+    /// counted as `tiktoken`'s `encode_ordinary` does (special-token text is ordinary text);
+    /// `None` for other names. A file of that name in the working directory is not consulted:
+    /// the names are reserved.
+    pub fn named(name: &str) -> Option<Self> {
+        let bpe = match name {
+            "cl100k_base" => tiktoken_rs::cl100k_base_singleton(),
+            "o200k_base" => tiktoken_rs::o200k_base_singleton(),
+            _ => return None,
+        };
+        Some(HfTokenizer {
+            inner: Backend::Bpe(bpe),
+            source: name.to_string(),
+            failures: AtomicUsize::new(0),
+        })
+    }
+
+    /// True for an OpenAI BPE encoding ([`HfTokenizer::named`]), whose identity is its name
+    /// (the BPE file is part of the pinned tiktoken-rs crate), not a file's hash.
+    pub fn is_named(&self) -> bool {
+        matches!(self.inner, Backend::Bpe(_))
     }
 
     /// Wraps an already loaded tokenizer; `source` identifies it in reports (a path or a
@@ -175,7 +224,7 @@ impl HfTokenizer {
             })?;
         inner.with_padding(None);
         Ok(HfTokenizer {
-            inner,
+            inner: Backend::Hf(Box::new(inner)),
             source,
             failures: AtomicUsize::new(0),
         })
@@ -196,7 +245,11 @@ impl HfTokenizer {
         if text.is_empty() {
             return 0;
         }
-        match self.inner.encode_fast(text, false) {
+        let inner = match &self.inner {
+            Backend::Bpe(bpe) => return bpe.encode_ordinary(text).len(),
+            Backend::Hf(t) => t,
+        };
+        match inner.encode_fast(text, false) {
             Ok(enc) => enc.get_ids().len(),
             Err(_) => {
                 self.failures.fetch_add(1, Ordering::Relaxed);
@@ -214,7 +267,11 @@ impl HfTokenizer {
         if text.is_empty() {
             return Vec::new();
         }
-        match self.inner.encode(text, false) {
+        let inner = match &self.inner {
+            Backend::Bpe(bpe) => return bpe_spans(bpe, text),
+            Backend::Hf(t) => t,
+        };
+        match inner.encode(text, false) {
             Ok(enc) => {
                 let mut spans: Vec<Span> = Vec::with_capacity(enc.len());
                 let mut last_start = 0;
@@ -239,6 +296,27 @@ impl HfTokenizer {
             }
         }
     }
+}
+
+/// Byte spans of the BPE tokens of `text`: each token's bytes follow the previous one's, so
+/// the spans are the running sums of their lengths, snapped outwards to char boundaries as
+/// for Hugging Face offsets (tokens inside one multi-byte char share its span; an empty span
+/// is left out).
+fn bpe_spans(bpe: &tiktoken_rs::CoreBPE, text: &str) -> Vec<Span> {
+    let tokens = bpe.encode_ordinary(text);
+    let mut spans: Vec<Span> = Vec::with_capacity(tokens.len());
+    let (mut at, mut last_start) = (0usize, 0usize);
+    for bytes in bpe._decode_native_and_split(tokens) {
+        let (s, e) = (at, (at + bytes.len()).min(text.len()));
+        at += bytes.len();
+        let start = floor_char_boundary(text, s.min(text.len())).max(last_start);
+        let end = ceil_char_boundary(text, e);
+        if end > start {
+            last_start = start;
+            spans.push(Span { start, end });
+        }
+    }
+    spans
 }
 
 /// What "size" means for a chunker: a [`Unit`] plus the tokenizer for [`Unit::Tokens`].
@@ -423,5 +501,46 @@ mod tests {
         assert_eq!(Sizer::Chars.size("e\u{301}é"), 3);
         assert_eq!(Sizer::Words.size(" a  b\u{200B}c "), 3);
         assert_eq!(Sizer::for_unit(Unit::Tokens, None), None);
+    }
+
+    #[test]
+    fn bpe_encodings_by_name() {
+        let t = HfTokenizer::from_file("cl100k_base").unwrap();
+        assert!(t.is_named() && t.source() == "cl100k_base");
+        // tiktoken: enc.encode_ordinary("hello world") == [15339, 1917]
+        assert_eq!(t.count("hello world"), 2);
+        assert_eq!(t.count(""), 0);
+        let text = "Épée — naïve 北京 🙂 text";
+        let spans = t.token_spans(text);
+        assert!(!spans.is_empty());
+        assert_eq!(spans.first().unwrap().start, 0);
+        assert_eq!(spans.last().unwrap().end, text.len());
+        for w in spans.windows(2) {
+            assert!(
+                w[0].start <= w[1].start && w[0].end <= w[1].end,
+                "{spans:?}"
+            );
+        }
+        for s in &spans {
+            assert!(text.is_char_boundary(s.start) && text.is_char_boundary(s.end));
+        }
+        assert!(HfTokenizer::named("o200k_base").is_some());
+        assert!(HfTokenizer::named("gpt2").is_none());
+        assert_eq!(
+            bpe_identity("o200k_base").as_deref(),
+            Some("o200k_base (tiktoken-rs 0.9.1)")
+        );
+    }
+
+    #[test]
+    fn bpe_source_is_the_locked_crate() {
+        let lock =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.lock"))
+                .unwrap();
+        let version = BPE_SOURCE.strip_prefix("tiktoken-rs ").unwrap();
+        assert!(
+            lock.contains(&format!("name = \"tiktoken-rs\"\nversion = \"{version}\"")),
+            "Cargo.lock pins another tiktoken-rs than BPE_SOURCE says"
+        );
     }
 }

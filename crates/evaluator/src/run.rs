@@ -802,6 +802,11 @@ impl<'a> Resolver<'a> {
     }
 
     fn file(name: &str, path: &Path) -> Result<CellInputs> {
+        // A named BPE encoding (`tokenizer: cl100k_base`) is no file: its name and the
+        // pinned crate that holds it are its identity.
+        if let Some(id) = path.to_str().and_then(chunker::units::bpe_identity) {
+            return Ok(CellInputs::from([(name.to_string(), id)]));
+        }
         let sha = datasets::filehash::sha256_file_cached(path)
             .with_context(|| format!("{name}: cannot hash {}", path.display()))?;
         Ok(CellInputs::from([(name.to_string(), sha)]))
@@ -874,6 +879,7 @@ impl TokenCounter<'_> {
     fn name(&self) -> String {
         match &self.by {
             TokensBy::Reader(_, n) => format!("reader:{n}"),
+            TokensBy::Tokenizer(t, p) if t.is_named() => format!("bpe:{p}"),
             TokensBy::Tokenizer(_, p) => format!("tokenizer.json:{p}"),
             TokensBy::None => "none".into(),
         }
