@@ -7,14 +7,72 @@
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-/// The parts every stage module shares, for an entry type `$entry` (a tuple struct around a
-/// `Box<dyn $dyn>` whose trait has `kind`, `to_yaml`, `clone_box` and `as_any`), the stage's
-/// params trait `$params` (with `KIND` and `SUMMARY`), its `KINDS` static and its name in
-/// messages (`"strategy"`): the `Kind` alias, `kind_of`, `kinds_markdown`, the entry's `new`,
-/// `from_yaml`, `kind` and `params`, and its `Clone`, `PartialEq` (by serialised form),
-/// `Serialize` (the tagged form) and `Deserialize` (through `from_yaml`).
+/// What every stage module would otherwise write by hand, from one declaration: the entry
+/// type `$entry` (a `Box` around the object-safe `DynParams` face of the stage's params
+/// trait `$params`, which has `KIND` and `SUMMARY`), the blanket `impl<P: $params> DynParams`
+/// forwarding every listed method, the `Kind` alias, `kind_of`, `kinds_markdown`, the entry's
+/// `new`, `from_yaml`, `kind` and `params`, one public forwarding method per method listed
+/// under `public`/`public_mut` (those under `private` are reachable only as `self.0.m(..)`,
+/// for wrappers that add to them), and `Clone`, `PartialEq` (by serialised form),
+/// `Serialize` (the tagged form) and `Deserialize` (through `from_yaml`). `$what` names the
+/// stage in messages (`"strategy"`).
 macro_rules! stage_entry {
-    ($entry:ident, $dyn:ident, $params:ident, $what:literal) => {
+    (
+        $(#[$entry_doc:meta])*
+        pub struct $entry:ident: $params:ident, $what:literal;
+        public {
+            $( $(#[$doc:meta])* fn $m:ident(&self $(, $a:ident: $t:ty)*) -> $r:ty; )*
+        }
+        public_mut {
+            $( $(#[$mdoc:meta])* fn $mm:ident(&mut self $(, $ma:ident: $mt:ty)*); )*
+        }
+        private {
+            $( fn $pm:ident(&self $(, $pa:ident: $pt:ty)*) -> $pr:ty; )*
+        }
+    ) => {
+        /// Object-safe face of the stage's params trait, implemented for every kind.
+        trait DynParams: std::fmt::Debug + Send + Sync {
+            fn kind(&self) -> &'static str;
+            fn to_yaml(&self) -> serde_yaml::Value;
+            fn clone_box(&self) -> Box<dyn DynParams>;
+            fn as_any(&self) -> &dyn std::any::Any;
+            fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+            $( fn $m(&self $(, $a: $t)*) -> $r; )*
+            $( fn $mm(&mut self $(, $ma: $mt)*); )*
+            $( fn $pm(&self $(, $pa: $pt)*) -> $pr; )*
+        }
+
+        impl<P: $params> DynParams for P {
+            fn kind(&self) -> &'static str {
+                P::KIND
+            }
+            fn to_yaml(&self) -> serde_yaml::Value {
+                $crate::registry::tagged_yaml(P::KIND, self)
+            }
+            fn clone_box(&self) -> Box<dyn DynParams> {
+                Box::new(self.clone())
+            }
+            fn as_any(&self) -> &dyn std::any::Any {
+                self
+            }
+            fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+                self
+            }
+            $( fn $m(&self $(, $a: $t)*) -> $r {
+                $params::$m(self $(, $a)*)
+            } )*
+            $( fn $mm(&mut self $(, $ma: $mt)*) {
+                $params::$mm(self $(, $ma)*)
+            } )*
+            $( fn $pm(&self $(, $pa: $pt)*) -> $pr {
+                $params::$pm(self $(, $pa)*)
+            } )*
+        }
+
+        $(#[$entry_doc])*
+        #[derive(Debug)]
+        pub struct $entry(Box<dyn DynParams>);
+
         /// One registered kind of this stage ([`crate::registry::Kind`] over the entry type).
         pub type Kind = $crate::registry::Kind<$entry>;
 
@@ -62,6 +120,19 @@ macro_rules! stage_entry {
             pub fn params<P: $params>(&self) -> Option<&P> {
                 self.0.as_any().downcast_ref()
             }
+
+            /// The typed params, mutable, when the entry is of kind `P`.
+            pub fn params_mut<P: $params>(&mut self) -> Option<&mut P> {
+                self.0.as_any_mut().downcast_mut()
+            }
+
+            $( $(#[$doc])* pub fn $m(&self $(, $a: $t)*) -> $r {
+                self.0.$m($($a),*)
+            } )*
+
+            $( $(#[$mdoc])* pub fn $mm(&mut self $(, $ma: $mt)*) {
+                self.0.$mm($($ma),*)
+            } )*
         }
 
         impl Clone for $entry {

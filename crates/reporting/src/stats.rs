@@ -541,11 +541,8 @@ pub fn bootstrap_mean_difference(
         .zip(baseline)
         .map(|(cand, base)| cand - base)
         .collect();
-    let n = diffs.len();
-    let full = diffs.iter().sum::<f64>() / n as f64;
-    Ok(paired_bootstrap(n, config, full, |idx| {
-        idx.iter().map(|&i| diffs[i]).sum::<f64>() / n as f64
-    }))
+    // The mean of the paired differences, resampled by question: one-sample bootstrap.
+    bootstrap_mean(&diffs, config)
 }
 
 /// Percentile bootstrap of one sample's mean (Efron & Tibshirani 1993, §13.3): each of the `B`

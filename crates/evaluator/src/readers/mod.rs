@@ -15,7 +15,6 @@ use anyhow::Result;
 use reader::Reader;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use std::any::Any;
 use std::fmt::Debug;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -81,7 +80,32 @@ pub trait Params:
     fn build(&self, name: &str) -> Result<Arc<dyn Reader>>;
 }
 
-crate::registry::stage_entry!(ReaderConfig, DynParams, Params, "reader");
+crate::registry::stage_entry! {
+    /// One reader entry (`readers.NAME`): a registered kind and its typed params.
+    /// YAML/JSON form: `{kind: NAME, ...fields}`.
+    pub struct ReaderConfig: Params, "reader";
+    public {
+        /// Built per dataset by the runner ([`Params::per_dataset`]).
+        fn per_dataset(&self) -> bool;
+        /// Counts its passages' tokens itself ([`Params::counts_own_tokens`]).
+        fn counts_own_tokens(&self) -> bool;
+        /// `(input name, path)` of the files it reads ([`Params::input_files`]).
+        fn input_files(&self) -> Vec<(&'static str, PathBuf)>;
+        /// Its built identity is a cell input ([`Params::identity_is_input`]).
+        fn identity_is_input(&self) -> bool;
+        /// Checks the entry ([`Params::check`]).
+        ///
+        /// # Errors
+        /// The first problem, naming the field.
+        fn check(&self) -> Result<()>;
+        /// What would make building fail, as messages ([`Params::preflight`]).
+        fn preflight(&self, name: &str) -> Vec<String>;
+    }
+    public_mut {}
+    private {
+        fn build(&self, name: &str) -> Result<Arc<dyn Reader>>;
+    }
+}
 
 /// The response cache of a model reader entry (`cache:`, default `read-write`), under
 /// [`RESPONSE_CACHE`].
@@ -100,96 +124,7 @@ pub fn response_cache(
     .with_context(|| format!("field `readers.{name}.cache`"))
 }
 
-/// Object-safe face of [`Params`].
-trait DynParams: Debug + Send + Sync {
-    fn kind(&self) -> &'static str;
-    fn to_yaml(&self) -> serde_yaml::Value;
-    fn clone_box(&self) -> Box<dyn DynParams>;
-    fn as_any(&self) -> &dyn Any;
-    fn per_dataset(&self) -> bool;
-    fn counts_own_tokens(&self) -> bool;
-    fn input_files(&self) -> Vec<(&'static str, PathBuf)>;
-    fn identity_is_input(&self) -> bool;
-    fn check(&self) -> Result<()>;
-    fn preflight(&self, name: &str) -> Vec<String>;
-    fn build(&self, name: &str) -> Result<Arc<dyn Reader>>;
-}
-
-impl<P: Params> DynParams for P {
-    fn kind(&self) -> &'static str {
-        P::KIND
-    }
-    fn to_yaml(&self) -> serde_yaml::Value {
-        crate::registry::tagged_yaml(P::KIND, self)
-    }
-    fn clone_box(&self) -> Box<dyn DynParams> {
-        Box::new(self.clone())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn per_dataset(&self) -> bool {
-        Params::per_dataset(self)
-    }
-    fn counts_own_tokens(&self) -> bool {
-        Params::counts_own_tokens(self)
-    }
-    fn input_files(&self) -> Vec<(&'static str, PathBuf)> {
-        Params::input_files(self)
-    }
-    fn identity_is_input(&self) -> bool {
-        Params::identity_is_input(self)
-    }
-    fn check(&self) -> Result<()> {
-        Params::check(self)
-    }
-    fn preflight(&self, name: &str) -> Vec<String> {
-        Params::preflight(self, name)
-    }
-    fn build(&self, name: &str) -> Result<Arc<dyn Reader>> {
-        Params::build(self, name)
-    }
-}
-
-/// One reader entry (`readers.NAME`): a registered kind and its typed params.
-/// YAML/JSON form: `{kind: NAME, ...fields}`.
-#[derive(Debug)]
-pub struct ReaderConfig(Box<dyn DynParams>);
-
 impl ReaderConfig {
-    /// [`Params::per_dataset`].
-    pub fn per_dataset(&self) -> bool {
-        self.0.per_dataset()
-    }
-
-    /// [`Params::counts_own_tokens`].
-    pub fn counts_own_tokens(&self) -> bool {
-        self.0.counts_own_tokens()
-    }
-
-    /// [`Params::input_files`].
-    pub fn input_files(&self) -> Vec<(&'static str, PathBuf)> {
-        self.0.input_files()
-    }
-
-    /// [`Params::identity_is_input`].
-    pub fn identity_is_input(&self) -> bool {
-        self.0.identity_is_input()
-    }
-
-    /// [`Params::check`].
-    ///
-    /// # Errors
-    /// The first problem, naming the field.
-    pub fn check(&self) -> Result<()> {
-        self.0.check()
-    }
-
-    /// [`Params::preflight`].
-    pub fn preflight(&self, name: &str) -> Vec<String> {
-        self.0.preflight(name)
-    }
-
     /// [`Params::build`] (after [`Params::check`]).
     ///
     /// # Errors

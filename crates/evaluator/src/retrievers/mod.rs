@@ -20,7 +20,6 @@ use embed::Embedder;
 use retriever::{Hit, PassageIndex, QueryForm};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use std::any::Any;
 use std::fmt::Debug;
 
 /// Declares the retriever kinds: `module::Params` per line (the whole registration of a
@@ -92,81 +91,32 @@ pub trait Params:
     fn build(&self) -> Box<dyn Retriever>;
 }
 
-crate::registry::stage_entry!(RetrieverConfig, DynParams, Params, "retriever");
-
-/// Object-safe face of [`Params`].
-trait DynParams: Debug + Send + Sync {
-    fn kind(&self) -> &'static str;
-    fn to_yaml(&self) -> serde_yaml::Value;
-    fn clone_box(&self) -> Box<dyn DynParams>;
-    fn as_any(&self) -> &dyn Any;
-    fn query(&self) -> QueryForm;
-    fn needs_embedder(&self) -> bool;
-    fn resolve_defaults(&mut self);
-    fn check(&self) -> Result<()>;
-    fn build(&self) -> Box<dyn Retriever>;
-}
-
-impl<P: Params> DynParams for P {
-    fn kind(&self) -> &'static str {
-        P::KIND
+crate::registry::stage_entry! {
+    /// One retriever entry (`retrievers.NAME`): a registered kind and its typed params.
+    /// YAML/JSON form: `{kind: NAME, query: ..., ...fields}`.
+    pub struct RetrieverConfig: Params, "retriever";
+    public {
+        /// The query form ([`Params::query`]).
+        fn query(&self) -> QueryForm;
+        /// True when the retriever embeds passages and queries ([`Params::needs_embedder`]).
+        fn needs_embedder(&self) -> bool;
+        /// Checks the entry ([`Params::check`]).
+        ///
+        /// # Errors
+        /// The first problem, naming the field.
+        fn check(&self) -> Result<()>;
     }
-    fn to_yaml(&self) -> serde_yaml::Value {
-        crate::registry::tagged_yaml(P::KIND, self)
+    public_mut {
+        /// Writes the kind's defaults into the entry ([`Params::resolve_defaults`]).
+        fn resolve_defaults(&mut self);
     }
-    fn clone_box(&self) -> Box<dyn DynParams> {
-        Box::new(self.clone())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn query(&self) -> QueryForm {
-        Params::query(self)
-    }
-    fn needs_embedder(&self) -> bool {
-        Params::needs_embedder(self)
-    }
-    fn resolve_defaults(&mut self) {
-        Params::resolve_defaults(self)
-    }
-    fn check(&self) -> Result<()> {
-        Params::check(self)
-    }
-    fn build(&self) -> Box<dyn Retriever> {
-        Params::build(self)
+    private {
+        fn build(&self) -> Box<dyn Retriever>;
     }
 }
-
-/// One retriever entry (`retrievers.NAME`): a registered kind and its typed params.
-/// YAML/JSON form: `{kind: NAME, query: ..., ...fields}`.
-#[derive(Debug)]
-pub struct RetrieverConfig(Box<dyn DynParams>);
 
 impl RetrieverConfig {
-    /// The query form ([`Params::query`]).
-    pub fn query(&self) -> QueryForm {
-        self.0.query()
-    }
-
-    /// True when the retriever embeds passages and queries ([`Params::needs_embedder`]).
-    pub fn needs_embedder(&self) -> bool {
-        self.0.needs_embedder()
-    }
-
-    /// Writes the kind's defaults into the entry ([`Params::resolve_defaults`]).
-    pub fn resolve_defaults(&mut self) {
-        self.0.resolve_defaults()
-    }
-
-    /// Checks the entry ([`Params::check`]).
-    ///
-    /// # Errors
-    /// The first problem, naming the field.
-    pub fn check(&self) -> Result<()> {
-        self.0.check()
-    }
-
-    /// Builds the retriever ([`Params::build`]).
+    /// Builds the retriever ([`Params::build`], after [`Params::check`]).
     ///
     /// # Errors
     /// [`Params::check`]'s.

@@ -14,7 +14,6 @@
 
 use super::{Chunker, Params, StrategyStats};
 use anyhow::{bail, Context, Result};
-use chunker::maxmin::SizeLimit;
 use chunker::{Chunk, Document};
 use embed::Embedder;
 use serde::{Deserialize, Serialize};
@@ -140,9 +139,6 @@ impl Chunker for Command {
         Ok((chunks, StrategyStats::default()))
     }
 
-    fn size_limit(&self) -> Option<SizeLimit> {
-        None
-    }
 }
 
 /// Runs `argv` with `input` on stdin and returns its stdout.

@@ -22,7 +22,6 @@ use embed::Embedder;
 use retriever::{Hit, PassageIndex};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use std::any::Any;
 use std::fmt::Debug;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -114,8 +113,11 @@ pub trait Chunker: Send + Sync {
         embedder: Option<&dyn Embedder>,
     ) -> Result<(Vec<Chunk>, StrategyStats)>;
 
-    /// The size no chunk may exceed, in the strategy's unit (for the logs and `over_size`).
-    fn size_limit(&self) -> Option<SizeLimit>;
+    /// The size no chunk may exceed, in the strategy's unit (for the logs and `over_size`);
+    /// default none (strategies without a size: sentences, external chunks, baselines).
+    fn size_limit(&self) -> Option<SizeLimit> {
+        None
+    }
 
     /// How the retriever's ranking of the indexed chunks becomes each question's passages.
     /// The default: each retrieved chunk is one passage.
@@ -243,66 +245,34 @@ impl EmbedderWindow {
     }
 }
 
-crate::registry::stage_entry!(StrategyConfig, DynParams, Params, "strategy");
-
-/// Object-safe face of [`Params`], implemented for every `P: Params`.
-trait DynParams: Debug + Send + Sync {
-    fn kind(&self) -> &'static str;
-    fn to_yaml(&self) -> serde_yaml::Value;
-    fn clone_box(&self) -> Box<dyn DynParams>;
-    fn as_any(&self) -> &dyn Any;
-    fn as_any_mut(&mut self) -> &mut dyn Any;
-    fn needs_embedder(&self) -> bool;
-    fn tokenizer_file(&self) -> Option<PathBuf>;
-    fn input_files(&self) -> Vec<(String, PathBuf)>;
-    fn resolve_defaults(&mut self);
-    fn check(&self) -> Result<()>;
-    fn build(&self) -> Result<Box<dyn Chunker>>;
-}
-
-impl<P: Params> DynParams for P {
-    fn kind(&self) -> &'static str {
-        P::KIND
+crate::registry::stage_entry! {
+    /// One strategy entry (`strategies.NAME`): a registered kind and its typed params.
+    ///
+    /// YAML/JSON form: `{kind: NAME, ...fields}`. Parsing looks the kind up in [`KINDS`] (an
+    /// unknown kind names the known ones and the closest) and deserialises the rest strictly as
+    /// that kind's params.
+    pub struct StrategyConfig: Params, "strategy";
+    public {
+        /// True when chunking embeds text ([`Params::needs_embedder`]).
+        fn needs_embedder(&self) -> bool;
+        /// The tokenizer file chunking reads ([`Params::tokenizer_file`]).
+        fn tokenizer_file(&self) -> Option<PathBuf>;
+        /// Other files chunking reads ([`Params::input_files`]).
+        fn input_files(&self) -> Vec<(String, PathBuf)>;
+        /// Checks the entry without loading anything ([`Params::check`]).
+        ///
+        /// # Errors
+        /// The first problem, naming the field.
+        fn check(&self) -> Result<()>;
     }
-    fn to_yaml(&self) -> serde_yaml::Value {
-        crate::registry::tagged_yaml(P::KIND, self)
+    public_mut {
+        /// Writes the kind's defaults into the entry ([`Params::resolve_defaults`]).
+        fn resolve_defaults(&mut self);
     }
-    fn clone_box(&self) -> Box<dyn DynParams> {
-        Box::new(self.clone())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
-    fn needs_embedder(&self) -> bool {
-        Params::needs_embedder(self)
-    }
-    fn tokenizer_file(&self) -> Option<PathBuf> {
-        Params::tokenizer_file(self)
-    }
-    fn input_files(&self) -> Vec<(String, PathBuf)> {
-        Params::input_files(self)
-    }
-    fn resolve_defaults(&mut self) {
-        Params::resolve_defaults(self)
-    }
-    fn check(&self) -> Result<()> {
-        Params::check(self)
-    }
-    fn build(&self) -> Result<Box<dyn Chunker>> {
-        Params::build(self)
+    private {
+        fn build(&self) -> Result<Box<dyn Chunker>>;
     }
 }
-
-/// One strategy entry (`strategies.NAME`): a registered kind and its typed params.
-///
-/// YAML/JSON form: `{kind: NAME, ...fields}`. Parsing looks the kind up in [`KINDS`] (an
-/// unknown kind names the known ones and the closest) and deserialises the rest strictly as
-/// that kind's params.
-#[derive(Debug)]
-pub struct StrategyConfig(Box<dyn DynParams>);
 
 impl StrategyConfig {
     /// A fixed-size word entry (`kind: fixed, unit: words`).
@@ -313,39 +283,6 @@ impl StrategyConfig {
             overlap: overlap as f64,
             tokenizer: None,
         })
-    }
-
-    /// The typed params, mutable, when the entry is of kind `P`.
-    pub fn params_mut<P: Params>(&mut self) -> Option<&mut P> {
-        self.0.as_any_mut().downcast_mut()
-    }
-
-    /// True when chunking embeds text ([`Params::needs_embedder`]).
-    pub fn needs_embedder(&self) -> bool {
-        self.0.needs_embedder()
-    }
-
-    /// The tokenizer file chunking reads ([`Params::tokenizer_file`]).
-    pub fn tokenizer_file(&self) -> Option<PathBuf> {
-        self.0.tokenizer_file()
-    }
-
-    /// Other files chunking reads ([`Params::input_files`]).
-    pub fn input_files(&self) -> Vec<(String, PathBuf)> {
-        self.0.input_files()
-    }
-
-    /// Writes the kind's defaults into the entry ([`Params::resolve_defaults`]).
-    pub fn resolve_defaults(&mut self) {
-        self.0.resolve_defaults()
-    }
-
-    /// Checks the entry without loading anything ([`Params::check`]).
-    ///
-    /// # Errors
-    /// The first problem, naming the field.
-    pub fn check(&self) -> Result<()> {
-        self.0.check()
     }
 
     /// Builds the chunker ([`Params::build`]).

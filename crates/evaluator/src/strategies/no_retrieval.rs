@@ -4,7 +4,6 @@
 
 use super::{Chunker, Params, Passages, Ranking, StrategyStats};
 use anyhow::Result;
-use chunker::maxmin::SizeLimit;
 use chunker::{Chunk, Document};
 use embed::Embedder;
 use retriever::{Hit, PassageIndex};
@@ -35,9 +34,6 @@ impl Chunker for NoRetrieval {
         Ok((Vec::new(), StrategyStats::default()))
     }
 
-    fn size_limit(&self) -> Option<SizeLimit> {
-        None
-    }
 
     fn passages<'a>(&self, _: &'a [Document], _: &'a PassageIndex) -> Result<Box<dyn Passages + 'a>> {
         Ok(Box::new(NoRetrieval {}))

@@ -7,7 +7,6 @@
 
 use super::{Chunker, Params, Passages, Ranked, Ranking, StrategyStats};
 use anyhow::Result;
-use chunker::maxmin::SizeLimit;
 use chunker::{Chunk, Document};
 use embed::Embedder;
 use retriever::{Hit, PassageIndex};
@@ -39,9 +38,6 @@ impl Chunker for Oracle {
         Ok((Vec::new(), StrategyStats::default()))
     }
 
-    fn size_limit(&self) -> Option<SizeLimit> {
-        None
-    }
 
     fn passages<'a>(
         &self,

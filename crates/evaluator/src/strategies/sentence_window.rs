@@ -18,7 +18,6 @@
 
 use super::{Chunker, Params, Passages, Ranking, StrategyStats};
 use anyhow::{bail, Result};
-use chunker::maxmin::SizeLimit;
 use chunker::{Chunk, Document, Span};
 use embed::Embedder;
 use retriever::{Hit, PassageIndex};
@@ -74,9 +73,6 @@ impl Chunker for SentenceWindow {
         Ok((chunks, StrategyStats::default()))
     }
 
-    fn size_limit(&self) -> Option<SizeLimit> {
-        None
-    }
 
     fn passages<'a>(
         &self,

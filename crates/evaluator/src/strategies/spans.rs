@@ -15,7 +15,6 @@
 
 use super::{Chunker, Params, StrategyStats};
 use anyhow::{bail, Context, Result};
-use chunker::maxmin::SizeLimit;
 use chunker::{Chunk, Document};
 use embed::Embedder;
 use serde::{Deserialize, Serialize};
@@ -73,9 +72,6 @@ impl Chunker for Spans {
         Ok((chunks, StrategyStats::default()))
     }
 
-    fn size_limit(&self) -> Option<SizeLimit> {
-        None
-    }
 }
 
 /// One chunk line.
