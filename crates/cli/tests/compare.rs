@@ -101,12 +101,12 @@ fn rewrite_cell(run: &Path, rec: &CellRecord, mut edit: impl FnMut(&mut Question
 fn flip_answers(run: &Path, rec: &CellRecord, n: usize) {
     let mut left = n;
     rewrite_cell(run, rec, |r| {
-        if left == 0 || r.correct == 0 {
+        if left == 0 || r.correct == Some(0) {
             return false;
         }
         left -= 1;
-        r.choice = (r.gold + 1) % r.scores.len();
-        r.correct = 0;
+        r.choice = Some((r.gold.unwrap() + 1) % r.scores.len());
+        r.correct = Some(0);
         true
     });
     assert_eq!(left, 0, "the cell has fewer than {n} correct answers");

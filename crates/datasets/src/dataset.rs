@@ -40,7 +40,10 @@ impl Evidence {
     }
 }
 
-/// A multiple-choice question in the canonical `questions.jsonl` format.
+/// A question in the canonical `questions.jsonl` format: multiple-choice (options and a gold
+/// index) or retrieval-only (no options; scored by its evidence spans and answer strings,
+/// with no reader — the shape of the Chroma and BEIR benchmarks and of Bhat et al.'s
+/// answer-string sets).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Question {
@@ -48,10 +51,18 @@ pub struct Question {
     pub id: String,
     /// The question text.
     pub question: String,
-    /// Option texts; letters A, B, ... follow this order. At least two.
+    /// Option texts; letters A, B, ... follow this order. At least two for a multiple-choice
+    /// question; empty (or absent in the file) for a retrieval-only one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<String>,
-    /// 0-based index of the gold option. Required.
+    /// 0-based index of the gold option: required with options, absent without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<usize>,
+    /// Free-text answer strings for answer recall (Bhat et al. 2025: the lower-cased answer
+    /// inside the retrieved text; any one of them counts). Without it, a multiple-choice
+    /// question's gold option text is its answer string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<Vec<String>>,
     /// Subject or category (MMLU subject, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
@@ -64,9 +75,28 @@ pub struct Question {
 }
 
 impl Question {
-    /// The gold index; valid after [`Dataset::load`] (which rejects questions without one).
-    pub fn gold(&self) -> usize {
-        self.answer.unwrap_or(usize::MAX)
+    /// The gold option index: `Some` for every multiple-choice question after
+    /// [`Dataset::load`] (which rejects options without a valid gold index), `None` for a
+    /// retrieval-only question.
+    pub fn gold(&self) -> Option<usize> {
+        self.answer.filter(|&a| a < self.options.len())
+    }
+
+    /// True for a question without options: scored on retrieval only, never read.
+    pub fn is_retrieval_only(&self) -> bool {
+        self.options.is_empty()
+    }
+
+    /// The strings answer recall looks for: `answers` when given, else the gold option's
+    /// text; empty when the question has neither.
+    pub fn answer_strings(&self) -> Vec<&str> {
+        match &self.answers {
+            Some(a) => a.iter().map(String::as_str).collect(),
+            None => self
+                .gold()
+                .map(|g| vec![self.options[g].as_str()])
+                .unwrap_or_default(),
+        }
     }
 }
 
@@ -333,37 +363,66 @@ pub fn validate(
                 q.id
             );
         }
-        if q.options.len() < 2 {
-            bail!(
-                "{at}: field `options`: question {:?} has {} option(s); a multiple-choice \
-                 question needs at least 2",
-                q.id,
-                q.options.len()
-            );
+        if q.is_retrieval_only() {
+            if let Some(a) = q.answer {
+                bail!(
+                    "{at}: field `answer`: question {:?} has gold index {a} but no `options`; \
+                     give its options, or leave `answer` out for a retrieval-only question \
+                     (scored by `evidence` and `answers`)",
+                    q.id
+                );
+            }
+            let has_answers = q.answers.iter().flatten().any(|a| !a.trim().is_empty());
+            let has_evidence = q.evidence.as_ref().is_some_and(|e| !e.is_empty());
+            if !has_answers && !has_evidence {
+                bail!(
+                    "{at}: field `options`: question {:?} has no options, no `evidence` and \
+                     no `answers`, so nothing could score it; give options and a gold \
+                     `answer` (multiple choice), or evidence spans and/or answer strings \
+                     (retrieval-only)",
+                    q.id
+                );
+            }
+        } else {
+            if q.options.len() < 2 {
+                bail!(
+                    "{at}: field `options`: question {:?} has 1 option; a multiple-choice \
+                     question needs at least 2 (leave `options` out for a retrieval-only \
+                     question)",
+                    q.id
+                );
+            }
+            if q.options.len() > MAX_OPTIONS {
+                bail!(
+                    "{at}: field `options`: question {:?} has {} options; readers answer with \
+                     the letters A..Z, so at most {}",
+                    q.id,
+                    q.options.len(),
+                    MAX_OPTIONS
+                );
+            }
+            match q.answer {
+                None => bail!(
+                    "{at}: field `answer`: question {:?} has no gold answer; set `answer` to \
+                     the 0-based index of the correct option",
+                    q.id
+                ),
+                Some(a) if a >= q.options.len() => bail!(
+                    "{at}: field `answer`: index {a} is out of range for question {:?} with \
+                     {} options (0-based: 0..={})",
+                    q.id,
+                    q.options.len(),
+                    q.options.len() - 1
+                ),
+                Some(_) => {}
+            }
         }
-        if q.options.len() > MAX_OPTIONS {
+        if let Some(i) = q.answers.iter().flatten().position(|a| a.trim().is_empty()) {
             bail!(
-                "{at}: field `options`: question {:?} has {} options; readers answer with the \
-                 letters A..Z, so at most {}",
-                q.id,
-                q.options.len(),
-                MAX_OPTIONS
-            );
-        }
-        match q.answer {
-            None => bail!(
-                "{at}: field `answer`: question {:?} has no gold answer; set `answer` to the \
-                 0-based index of the correct option",
+                "{at}: field `answers[{i}]`: question {:?} has an empty answer string, which \
+                 answer recall cannot look for; remove it",
                 q.id
-            ),
-            Some(a) if a >= q.options.len() => bail!(
-                "{at}: field `answer`: index {a} is out of range for question {:?} with {} \
-                 options (0-based: 0..={})",
-                q.id,
-                q.options.len(),
-                q.options.len() - 1
-            ),
-            Some(_) => {}
+            );
         }
         if let Some(ids) = &q.doc_ids {
             if ids.is_empty() {
@@ -456,7 +515,7 @@ mod tests {
         write_ds(dir.path(), &format!("{DOC}\n"), &format!("{q}\n"));
         let ds = Dataset::load(dir.path()).unwrap();
         assert_eq!((ds.documents.len(), ds.questions.len()), (1, 1));
-        assert_eq!(ds.questions[0].gold(), 1);
+        assert_eq!(ds.questions[0].gold(), Some(1));
     }
 
     #[test]
@@ -564,7 +623,10 @@ mod tests {
         );
         let (_, changes) = Dataset::rehash(dir.path()).unwrap();
         assert_eq!(changes.len(), 1);
-        assert_eq!(Dataset::load(dir.path()).unwrap().questions[0].gold(), 1);
+        assert_eq!(
+            Dataset::load(dir.path()).unwrap().questions[0].gold(),
+            Some(1)
+        );
         // A manifest without file hashes cannot vouch for anything.
         let m = dir.path().join("manifest.json");
         let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&m).unwrap()).unwrap();

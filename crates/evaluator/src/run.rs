@@ -220,6 +220,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
         let (ds, meta) = runner.load(store, ds_name)?;
         datasets_meta.push(meta);
         let d = DatasetStage::new(cfg, ds_name, &ds);
+        check_readers(cfg, &d)?;
         for (s_name, s_cfg) in &cfg.strategies {
             let pending = runner.pending(&d, &mine, s_name, &mut reused)?;
             if !pending.is_empty() {
@@ -237,6 +238,46 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
         datasets: datasets_meta,
     };
     runner.finish(done)
+}
+
+/// A reader needs options to choose from: a dataset whose questions (in use) include
+/// retrieval-only ones can only be paired with `kind: none` readers.
+///
+/// # Errors
+/// Naming the dataset, the first such question, the reading readers and the fix.
+fn check_readers(cfg: &RunConfig, d: &DatasetStage) -> Result<()> {
+    let unread: Vec<&Question> = d
+        .questions
+        .iter()
+        .filter(|q| q.is_retrieval_only())
+        .collect();
+    let Some(first) = unread.first() else {
+        return Ok(());
+    };
+    let reading: Vec<&str> = cfg
+        .readers
+        .iter()
+        .filter(|(_, r)| r.reads())
+        .map(|(n, _)| n.as_str())
+        .collect();
+    if reading.is_empty() {
+        return Ok(());
+    }
+    bail!(
+        "dataset `{}`: {} of {} questions have no options (retrieval-only; the first is {:?}), \
+         but reader(s) {} must choose among options; score such a dataset with `readers: \
+         {{retrieval: {{kind: none}}}}` (retrieval metrics, no accuracy), in a config of its \
+         own if other datasets need a reader",
+        d.name(),
+        unread.len(),
+        d.questions.len(),
+        first.id,
+        reading
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 /// What the last stage needs to know about the computed part of a run.
@@ -276,6 +317,7 @@ struct DatasetStage<'a> {
     docs: HashMap<&'a str, &'a chunker::Document>,
     lexical: LexicalReader,
     word_map: retriever::metrics::WordMap,
+    char_map: retriever::metrics::CharMap,
     /// Per dataset: the memo is keyed by passage id, which two datasets may share.
     tokens: TokenCounters,
     inputs: CellInputs,
@@ -293,6 +335,7 @@ impl<'a> DatasetStage<'a> {
             docs: ds.documents.iter().map(|d| (d.id.as_str(), d)).collect(),
             lexical: LexicalReader::new(ds.documents.iter().map(|d| d.text.as_str())),
             word_map: retriever::metrics::WordMap::new(&ds.documents),
+            char_map: retriever::metrics::CharMap::new(&ds.documents),
             tokens: TokenCounters::default(),
             inputs: ds
                 .files_sha256
@@ -545,7 +588,7 @@ impl Runner<'_> {
             };
             let got = self.retrieve(d, &index, passages.as_ref(), (s_name, r_name, r_cfg), kmax)?;
             for (cell, inputs) in r_cells {
-                self.read_cell(d, cell, inputs, &got)?;
+                self.read_cell(d, cell, inputs, (&index, &got))?;
             }
         }
         Ok(())
@@ -636,16 +679,24 @@ impl Runner<'_> {
         d: &DatasetStage,
         cell: &Cell,
         inputs: &CellInputs,
-        got: &Retrieved,
+        (index, got): (&PassageIndex, &Retrieved),
     ) -> Result<()> {
         let model_reader;
-        let reader: &dyn Reader = if cell.reader_config.per_dataset() {
-            &d.lexical
+        let reader: Option<&dyn Reader> = if !cell.reader_config.reads() {
+            None
+        } else if cell.reader_config.per_dataset() {
+            Some(&d.lexical)
         } else {
             model_reader = self.readers.get(&cell.reader, &cell.reader_config)?;
-            model_reader.as_ref()
+            Some(model_reader.as_ref())
         };
         let counter = d.tokens.counter(self.cfg, reader)?;
+        let cx = ScoreContext {
+            docs: &d.docs,
+            words: &d.word_map,
+            chars: &d.char_map,
+            index,
+        };
         self.progress.cells.set_message(format!(
             "{} × {} × k={} × {}",
             cell.strategy, cell.retriever, cell.k, cell.reader
@@ -664,8 +715,7 @@ impl Runner<'_> {
                     q,
                     &h[..h.len().min(cell.k)],
                     got.ear.as_ref().map(|r| &r[i].stats),
-                    &d.docs,
-                    &d.word_map,
+                    &cx,
                     reader,
                     &counter,
                 );
@@ -912,8 +962,14 @@ struct TokenCounters {
 impl TokenCounters {
     /// The counter for a cell read by `reader`: the reader's own tokenizer, else the run's
     /// `cost_tokenizer`, else none.
-    fn counter<'a>(&'a self, cfg: &RunConfig, reader: &'a dyn Reader) -> Result<TokenCounter<'a>> {
-        let by = if let Some(name) = reader.tokenizer_name() {
+    fn counter<'a>(
+        &'a self,
+        cfg: &RunConfig,
+        reader: Option<&'a dyn Reader>,
+    ) -> Result<TokenCounter<'a>> {
+        let by = if let Some((reader, name)) =
+            reader.and_then(|r| r.tokenizer_name().map(|n| (r, n)))
+        {
             TokensBy::Reader(reader, name)
         } else if let Some(path) = &cfg.cost_tokenizer {
             let t = match self.cost.get() {
@@ -1333,60 +1389,93 @@ fn write_explain(
 }
 
 /// Stage `score`, retrieval side: what a question's retrieved passages are worth against
-/// its gold evidence and answer, before the reader is judged.
+/// its gold evidence and answer strings, before (or without) a reader.
 struct RetrievalScores {
     unique_words: usize,
     evidence_hit: Option<u8>,
     rank: Option<retriever::metrics::RankMetrics>,
     span: Option<retriever::metrics::SpanMetrics>,
+    span_chars: Option<retriever::metrics::SpanMetrics>,
+    precision_omega: Option<f64>,
+    precision_omega_chars: Option<f64>,
     answer_recall: Option<f64>,
+}
+
+/// What scoring a question's retrieval reads besides its passages: the documents, the word
+/// and character maps, and the index (for precision_Ω, over all passages of the evidence's
+/// documents).
+struct ScoreContext<'a> {
+    docs: &'a HashMap<&'a str, &'a chunker::Document>,
+    words: &'a retriever::metrics::WordMap,
+    chars: &'a retriever::metrics::CharMap,
+    index: &'a PassageIndex,
 }
 
 /// Unique words (overlapping spans once), rank metrics over the gold evidence (ranks with
 /// several passages, EAR summaries, scored passage by passage), the evidence hit (hit@k:
-/// some retrieved passage overlaps a gold span), span metrics and answer recall.
+/// some retrieved passage overlaps a gold span), span metrics in words and characters,
+/// precision_Ω (the index passages of the evidence's documents: the best retrieval this
+/// chunking allows; absent for a strategy without an index), and answer recall over the question's answer strings.
 fn score_retrieval(
     q: &Question,
     chunks: &[&chunker::Chunk],
     passages: &[&str],
-    docs: &HashMap<&str, &chunker::Document>,
-    words: &retriever::metrics::WordMap,
+    cx: &ScoreContext<'_>,
     k: usize,
 ) -> RetrievalScores {
+    use retriever::metrics::DocSpan;
     let mut by_doc: BTreeMap<&str, Vec<Span>> = BTreeMap::new();
     for c in chunks {
         by_doc.entry(c.doc_id.as_str()).or_default().push(c.span);
     }
     let unique_words = by_doc
         .iter()
-        .map(|(d, spans)| docs.get(d).map_or(0, |doc| unique_words(&doc.text, spans)))
+        .map(|(d, spans)| {
+            cx.docs
+                .get(d)
+                .map_or(0, |doc| unique_words(&doc.text, spans))
+        })
         .sum();
-    let retrieved: Vec<retriever::metrics::DocSpan> = chunks
-        .iter()
-        .map(|c| retriever::metrics::DocSpan::from(*c))
-        .collect();
-    let evidence: Vec<retriever::metrics::DocSpan> = q
+    let retrieved: Vec<DocSpan> = chunks.iter().map(|c| DocSpan::from(*c)).collect();
+    let evidence: Vec<DocSpan> = q
         .evidence
         .iter()
         .flatten()
-        .map(|e| retriever::metrics::DocSpan::new(&e.doc_id, e.start, e.end))
+        .map(|e| DocSpan::new(&e.doc_id, e.start, e.end))
+        .collect();
+    let mut ev_docs: Vec<&str> = evidence.iter().map(|e| e.doc_id).collect();
+    ev_docs.sort_unstable();
+    ev_docs.dedup();
+    let all: Vec<DocSpan> = ev_docs
+        .iter()
+        .flat_map(|d| cx.index.doc_passages(d))
+        .map(DocSpan::from)
         .collect();
     let rank = retriever::metrics::rank_metrics(&retrieved, &evidence, retrieved.len().max(k));
     RetrievalScores {
         unique_words,
         evidence_hit: rank.map(|m| u8::from(m.hit > 0.0)),
         rank,
-        span: words.span_metrics(&retrieved, &evidence),
-        answer_recall: retriever::metrics::answer_recall_at_k(
+        span: cx.words.span_metrics(&retrieved, &evidence),
+        span_chars: cx.chars.span_metrics(&retrieved, &evidence),
+        // A strategy without an index (oracle, no-retrieval) has no chunking to bound.
+        precision_omega: (!cx.index.is_empty())
+            .then(|| cx.words.precision_omega(&all, &evidence))
+            .flatten(),
+        precision_omega_chars: (!cx.index.is_empty())
+            .then(|| cx.chars.precision_omega(&all, &evidence))
+            .flatten(),
+        answer_recall: retriever::metrics::any_answer_recall_at_k(
             passages,
-            &q.options[q.gold()],
+            &q.answer_strings(),
             passages.len().max(k),
         ),
     }
 }
 
 /// Stages `read` and `score` for one question of one cell: the reader's answer on the
-/// passages, then the row with its retrieval scores, costs and failure attribution.
+/// passages (none for a cell without a reader), then the row with its retrieval scores,
+/// costs and failure attribution.
 #[allow(clippy::too_many_arguments)]
 fn answer(
     cell: &Cell,
@@ -1394,40 +1483,51 @@ fn answer(
     q: &Question,
     ranked: &[Ranked],
     ear: Option<&retriever::ear::EarStats>,
-    docs: &HashMap<&str, &chunker::Document>,
-    words: &retriever::metrics::WordMap,
-    reader: &dyn Reader,
+    cx: &ScoreContext<'_>,
+    reader: Option<&dyn Reader>,
     tokens: &TokenCounter<'_>,
 ) -> Result<QuestionRow> {
     let chunks: Vec<&chunker::Chunk> = ranked.iter().flat_map(|r| &r.chunks).collect();
     let passages: Vec<&str> = chunks
         .iter()
         .map(|c| {
-            docs.get(c.doc_id.as_str())
+            cx.docs
+                .get(c.doc_id.as_str())
                 .map_or("", |d| &d.text[c.span.start..c.span.end])
         })
         .collect();
-    let out = reader
-        .read(&ReaderInput {
-            question: &q.question,
-            options: &q.options,
-            passages: &passages,
-        })
-        .with_context(|| format!("question {}", q.id))?;
-    let m = score_retrieval(q, &chunks, &passages, docs, words, cell.k);
-    let correct = out.is_correct(q.gold());
+    let out = match reader {
+        Some(reader) => Some(
+            reader
+                .read(&ReaderInput {
+                    question: &q.question,
+                    options: &q.options,
+                    passages: &passages,
+                })
+                .with_context(|| format!("question {}", q.id))?,
+        ),
+        None => None,
+    };
+    let m = score_retrieval(q, &chunks, &passages, cx, cell.k);
+    let gold = q.gold();
+    let correct = out.as_ref().map(|o| gold.is_some_and(|g| o.is_correct(g)));
     let token_count: Option<usize> = chunks
         .iter()
         .zip(&passages)
         .map(|(c, t)| tokens.count(&c.id(), t))
         .sum();
-    let failure = Failure::attribute(
-        correct,
-        out.invalid,
-        ear.map(|e| (e.question_anchors + e.option_anchors, e.matched_forms)),
-        m.evidence_hit,
-    );
-    let (rank, span) = (m.rank, m.span);
+    // Attribution judges an answer: a cell without a reader has none to attribute.
+    let failure = match (&out, correct) {
+        (Some(o), Some(c)) => Failure::attribute(
+            c,
+            o.invalid,
+            ear.map(|e| (e.question_anchors + e.option_anchors, e.matched_forms)),
+            m.evidence_hit,
+        )
+        .as_str(),
+        _ => "",
+    };
+    let (rank, span, span_chars) = (m.rank, m.span, m.span_chars);
     Ok(QuestionRow {
         cell_id: cell_id.to_string(),
         dataset: cell.dataset.clone(),
@@ -1436,12 +1536,15 @@ fn answer(
         k: cell.k,
         reader: cell.reader.clone(),
         question_id: q.id.clone(),
-        gold: q.gold(),
-        choice: out.choice,
-        correct: u8::from(correct),
-        tied: out.tied,
-        invalid: u8::from(out.invalid),
-        scores: out.scores.iter().map(|&x| round6(x)).collect(),
+        gold,
+        choice: out.as_ref().map(|o| o.choice),
+        correct: correct.map(u8::from),
+        tied: out.as_ref().map_or(0, |o| o.tied),
+        invalid: out.as_ref().map_or(0, |o| u8::from(o.invalid)),
+        scores: out
+            .as_ref()
+            .map(|o| o.scores.iter().map(|&x| round6(x)).collect())
+            .unwrap_or_default(),
         passages: chunks.iter().map(|c| c.id()).collect(),
         passage_scores: ranked
             .iter()
@@ -1458,14 +1561,22 @@ fn answer(
         span_recall: span.map(|m| m.recall),
         span_precision: span.map(|m| m.precision),
         span_iou: span.map(|m| m.iou),
+        span_recall_chars: span_chars.map(|m| m.recall),
+        span_precision_chars: span_chars.map(|m| m.precision),
+        span_iou_chars: span_chars.map(|m| m.iou),
+        precision_omega: m.precision_omega,
+        precision_omega_chars: m.precision_omega_chars,
         answer_recall: m.answer_recall,
-        failure: failure.as_str().to_string(),
+        failure: failure.to_string(),
         anchors: ear.map(|e| e.question_anchors + e.option_anchors),
         anchor_match: ear.map(|e| u8::from(e.exact_match)),
         windows_before: ear.map(|e| e.windows_before_dedup),
         windows_after: ear.map(|e| e.windows_after_dedup),
         fallback: ear.map(|e| u8::from(e.fallback)),
-        reply: reader::clip(&out.raw, REPLY_BYTES),
+        reply: out
+            .as_ref()
+            .map(|o| reader::clip(&o.raw, REPLY_BYTES))
+            .unwrap_or_default(),
     })
 }
 

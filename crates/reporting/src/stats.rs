@@ -545,6 +545,110 @@ pub fn bootstrap_mean_difference(
     bootstrap_mean(&diffs, config)
 }
 
+/// Result of a paired sign-flip permutation test ([`sign_flip_test`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SignFlipTest {
+    /// Observed mean of the paired differences (candidate − baseline), in the inputs' units.
+    pub mean_difference: f64,
+    /// Two-sided p-value of H0 "the differences are symmetric about 0".
+    pub p: f64,
+    /// Pairs whose difference is not 0 (zero differences carry no sign information).
+    pub nonzero: usize,
+    /// True when all `2^nonzero` sign patterns were enumerated (exact p); false when `p` is
+    /// the Monte Carlo estimate `(1 + hits) / (1 + resamples)` over random sign patterns.
+    pub exact: bool,
+    /// Sign patterns drawn (Monte Carlo) or enumerated (exact).
+    pub resamples: usize,
+}
+
+/// Largest number of non-zero differences whose `2^m` sign patterns are enumerated exactly.
+pub const SIGN_FLIP_EXACT_MAX: usize = 16;
+
+/// Paired sign-flip (randomisation) test of the mean difference (Fisher 1935, *The Design of
+/// Experiments* §21; Good 2005, *Permutation, Parametric and Bootstrap Tests of Hypotheses*
+/// §3.1): under H0 each question's difference `candidate − baseline` is as likely to have
+/// either sign, so the statistic `|Σ d_i|` is compared with its value under every sign pattern
+/// (exact, when at most [`SIGN_FLIP_EXACT_MAX`] differences are non-zero) or under
+/// `config.resamples` random patterns drawn from one `ChaCha8Rng::seed_from_u64(seed)` stream,
+/// with the Monte Carlo p-value `(1 + #{|T*| ≥ |T|}) / (1 + B)` (Phipson & Smyth 2010), which
+/// is never 0. Comparisons allow a relative tolerance of 1e-9 so that sign patterns equal in
+/// exact arithmetic count as ties. All differences 0 gives p = 1.
+///
+/// # Errors
+/// [`StatsError::EmptyInput`], [`StatsError::LengthMismatch`], [`StatsError::NonFinite`],
+/// [`StatsError::ZeroResamples`].
+pub fn sign_flip_test(
+    baseline: &[f64],
+    candidate: &[f64],
+    config: &BootstrapConfig,
+) -> Result<SignFlipTest, StatsError> {
+    check_same_len(baseline.len(), candidate.len())?;
+    if baseline.is_empty() {
+        return Err(StatsError::EmptyInput);
+    }
+    if config.resamples == 0 {
+        return Err(StatsError::ZeroResamples);
+    }
+    check_finite("baseline", baseline)?;
+    check_finite("candidate", candidate)?;
+    let d: Vec<f64> = candidate
+        .iter()
+        .zip(baseline)
+        .map(|(c, b)| c - b)
+        .filter(|&x| x != 0.0)
+        .collect();
+    let mean_difference = d.iter().sum::<f64>() / baseline.len() as f64;
+    let m = d.len();
+    if m == 0 {
+        return Ok(SignFlipTest {
+            mean_difference,
+            p: 1.0,
+            nonzero: 0,
+            exact: true,
+            resamples: 1,
+        });
+    }
+    let observed = d.iter().sum::<f64>().abs();
+    let scale: f64 = d.iter().map(|x| x.abs()).sum();
+    let at_least = |t: f64| t.abs() >= observed - 1e-9 * scale;
+    if m <= SIGN_FLIP_EXACT_MAX {
+        let patterns = 1usize << m;
+        let hits = (0..patterns)
+            .filter(|&bits| {
+                let t: f64 = d
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &x)| if bits >> i & 1 == 1 { -x } else { x })
+                    .sum();
+                at_least(t)
+            })
+            .count();
+        return Ok(SignFlipTest {
+            mean_difference,
+            p: hits as f64 / patterns as f64,
+            nonzero: m,
+            exact: true,
+            resamples: patterns,
+        });
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+    let mut hits = 0usize;
+    for _ in 0..config.resamples {
+        let t: f64 = d
+            .iter()
+            .map(|&x| if rng.random::<bool>() { -x } else { x })
+            .sum();
+        hits += usize::from(at_least(t));
+    }
+    Ok(SignFlipTest {
+        mean_difference,
+        p: (1 + hits) as f64 / (1 + config.resamples) as f64,
+        nonzero: m,
+        exact: false,
+        resamples: config.resamples,
+    })
+}
+
 /// Percentile bootstrap of one sample's mean (Efron & Tibshirani 1993, §13.3): each of the `B`
 /// resamples draws `n` indices with replacement and takes the mean of those values.
 ///
@@ -1477,5 +1581,45 @@ mod tests {
         assert!(bootstrap_mean(&[1.0], &cfg).unwrap().insufficient);
         assert!(bootstrap_mean(&[], &cfg).is_err());
         assert!(bootstrap_mean(&[f64::NAN], &cfg).is_err());
+    }
+
+    /// Exact enumeration on a small vector, by hand: d = (1, 2, 3) has |Σ| = 6, reached by
+    /// the all-plus and all-minus patterns only: p = 2/8. Zero differences are dropped.
+    #[test]
+    fn sign_flip_exact_by_hand() {
+        let conf = BootstrapConfig::with_seed(1);
+        let t = sign_flip_test(&[0.0, 0.0, 0.0, 5.0], &[1.0, 2.0, 3.0, 5.0], &conf).unwrap();
+        assert!(t.exact && t.nonzero == 3 && t.resamples == 8);
+        assert!((t.p - 0.25).abs() < 1e-15, "{t:?}");
+        assert!((t.mean_difference - 1.5).abs() < 1e-15);
+        // (1, -1): |Σ| = 0, every pattern ties: p = 1.
+        let t = sign_flip_test(&[0.0, 1.0], &[1.0, 0.0], &conf).unwrap();
+        assert_eq!(t.p, 1.0);
+        let t = sign_flip_test(&[1.0, 1.0], &[1.0, 1.0], &conf).unwrap();
+        assert_eq!((t.p, t.nonzero), (1.0, 0));
+    }
+
+    /// Monte Carlo: a consistent shift over 40 questions is significant, noise is not, the
+    /// p-value is never 0, and the same seed gives the same p.
+    #[test]
+    fn sign_flip_monte_carlo() {
+        let conf = BootstrapConfig {
+            resamples: 2000,
+            ..BootstrapConfig::with_seed(7)
+        };
+        let base: Vec<f64> = (0..40).map(|i| (i % 5) as f64 / 10.0).collect();
+        let up: Vec<f64> = base.iter().map(|b| b + 0.1).collect();
+        let t = sign_flip_test(&base, &up, &conf).unwrap();
+        assert!(!t.exact && t.p > 0.0 && t.p < 0.001, "{t:?}");
+        let noise: Vec<f64> = base
+            .iter()
+            .enumerate()
+            .map(|(i, b)| if i % 2 == 0 { b + 0.1 } else { b - 0.1 })
+            .collect();
+        let t2 = sign_flip_test(&base, &noise, &conf).unwrap();
+        assert!(t2.p > 0.5, "{t2:?}");
+        assert_eq!(sign_flip_test(&base, &noise, &conf).unwrap(), t2);
+        assert!(sign_flip_test(&[], &[], &conf).is_err());
+        assert!(sign_flip_test(&[f64::NAN], &[0.0], &conf).is_err());
     }
 }

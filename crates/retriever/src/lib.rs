@@ -129,6 +129,14 @@ impl PassageIndex {
         self.passages[i].id()
     }
 
+    /// The passages of document `doc_id`, in order (empty for an unknown document or one
+    /// without chunks).
+    pub fn doc_passages(&self, doc_id: &str) -> &[Chunk] {
+        self.doc_ranges
+            .get(doc_id)
+            .map_or(&[], |r| &self.passages[r.clone()])
+    }
+
     /// Number of passages.
     pub fn len(&self) -> usize {
         self.passages.len()

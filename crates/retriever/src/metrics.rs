@@ -361,6 +361,87 @@ impl WordMap {
     }
 }
 
+/// Byte spans as character spans (Unicode scalar values), per document: the unit of Chroma's
+/// published span metrics, and the one that means the same for text without spaces.
+///
+/// A byte span `[a, b)` on character boundaries maps to `[chars before a, chars before b)`;
+/// a span inside a character (which a valid passage or evidence span never is) covers the
+/// characters it touches.
+#[derive(Debug, Clone, Default)]
+pub struct CharMap {
+    /// Per document, the byte offset of each character's first byte, ascending.
+    starts: HashMap<String, Vec<usize>>,
+}
+
+impl CharMap {
+    /// Indexes every document's characters once.
+    pub fn new(documents: &[Document]) -> Self {
+        CharMap {
+            starts: documents
+                .iter()
+                .map(|d| {
+                    (
+                        d.id.clone(),
+                        d.text.char_indices().map(|(b, _)| b).collect(),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// The character-index span of a byte span; `None` when the document is unknown.
+    pub fn to_chars<'a>(&self, s: DocSpan<'a>) -> Option<DocSpan<'a>> {
+        let starts = self.starts.get(s.doc_id)?;
+        if s.span.start >= s.span.end {
+            return Some(DocSpan::new(s.doc_id, 0, 0));
+        }
+        // Characters starting before `start` but ending after it are touched: count from the
+        // character containing `start`.
+        let first = starts
+            .partition_point(|&b| b <= s.span.start)
+            .saturating_sub(1);
+        let end = starts.partition_point(|&b| b < s.span.end);
+        Some(DocSpan::new(s.doc_id, first, end.max(first)))
+    }
+
+    /// Maps every span; spans of unknown documents are dropped.
+    pub fn all_to_chars<'a>(&self, spans: &[DocSpan<'a>]) -> Vec<DocSpan<'a>> {
+        spans.iter().filter_map(|s| self.to_chars(*s)).collect()
+    }
+
+    /// [`span_metrics`] in characters.
+    pub fn span_metrics(
+        &self,
+        retrieved: &[DocSpan<'_>],
+        evidence: &[DocSpan<'_>],
+    ) -> Option<SpanMetrics> {
+        span_metrics(&self.all_to_chars(retrieved), &self.all_to_chars(evidence))
+    }
+
+    /// [`precision_omega`] in characters.
+    pub fn precision_omega(
+        &self,
+        passages: &[DocSpan<'_>],
+        evidence: &[DocSpan<'_>],
+    ) -> Option<f64> {
+        precision_omega(&self.all_to_chars(passages), &self.all_to_chars(evidence))
+    }
+}
+
+/// Bhat et al. answer recall@k over several acceptable answer strings: 1.0 when any of the
+/// non-empty `answers` occurs (trimmed, lower-cased) in one of the first `k` lower-cased
+/// `passages`, else 0.0; `None` when no answer is non-empty.
+pub fn any_answer_recall_at_k<S: AsRef<str>, A: AsRef<str>>(
+    passages: &[S],
+    answers: &[A],
+    k: usize,
+) -> Option<f64> {
+    answers
+        .iter()
+        .filter_map(|a| answer_recall_at_k(passages, a.as_ref(), k))
+        .reduce(f64::max)
+}
+
 /// Words retrieved by one question's passages, counted two ways (docs/reference.md §3).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WordsRetrieved {
@@ -409,6 +490,46 @@ mod tests {
 
     fn ds(start: usize, end: usize) -> DocSpan<'static> {
         DocSpan::new("d", start, end)
+    }
+
+    /// Multi-byte text: byte spans become character spans, and span metrics in characters
+    /// differ from the same metrics in bytes exactly as the character counts say.
+    #[test]
+    fn char_map_counts_characters() {
+        let text = "héllo wörld — ünïcode";
+        let doc = Document {
+            id: "d".into(),
+            title: String::new(),
+            text: text.into(),
+            source: String::new(),
+            license: String::new(),
+        };
+        let cm = CharMap::new(std::slice::from_ref(&doc));
+        let w = text.find("wörld").unwrap();
+        let span = ds(w, w + "wörld".len());
+        assert_eq!(cm.to_chars(span), Some(ds(6, 11)));
+        assert_eq!(
+            cm.to_chars(ds(0, text.len())),
+            Some(ds(0, text.chars().count()))
+        );
+        assert_eq!(cm.to_chars(DocSpan::new("other", 0, 1)), None);
+        // Retrieved "héllo wörld" (11 chars, 13 bytes) against evidence "wörld" (5 chars,
+        // 6 bytes): precision 5/11 in characters, 6/13 in bytes.
+        let retrieved = [ds(0, w + "wörld".len())];
+        let m = cm.span_metrics(&retrieved, &[span]).unwrap();
+        assert!((m.precision - 5.0 / 11.0).abs() < 1e-15);
+        let b = span_metrics(&retrieved, &[span]).unwrap();
+        assert!((b.precision - 6.0 / 13.0).abs() < 1e-15);
+        assert!((cm.precision_omega(&retrieved, &[span]).unwrap() - 5.0 / 11.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn any_answer_recall_takes_the_best_string() {
+        let p = ["The Valve was replaced in 1990"];
+        assert_eq!(any_answer_recall_at_k(&p, &["x", "1990"], 1), Some(1.0));
+        assert_eq!(any_answer_recall_at_k(&p, &["x", "2000"], 1), Some(0.0));
+        assert_eq!(any_answer_recall_at_k(&p, &[" "], 1), None);
+        assert_eq!(any_answer_recall_at_k::<_, &str>(&p, &[], 1), None);
     }
 
     #[test]

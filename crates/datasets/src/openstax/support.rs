@@ -264,7 +264,7 @@ impl BookIndex {
 
     /// Applies the rule to one question.
     pub fn decide(&self, q: &Question, book: &'static str) -> Decision {
-        let gold_text = q.options.get(q.gold()).map(String::as_str).unwrap_or("");
+        let gold_text = q.gold().map_or("", |g| q.options[g].as_str());
         let mut gold_anchors = Vec::new();
         let (mut any_exact, mut any_phrase) = (false, false);
         for a in self.config.option_anchors(gold_text) {

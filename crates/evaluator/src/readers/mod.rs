@@ -28,7 +28,7 @@ macro_rules! registry {
     };
 }
 
-registry![lexical::Lexical, llm::Llm, openai::Openai];
+registry![lexical::Lexical, llm::Llm, openai::Openai, none::NoReader];
 
 /// Where response caches live (content-addressed by reader identity and prompt).
 pub const RESPONSE_CACHE: &str = ".cache/responses";
@@ -41,6 +41,10 @@ pub trait Params:
     const KIND: &'static str;
     /// One line for `chunkbench ls readers` and README.
     const SUMMARY: &'static str;
+    /// False for `kind: none`: the cell scores retrieval only and reads nothing.
+    fn reads(&self) -> bool {
+        true
+    }
     /// True when the runner builds the reader per dataset from its documents (the lexical
     /// reader) rather than once per run through [`Params::build`].
     fn per_dataset(&self) -> bool {
@@ -85,6 +89,8 @@ crate::registry::stage_entry! {
     /// YAML/JSON form: `{kind: NAME, ...fields}`.
     pub struct ReaderConfig: Params, "reader";
     public {
+        /// Reads the passages at all ([`Params::reads`]; false for `kind: none`).
+        fn reads(&self) -> bool;
         /// Built per dataset by the runner ([`Params::per_dataset`]).
         fn per_dataset(&self) -> bool;
         /// Counts its passages' tokens itself ([`Params::counts_own_tokens`]).

@@ -178,6 +178,7 @@ mod tests {
             subject: None,
             doc_ids: None,
             evidence: None,
+            answers: None,
         };
         let hits = [Hit { passage: 0, score: 2.0 }, Hit { passage: 4, score: 1.0 }];
         let r = passages.rank(&docs, &index, &q, &hits, 2);
