@@ -225,6 +225,22 @@ enum ChunkFormat {
 
 #[derive(Subcommand)]
 enum DataAction {
+    /// Import your own documents (a folder of .txt/.md/.html files, or a JSONL/CSV/Parquet
+    /// table) and questions (a JSONL/CSV/Parquet table) as dataset NAME, mapping columns with
+    /// the flags below (docs/reference.md §3a). Errors name the file, row and column; nothing
+    /// is written unless the whole dataset is valid.
+    Import {
+        /// The dataset name: the directory under the store, and what configs call it.
+        name: String,
+        #[command(flatten)]
+        args: Box<tables::ImportArgs>,
+        /// Where converted datasets are written (one directory per dataset).
+        #[arg(long, env = "CHUNKBENCH_STORE", default_value = "data")]
+        store: PathBuf,
+        /// Replace an existing dataset of this name.
+        #[arg(long)]
+        force: bool,
+    },
     /// Record the current sha256 of a dataset's documents.jsonl and questions.jsonl in its
     /// manifest.json, after validating them: accepts an edit made by hand (runs then recompute
     /// every cell of the dataset). Prints each hash that changed.
@@ -350,6 +366,31 @@ fn compare_command(
 
 fn real_main() -> Result<()> {
     match Cli::parse().command {
+        Command::Data {
+            action:
+                DataAction::Import {
+                    name,
+                    args,
+                    store,
+                    force,
+                },
+        } => {
+            let (m, log) = tables::import(&name, &args, &store, force)?;
+            for w in &log.warnings {
+                eprintln!("warning: {w}");
+            }
+            let interesting = m
+                .counts
+                .iter()
+                .filter(|(k, v)| **v > 0 && !matches!(k.as_str(), "documents" | "questions"))
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>();
+            if !interesting.is_empty() {
+                eprintln!("  {}", interesting.join(", "));
+            }
+            report(&m, &store.join(&name));
+            Ok(())
+        }
         Command::Data {
             action: DataAction::Rehash { dir },
         } => {

@@ -70,19 +70,7 @@ pub fn compare_cells(
         if c.summary.accuracy.is_none() || b.summary.accuracy.is_none() {
             continue;
         }
-        let (cr, br) = (&rows[&c.id], &rows[&b.id]);
-        if cr.len() != br.len()
-            || cr
-                .iter()
-                .zip(br)
-                .any(|(x, y)| x.question_id != y.question_id)
-        {
-            bail!(
-                "cells {} and {} were run on different questions; they cannot be paired",
-                c.id,
-                b.id
-            );
-        }
+        let (cr, br) = paired_rows(rows, &c.id, &b.id)?;
         let correct =
             |rs: &[QuestionRow]| rs.iter().map(|r| r.correct == Some(1)).collect::<Vec<_>>();
         let words = |rs: &[QuestionRow]| rs.iter().map(|r| r.words as f64).collect::<Vec<_>>();
@@ -490,6 +478,28 @@ struct RetrievalTest<'a> {
     holm_p: f64,
 }
 
+/// The per-question rows of a cell and of its baseline, checked to be on the same questions
+/// in the same order (what every paired test here needs).
+///
+/// # Errors
+/// Different question lists: the two cells cannot be paired.
+fn paired_rows<'a>(
+    rows: &'a HashMap<String, Vec<QuestionRow>>,
+    cell: &str,
+    baseline: &str,
+) -> Result<(&'a [QuestionRow], &'a [QuestionRow])> {
+    let (cr, br) = (&rows[cell], &rows[baseline]);
+    if cr.len() != br.len()
+        || cr
+            .iter()
+            .zip(br)
+            .any(|(x, y)| x.question_id != y.question_id)
+    {
+        bail!("cells {cell} and {baseline} were run on different questions; they cannot be paired");
+    }
+    Ok((cr, br))
+}
+
 /// Paired tests per retrieval metric (and words retrieved) of every retrieval cell against
 /// its baseline cell (the baseline strategy's, same dataset, retriever and k): the mean
 /// difference with its paired bootstrap 95 % interval, the sign-flip permutation p
@@ -522,19 +532,7 @@ fn retrieval_tests(
         if b.id == c.id {
             continue;
         }
-        let (cr, br) = (&rows[&c.id], &rows[&b.id]);
-        if cr.len() != br.len()
-            || cr
-                .iter()
-                .zip(br)
-                .any(|(x, y)| x.question_id != y.question_id)
-        {
-            bail!(
-                "cells {} and {} were run on different questions; they cannot be paired",
-                c.id,
-                b.id
-            );
-        }
+        let (cr, br) = paired_rows(rows, &c.id, &b.id)?;
         for (metric, get) in paired_metrics() {
             let (bv, cv): (Vec<f64>, Vec<f64>) = br
                 .iter()

@@ -1,0 +1,226 @@
+//! `chunkbench data import` end to end: the committed fixture (a Markdown folder and a
+//! Parquet question file written by pandas/pyarrow with a list column of options and letter
+//! answers, evidence in character offsets) is imported into a fresh store and run through
+//! chunking, BM25 and the lexical reader; a retrieval-only CSV over the same folder runs with
+//! reader kind `none`. Every retrieved passage is checked to be the exact byte slice of its
+//! document.
+
+mod common;
+use common::{chunkbench, run_yaml, workspace};
+use std::collections::HashMap;
+use std::path::Path;
+
+fn fixture() -> std::path::PathBuf {
+    workspace().join("crates/tables/tests/data/import")
+}
+
+fn import(store: &Path, name: &str, flags: &[&str]) -> String {
+    let mut argv = vec!["data", "import", name, "--store", store.to_str().unwrap()];
+    argv.extend_from_slice(flags);
+    let o = chunkbench(&argv);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{err}");
+    err
+}
+
+fn csv_rows(path: &Path) -> Vec<HashMap<String, String>> {
+    let mut rdr = csv::Reader::from_path(path).unwrap();
+    let headers = rdr.headers().unwrap().clone();
+    rdr.records()
+        .map(|r| {
+            let r = r.unwrap();
+            headers
+                .iter()
+                .zip(r.iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// Every passage id `DOC:START-END` of per_question.csv names a span inside its document.
+fn passages_are_slices(run: &Path, store: &Path, ds: &str) -> usize {
+    let docs: HashMap<String, String> =
+        std::fs::read_to_string(store.join(ds).join("documents.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                (
+                    v["id"].as_str().unwrap().into(),
+                    v["text"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+    let mut n = 0;
+    for r in csv_rows(&run.join("per_question.csv")) {
+        for p in r["passages"].split_whitespace() {
+            let (doc, span) = p.rsplit_once(':').unwrap();
+            let (s, e) = span.split_once('-').unwrap();
+            let (s, e): (usize, usize) = (s.parse().unwrap(), e.parse().unwrap());
+            let text = &docs[doc];
+            assert!(
+                e <= text.len() && text.get(s..e).is_some(),
+                "{p} is not a slice of {doc}"
+            );
+            n += 1;
+        }
+    }
+    n
+}
+
+#[test]
+fn parquet_and_markdown_import_and_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let f = fixture();
+    let log = import(
+        &store,
+        "fixture",
+        &[
+            "--documents",
+            f.join("docs").to_str().unwrap(),
+            "--questions",
+            f.join("questions.parquet").to_str().unwrap(),
+            "--options",
+            "choices",
+            "--answer",
+            "answer",
+            "--answer-format",
+            "letter",
+            "--evidence",
+            "evidence",
+            "--evidence-units",
+            "chars",
+        ],
+    );
+    assert!(log.contains("warning: empty.md: no text, skipped"), "{log}");
+    assert!(log.contains("evidence_converted_from_chars 9"), "{log}");
+    assert!(
+        log.contains("fixture") && log.contains("5 documents") && log.contains("8 questions"),
+        "{log}"
+    );
+
+    let run = run_yaml(
+        tmp.path(),
+        "imported",
+        "name: imported
+datasets: [fixture]
+strategies:
+  fixed-30: {kind: fixed, unit: words, size: 30, overlap: 0}
+  recursive-200: {kind: recursive, unit: chars, size: 200, overlap: 0}
+baseline: fixed-30
+retrievers:
+  bm25: {kind: bm25}
+k: [3]
+readers:
+  lexical: {kind: lexical}
+bootstrap_resamples: 200
+",
+        &store,
+    );
+    let summary = csv_rows(&run.join("summary.csv"));
+    assert_eq!(summary.len(), 2);
+    for row in &summary {
+        assert_eq!(row["n"], "8", "{row:?}");
+        assert!(!row["accuracy"].is_empty(), "{row:?}");
+        let recall: f64 = row["recall_at_k"].parse().unwrap();
+        assert!(recall > 0.5, "BM25 finds most of the evidence: {row:?}");
+    }
+    assert_eq!(passages_are_slices(&run, &store, "fixture"), 2 * 8 * 3);
+}
+
+#[test]
+fn retrieval_only_csv_import_runs_without_a_reader() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let qs = tmp.path().join("queries.csv");
+    std::fs::write(
+        &qs,
+        "id,query,answer,excerpt\n\
+         r1,largest glacier in the Alps,Aletsch,The Aletsch Glacier is the largest glacier in the Alps\n\
+         r2,how are Reykjavík's buildings heated,geothermal water,Reykjavík heats most of its buildings with geothermal water\n\
+         r3,what causes tides,the Moon's gravity,Tides are caused mainly by the Moon's gravity\n\
+         r4,rock that floats,pumice,Pumice is so full of gas bubbles that it floats on water.\n",
+    )
+    .unwrap();
+    let f = fixture();
+    import(
+        &store,
+        "queries",
+        &[
+            "--documents",
+            f.join("docs").to_str().unwrap(),
+            "--questions",
+            qs.to_str().unwrap(),
+            "--question",
+            "query",
+            "--answers",
+            "answer",
+            "--evidence-text",
+            "excerpt",
+        ],
+    );
+    let run = run_yaml(
+        tmp.path(),
+        "queries",
+        "name: queries
+datasets: [queries]
+strategies:
+  fixed-20: {kind: fixed, unit: words, size: 20, overlap: 0}
+  fixed-40: {kind: fixed, unit: words, size: 40, overlap: 0}
+baseline: fixed-40
+retrievers:
+  bm25: {kind: bm25}
+k: [1, 3]
+readers:
+  retrieval: {kind: none}
+bootstrap_resamples: 200
+",
+        &store,
+    );
+    let summary = csv_rows(&run.join("summary.csv"));
+    assert_eq!(summary.len(), 4);
+    for row in &summary {
+        assert_eq!(row["n"], "4");
+        assert_eq!(row["accuracy"], "", "nothing was read: {row:?}");
+        assert!(
+            !row["recall_at_k"].is_empty() && !row["answer_recall_at_k"].is_empty(),
+            "{row:?}"
+        );
+    }
+    let md = std::fs::read_to_string(run.join("summary.md")).unwrap();
+    assert!(md.contains("Retrieval against the baseline"), "{md}");
+    assert!(passages_are_slices(&run, &store, "queries") > 0);
+}
+
+#[test]
+fn a_bad_import_exits_nonzero_naming_the_cell() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let f = fixture();
+    let o = chunkbench(&[
+        "data",
+        "import",
+        "bad",
+        "--store",
+        store.to_str().unwrap(),
+        "--documents",
+        f.join("docs").to_str().unwrap(),
+        "--questions",
+        f.join("questions.parquet").to_str().unwrap(),
+        "--options",
+        "choices",
+        "--answer",
+        "answer",
+        "--answer-format",
+        "index1",
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("questions.parquet, row 1, column `answer`: expected an integer"),
+        "{err}"
+    );
+    assert!(!store.join("bad").exists());
+}

@@ -1,0 +1,1157 @@
+//! `chunkbench data import NAME`: a user's documents and questions, mapped column by column
+//! into a canonical dataset (docs/reference.md §3a for the flags and every rule).
+//!
+//! Data flow: the documents (a folder or a table) become [`Document`]s first, because
+//! evidence is resolved against their texts; then each question row is mapped — text,
+//! options (one list column or several columns), the answer (index, 1-based index, letter or
+//! option text, as the user declares), free-text answers, the retrieval scope, and evidence
+//! (byte or character spans, excerpt strings located in the documents, or both, checked
+//! against each other). Everything is validated together, written into a temporary directory
+//! beside the target, loaded back with [`Dataset::load`], and only then renamed into place:
+//! an import either produces a complete dataset or leaves the store as it was.
+
+use crate::html::html_to_text;
+use crate::table::{read_table, Table, TableFormat};
+use anyhow::{bail, Context, Result};
+use chunker::Document;
+use datasets::dataset::{validate, DatasetManifest, Evidence, Question, MAX_OPTIONS};
+use datasets::io::{sha256_file, sha256_hex, write_json, write_jsonl};
+use datasets::Dataset;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// How the answer column names the gold option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum, strum::IntoStaticStr)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum AnswerFormat {
+    /// 0-based index into the options.
+    Index,
+    /// 1-based index into the options.
+    Index1,
+    /// A letter, `A` for the first option (lower case accepted).
+    Letter,
+    /// The gold option's text, equal to exactly one option.
+    Text,
+}
+
+/// What evidence offsets count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum, strum::IntoStaticStr)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum SpanUnits {
+    /// UTF-8 bytes of the document text (chunkbench's own unit).
+    Bytes,
+    /// Unicode scalar values (Python `str` indices, as Chroma's and most Python tools' spans).
+    Chars,
+}
+
+/// The column mapping and provenance of one import; every field is a command-line flag of
+/// `chunkbench data import`, and the whole struct is recorded in the manifest's notes.
+#[derive(Debug, Clone, Serialize, clap::Args)]
+pub struct ImportArgs {
+    /// Documents: a folder (.txt, .md, .html/.htm, searched recursively) or a table
+    /// (.jsonl, .csv, .parquet).
+    #[arg(long)]
+    pub documents: PathBuf,
+    /// Document table: the id column.
+    #[arg(long, default_value = "id")]
+    pub doc_id: String,
+    /// Document table: the text column.
+    #[arg(long, default_value = "text")]
+    pub doc_text: String,
+    /// Document table: the title column (optional).
+    #[arg(long)]
+    pub doc_title: Option<String>,
+    /// Questions: a table (.jsonl, .csv, .parquet).
+    #[arg(long)]
+    pub questions: PathBuf,
+    /// Question id column; `#row` numbers the rows instead (`row-1`, `row-2`, ...).
+    #[arg(long, default_value = "id")]
+    pub id: String,
+    /// Question text column.
+    #[arg(long, default_value = "question")]
+    pub question: String,
+    /// Options as one list column (a Parquet/JSON list, or a JSON array string in CSV).
+    #[arg(long, conflicts_with = "option_columns")]
+    pub options: Option<String>,
+    /// Options as several columns, in letter order (comma-separated names); empty trailing
+    /// cells are dropped (a question with fewer options).
+    #[arg(long, value_delimiter = ',')]
+    pub option_columns: Vec<String>,
+    /// Gold answer column (needs --answer-format).
+    #[arg(long, requires = "answer_format")]
+    pub answer: Option<String>,
+    /// How --answer names the gold option.
+    #[arg(long, value_enum)]
+    pub answer_format: Option<AnswerFormat>,
+    /// Free-text answer strings for answer recall (a string or a list of strings).
+    #[arg(long)]
+    pub answers: Option<String>,
+    /// Subject or category column.
+    #[arg(long)]
+    pub subject: Option<String>,
+    /// Retrieval scope column: the document id(s) a question may retrieve from.
+    #[arg(long)]
+    pub scope: Option<String>,
+    /// Evidence document id column (a string, or a list parallel to the span columns).
+    #[arg(long)]
+    pub evidence_doc: Option<String>,
+    /// Evidence start offset column (an integer or a list), with --evidence-end.
+    #[arg(long, requires = "evidence_end")]
+    pub evidence_start: Option<String>,
+    /// Evidence end offset column (exclusive), with --evidence-start.
+    #[arg(long, requires = "evidence_start")]
+    pub evidence_end: Option<String>,
+    /// Evidence excerpt column: located in the document when no offsets are given, checked
+    /// against the offsets' slice when they are.
+    #[arg(long)]
+    pub evidence_text: Option<String>,
+    /// Evidence as one column of objects (or a JSON array string) with keys `doc_id`,
+    /// `start`/`start_index`, `end`/`end_index`, `text`/`content` (Chroma's references).
+    #[arg(long, conflicts_with_all = ["evidence_start", "evidence_text"])]
+    pub evidence: Option<String>,
+    /// What evidence offsets count; required when the evidence has offsets.
+    #[arg(long, value_enum)]
+    pub evidence_units: Option<SpanUnits>,
+    /// License of the documents and questions (SPDX id or a short description).
+    #[arg(long, default_value = "unspecified")]
+    pub license: String,
+    /// Version of the source data, recorded in the manifest.
+    #[arg(long, default_value = "unversioned")]
+    pub source_version: String,
+}
+
+/// What an import did, for the log (the same counts are in the manifest).
+#[derive(Debug, Clone, Default)]
+pub struct ImportLog {
+    /// Warnings: skipped files and empty documents, each naming the file.
+    pub warnings: Vec<String>,
+}
+
+/// One evidence item before resolution: the raw cells of one row.
+#[derive(Debug, Clone, Default)]
+struct RawEvidence {
+    doc: Option<String>,
+    start: Option<i64>,
+    end: Option<i64>,
+    text: Option<String>,
+}
+
+/// `at` plus the column, for error messages.
+fn at_col(t: &Table, i: usize, col: &str) -> String {
+    format!("{}, column `{col}`", t.at(i))
+}
+
+/// The cell of row `i` in `col` (`null` when the row lacks it).
+fn cell<'a>(t: &'a Table, i: usize, col: &str) -> &'a Value {
+    t.rows[i].get(col).unwrap_or(&Value::Null)
+}
+
+/// A short rendering of a value for error messages.
+fn show(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 80 {
+        format!("{}…", s.chars().take(80).collect::<String>())
+    } else {
+        s
+    }
+}
+
+/// A string (or integer, written in decimal) cell; `None` for null or an empty string.
+fn opt_string(t: &Table, i: usize, col: &str) -> Result<Option<String>> {
+    scalar_string(cell(t, i, col), &at_col(t, i, col))
+}
+
+fn scalar_string(v: &Value, at: &str) -> Result<Option<String>> {
+    match v {
+        Value::Null => Ok(None),
+        Value::String(s) if s.is_empty() => Ok(None),
+        Value::String(s) => Ok(Some(s.clone())),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Ok(Some(n.to_string())),
+        other => bail!("{at}: expected a string, found {}", show(other)),
+    }
+}
+
+/// A required non-empty string cell.
+fn req_string(t: &Table, i: usize, col: &str) -> Result<String> {
+    opt_string(t, i, col)?.with_context(|| format!("{}: empty or missing", at_col(t, i, col)))
+}
+
+/// An integer cell (a JSON integer, or a string of one in CSV).
+fn scalar_int(v: &Value, at: &str) -> Result<Option<i64>> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Number(n) => n
+            .as_i64()
+            .map(Some)
+            .with_context(|| format!("{at}: expected an integer, found {n}")),
+        Value::String(s) if s.trim().is_empty() => Ok(None),
+        Value::String(s) => s
+            .trim()
+            .parse::<i64>()
+            .map(Some)
+            .with_context(|| format!("{at}: expected an integer, found {}", show(v))),
+        other => bail!("{at}: expected an integer, found {}", show(other)),
+    }
+}
+
+/// A list cell: a JSON array, or a string holding one (CSV). With `scalar_ok`, any other
+/// non-null value is a one-element list; `None` for null.
+fn list(v: &Value, at: &str, scalar_ok: bool) -> Result<Option<Vec<Value>>> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Array(a) => Ok(Some(a.clone())),
+        Value::String(s) if s.trim_start().starts_with('[') => {
+            match serde_json::from_str::<Value>(s) {
+                Ok(Value::Array(a)) => Ok(Some(a)),
+                _ if scalar_ok => Ok(Some(vec![v.clone()])),
+                _ => bail!("{at}: expected a list, found a string that is not a JSON array: {}", show(v)),
+            }
+        }
+        _ if scalar_ok => Ok(Some(vec![v.clone()])),
+        other => bail!(
+            "{at}: expected a list, found {}; give the options as several columns with --option-columns",
+            show(other)
+        ),
+    }
+}
+
+/// A list of strings (a single string counts as one when `scalar_ok`).
+fn string_list(v: &Value, at: &str, scalar_ok: bool) -> Result<Option<Vec<String>>> {
+    let Some(items) = list(v, at, scalar_ok)? else {
+        return Ok(None);
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(k, x)| {
+            scalar_string(x, &format!("{at}, item {}", k + 1))?
+                .with_context(|| format!("{at}, item {}: empty or null", k + 1))
+        })
+        .collect::<Result<Vec<_>>>()
+        .map(Some)
+}
+
+/// Collapses whitespace/control characters of an id into `_`, so that file names with
+/// spaces remain valid ids (a TREC run file or a `DOC:START-END` passage id cannot hold them).
+fn clean_id(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_whitespace() || c.is_control() {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// Where documents came from, for the manifest.
+struct DocumentsRead {
+    docs: Vec<Document>,
+    /// (file, sha256) of every source file read.
+    sources: Vec<(String, String)>,
+    counts: BTreeMap<String, u64>,
+    notes: Vec<String>,
+}
+
+/// The file kinds a document folder may hold.
+fn folder_kind(p: &Path) -> Option<&'static str> {
+    match p.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+        "txt" => Some("txt"),
+        "md" | "markdown" => Some("md"),
+        "html" | "htm" => Some("html"),
+        _ => None,
+    }
+}
+
+fn walk_folder(root: &Path, dir: &Path, out: &mut Vec<PathBuf>, log: &mut ImportLog) -> Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot list {}", dir.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()
+        .with_context(|| format!("cannot list {}", dir.display()))?;
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.starts_with('.') {
+            log.warnings.push(format!(
+                "{}: hidden, skipped",
+                p.strip_prefix(root).unwrap_or(&p).display()
+            ));
+            continue;
+        }
+        if p.is_dir() {
+            walk_folder(root, &p, out, log)?;
+        } else {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Documents from a folder: one document per .txt/.md/.html file, id = the path relative to
+/// the folder with `/` separators (whitespace as `_`), files in sorted path order.
+fn folder_documents(root: &Path, license: &str, log: &mut ImportLog) -> Result<DocumentsRead> {
+    let mut files = Vec::new();
+    walk_folder(root, root, &mut files, log)?;
+    let mut out = DocumentsRead {
+        docs: Vec::new(),
+        sources: Vec::new(),
+        counts: BTreeMap::new(),
+        notes: vec![
+            "documents: one per .txt/.md/.html file of the folder (searched recursively, sorted by \
+             path); id = the relative path with `/` separators and whitespace as `_`; .txt and .md \
+             text verbatim (a UTF-8 byte-order mark dropped), .html through an HTML parser \
+             (visible text, paragraphs separated by a blank line); title = the first `# ` heading \
+             (.md), <title> or the first <h1> (.html), else the file name"
+                .into(),
+        ],
+    };
+    let mut ids: HashMap<String, PathBuf> = HashMap::new();
+    for p in files {
+        let rel = p.strip_prefix(root).unwrap_or(&p);
+        let rel_s = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        let Some(kind) = folder_kind(&p) else {
+            *out.counts.entry("skipped_other_files".into()).or_default() += 1;
+            log.warnings
+                .push(format!("{rel_s}: not .txt, .md or .html, skipped"));
+            continue;
+        };
+        let bytes = std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?;
+        out.sources.push((rel_s.clone(), sha256_hex(&bytes)));
+        let raw = String::from_utf8(bytes).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: not UTF-8 (invalid byte at offset {}); convert the file to UTF-8",
+                p.display(),
+                e.utf8_error().valid_up_to()
+            )
+        })?;
+        let raw = raw.strip_prefix('\u{feff}').unwrap_or(&raw);
+        let stem = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let (title, text) = match kind {
+            "html" => {
+                let h = html_to_text(raw);
+                (if h.title.is_empty() { stem } else { h.title }, h.text)
+            }
+            "md" => {
+                let title = raw
+                    .lines()
+                    .find_map(|l| l.strip_prefix("# ").map(|t| t.trim().to_string()))
+                    .filter(|t| !t.is_empty())
+                    .unwrap_or(stem);
+                (title, raw.to_string())
+            }
+            _ => (stem, raw.to_string()),
+        };
+        if text.trim().is_empty() {
+            *out.counts
+                .entry("skipped_empty_documents".into())
+                .or_default() += 1;
+            log.warnings.push(format!("{rel_s}: no text, skipped"));
+            continue;
+        }
+        let id = clean_id(&rel_s);
+        if let Some(prev) = ids.insert(id.clone(), p.clone()) {
+            bail!(
+                "{} and {}: both become document id `{id}` (whitespace is written as `_`); rename one",
+                prev.display(),
+                p.display()
+            );
+        }
+        *out.counts.entry(format!("{kind}_documents")).or_default() += 1;
+        out.docs.push(Document {
+            id,
+            title,
+            text,
+            source: rel_s,
+            license: license.to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// Documents from a table: one per row, with the id, text and optional title columns.
+fn table_documents(args: &ImportArgs) -> Result<DocumentsRead> {
+    let t = read_table(&args.documents)?;
+    t.require(&args.doc_id, "--doc-id")?;
+    t.require(&args.doc_text, "--doc-text")?;
+    if let Some(c) = &args.doc_title {
+        t.require(c, "--doc-title")?;
+    }
+    let table_name = args
+        .documents
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut docs = Vec::with_capacity(t.rows.len());
+    let mut ids: HashMap<String, usize> = HashMap::new();
+    for i in 0..t.rows.len() {
+        let id = req_string(&t, i, &args.doc_id)?;
+        if let Some(prev) = ids.insert(id.clone(), i) {
+            bail!(
+                "{}: document id `{id}` repeats row {}; ids must be unique",
+                at_col(&t, i, &args.doc_id),
+                prev + 1
+            );
+        }
+        let text = match cell(&t, i, &args.doc_text) {
+            Value::String(s) if !s.trim().is_empty() => s.clone(),
+            Value::String(_) | Value::Null => bail!(
+                "{}: empty text; drop the row or give the document its text",
+                at_col(&t, i, &args.doc_text)
+            ),
+            other => bail!(
+                "{}: expected a string, found {}",
+                at_col(&t, i, &args.doc_text),
+                show(other)
+            ),
+        };
+        let title = match &args.doc_title {
+            Some(c) => opt_string(&t, i, c)?.unwrap_or_default(),
+            None => String::new(),
+        };
+        docs.push(Document {
+            id,
+            title,
+            text,
+            // The file name, not its path: the documents' content (and so every cell's
+            // identity) must not depend on where the table was when it was imported.
+            source: format!("{table_name}, row {}", i + 1),
+            license: args.license.clone(),
+        });
+    }
+    let mut counts = BTreeMap::new();
+    counts.insert("table_documents".into(), docs.len() as u64);
+    Ok(DocumentsRead {
+        docs,
+        sources: vec![(
+            args.documents.display().to_string(),
+            sha256_file(&args.documents)?,
+        )],
+        counts,
+        notes: vec![format!(
+            "documents: one per row of {} ({}); id = `{}`, text = `{}` verbatim, title = {}",
+            args.documents.display(),
+            <&str>::from(t.format),
+            args.doc_id,
+            args.doc_text,
+            args.doc_title
+                .as_ref()
+                .map(|c| format!("`{c}`"))
+                .unwrap_or_else(|| "none".into())
+        )],
+    })
+}
+
+/// The byte offset of character index `c` of `text`, or `None` past its end.
+fn char_to_byte(text: &str, c: usize) -> Option<usize> {
+    if c == 0 {
+        return Some(0);
+    }
+    text.char_indices()
+        .map(|(b, _)| b)
+        .chain(std::iter::once(text.len()))
+        .nth(c)
+}
+
+/// Every byte position where `needle` starts in `hay` (overlapping occurrences included).
+fn occurrences(hay: &str, needle: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(p) = hay[from..].find(needle) {
+        out.push(from + p);
+        let step = hay[from + p..].chars().next().map_or(1, char::len_utf8);
+        from += p + step;
+        if from > hay.len() {
+            break;
+        }
+    }
+    out
+}
+
+/// Resolves raw evidence cells into byte spans (module docs for the rules).
+struct Resolver<'a> {
+    docs: HashMap<&'a str, &'a Document>,
+    order: Vec<&'a Document>,
+    units: Option<SpanUnits>,
+    located: u64,
+    converted: u64,
+}
+
+impl<'a> Resolver<'a> {
+    fn resolve(
+        &mut self,
+        raw: &RawEvidence,
+        scope: Option<&[String]>,
+        at: &str,
+    ) -> Result<Evidence> {
+        let doc = match &raw.doc {
+            Some(d) => Some(*self.docs.get(d.as_str()).with_context(|| {
+                format!("{at}: evidence names document `{d}`, which the documents do not have")
+            })?),
+            None => None,
+        };
+        match (raw.start, raw.end) {
+            (Some(s), Some(e)) => {
+                let units = self.units.with_context(|| {
+                    format!(
+                        "{at}: the evidence has offsets; say what they count with --evidence-units \
+                         bytes|chars (chars = Python string indices)"
+                    )
+                })?;
+                let d = match doc {
+                    Some(d) => d,
+                    None => match scope {
+                        Some([one]) => self.docs[one.as_str()],
+                        _ => bail!(
+                            "{at}: an evidence span needs its document: map --evidence-doc (or the \
+                             `doc_id` key), or give the question a one-document --scope"
+                        ),
+                    },
+                };
+                if s < 0 || e < s {
+                    bail!("{at}: evidence span {s}..{e} is not a span (need 0 <= start <= end)");
+                }
+                let (s, e) = (s as usize, e as usize);
+                let (bs, be) = match units {
+                    SpanUnits::Bytes => {
+                        if e > d.text.len() {
+                            bail!(
+                                "{at}: evidence span {s}..{e} (bytes) ends past document `{}` ({} bytes)",
+                                d.id,
+                                d.text.len()
+                            );
+                        }
+                        if !d.text.is_char_boundary(s) || !d.text.is_char_boundary(e) {
+                            bail!(
+                                "{at}: evidence span {s}..{e} (bytes) cuts a UTF-8 character of `{}`; \
+                                 if the offsets count characters, use --evidence-units chars",
+                                d.id
+                            );
+                        }
+                        (s, e)
+                    }
+                    SpanUnits::Chars => {
+                        let n = d.text.chars().count();
+                        let (Some(bs), Some(be)) =
+                            (char_to_byte(&d.text, s), char_to_byte(&d.text, e))
+                        else {
+                            bail!(
+                                "{at}: evidence span {s}..{e} (characters) ends past document `{}` ({n} characters)",
+                                d.id
+                            );
+                        };
+                        self.converted += 1;
+                        (bs, be)
+                    }
+                };
+                if let Some(x) = &raw.text {
+                    let got = &d.text[bs..be];
+                    if got != x {
+                        let other = match units {
+                            SpanUnits::Bytes => char_to_byte(&d.text, s)
+                                .zip(char_to_byte(&d.text, e))
+                                .filter(|&(a, b)| &d.text[a..b] == x)
+                                .map(|_| {
+                                    " (read as characters they would match: --evidence-units chars)"
+                                }),
+                            SpanUnits::Chars => (e <= d.text.len()
+                                && d.text.get(s..e) == Some(x.as_str()))
+                            .then_some(" (read as bytes they would match: --evidence-units bytes)"),
+                        };
+                        bail!(
+                            "{at}: evidence span {s}..{e} ({}) of `{}` holds {:?}, not the excerpt {:?}{}",
+                            <&str>::from(units),
+                            d.id,
+                            clip(got),
+                            clip(x),
+                            other.unwrap_or("")
+                        );
+                    }
+                }
+                Ok(Evidence {
+                    doc_id: d.id.clone(),
+                    start: bs,
+                    end: be,
+                })
+            }
+            (None, None) => {
+                let Some(x) = &raw.text else {
+                    bail!("{at}: an evidence item needs offsets or an excerpt text");
+                };
+                let candidates: Vec<&Document> = match (doc, scope) {
+                    (Some(d), _) => vec![d],
+                    (None, Some(sc)) => sc.iter().map(|id| self.docs[id.as_str()]).collect(),
+                    (None, None) => self.order.clone(),
+                };
+                let mut found = Vec::new();
+                for d in &candidates {
+                    for p in occurrences(&d.text, x) {
+                        found.push((*d, p));
+                    }
+                }
+                let where_ = if candidates.len() == 1 {
+                    format!("document `{}`", candidates[0].id)
+                } else {
+                    format!("{} documents", candidates.len())
+                };
+                match found.as_slice() {
+                    [] => bail!(
+                        "{at}: excerpt {:?} not found in {where_} (matching is exact, byte for byte; \
+                         give offsets instead if the text was normalised)",
+                        clip(x)
+                    ),
+                    [(d, p)] => {
+                        self.located += 1;
+                        Ok(Evidence {
+                            doc_id: d.id.clone(),
+                            start: *p,
+                            end: p + x.len(),
+                        })
+                    }
+                    many => bail!(
+                        "{at}: excerpt {:?} is ambiguous: found {} times in {where_} ({}); give \
+                         offsets, --evidence-doc or a longer excerpt",
+                        clip(x),
+                        many.len(),
+                        many.iter()
+                            .take(5)
+                            .map(|(d, p)| format!("`{}` byte {p}", d.id))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                }
+            }
+            _ => bail!("{at}: an evidence span needs both a start and an end"),
+        }
+    }
+}
+
+fn clip(s: &str) -> String {
+    if s.chars().count() > 60 {
+        format!("{}…", s.chars().take(60).collect::<String>())
+    } else {
+        s.to_string()
+    }
+}
+
+/// The raw evidence items of row `i` from the span/text columns (lists parallel, scalars
+/// broadcast) or from the object column.
+fn raw_evidence(args: &ImportArgs, t: &Table, i: usize) -> Result<Vec<RawEvidence>> {
+    if let Some(col) = &args.evidence {
+        let at = at_col(t, i, col);
+        let Some(items) = list(cell(t, i, col), &at, false)? else {
+            return Ok(Vec::new());
+        };
+        let doc_default = match &args.evidence_doc {
+            Some(c) => opt_string(t, i, c)?,
+            None => None,
+        };
+        return items
+            .iter()
+            .enumerate()
+            .map(|(k, item)| {
+                let at = format!("{at}, item {}", k + 1);
+                let Value::Object(m) = item else {
+                    bail!(
+                        "{at}: expected an object with start/end/text keys, found {}",
+                        show(item)
+                    );
+                };
+                let mut raw = RawEvidence {
+                    doc: doc_default.clone(),
+                    ..RawEvidence::default()
+                };
+                for (key, v) in m {
+                    match key.as_str() {
+                        "doc_id" => raw.doc = scalar_string(v, &at)?.or(raw.doc.take()),
+                        "start" | "start_index" => raw.start = scalar_int(v, &at)?,
+                        "end" | "end_index" => raw.end = scalar_int(v, &at)?,
+                        "text" | "content" => raw.text = scalar_string(v, &at)?,
+                        other => bail!(
+                            "{at}: unknown key `{other}`; an evidence object has doc_id, start (or \
+                             start_index), end (or end_index) and text (or content)"
+                        ),
+                    }
+                }
+                Ok(raw)
+            })
+            .collect();
+    }
+    let mut cols: Vec<(&str, Vec<Value>)> = Vec::new();
+    for c in [
+        &args.evidence_doc,
+        &args.evidence_start,
+        &args.evidence_end,
+        &args.evidence_text,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let at = at_col(t, i, c);
+        cols.push((c, list(cell(t, i, c), &at, true)?.unwrap_or_default()));
+    }
+    let lens: HashSet<usize> = cols
+        .iter()
+        .map(|(_, v)| v.len())
+        .filter(|&n| n > 1)
+        .collect();
+    if lens.len() > 1 {
+        bail!(
+            "{}: the evidence columns hold lists of different lengths ({}); they must be parallel",
+            t.at(i),
+            cols.iter()
+                .map(|(c, v)| format!("`{c}`: {}", v.len()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let spans_or_text = [&args.evidence_start, &args.evidence_text]
+        .into_iter()
+        .flatten()
+        .filter_map(|c| cols.iter().find(|(n, _)| n == c))
+        .any(|(_, v)| !v.is_empty());
+    if !spans_or_text {
+        return Ok(Vec::new());
+    }
+    let n = lens.into_iter().next().unwrap_or(1);
+    let get = |c: &Option<String>, k: usize| -> Option<&Value> {
+        let c = c.as_ref()?;
+        let v = &cols.iter().find(|(n, _)| n == c)?.1;
+        if v.len() == 1 {
+            v.first()
+        } else {
+            v.get(k)
+        }
+    };
+    // `FILE, row N, column `C`, item K` of evidence column `c`.
+    let at = |c: &Option<String>, k: usize| {
+        format!(
+            "{}, item {}",
+            at_col(t, i, c.as_deref().unwrap_or_default()),
+            k + 1
+        )
+    };
+    (0..n)
+        .map(|k| {
+            let s = |c: &Option<String>| -> Result<Option<String>> {
+                Ok(get(c, k)
+                    .map(|v| scalar_string(v, &at(c, k)))
+                    .transpose()?
+                    .flatten())
+            };
+            let int = |c: &Option<String>| -> Result<Option<i64>> {
+                Ok(get(c, k)
+                    .map(|v| scalar_int(v, &at(c, k)))
+                    .transpose()?
+                    .flatten())
+            };
+            Ok(RawEvidence {
+                doc: s(&args.evidence_doc)?,
+                start: int(&args.evidence_start)?,
+                end: int(&args.evidence_end)?,
+                text: s(&args.evidence_text)?,
+            })
+        })
+        .collect()
+}
+
+/// The gold index of row `i`'s answer cell under `format`.
+fn gold_index(v: &Value, format: AnswerFormat, options: &[String], at: &str) -> Result<usize> {
+    let n = options.len();
+    let idx = match format {
+        AnswerFormat::Index | AnswerFormat::Index1 => {
+            let k = scalar_int(v, at)?.with_context(|| format!("{at}: empty or missing"))?;
+            let k = if format == AnswerFormat::Index1 {
+                k - 1
+            } else {
+                k
+            };
+            if k < 0 || k as usize >= n {
+                bail!(
+                    "{at}: answer {} is out of range for {n} options (--answer-format {})",
+                    show(v),
+                    <&str>::from(format)
+                );
+            }
+            k as usize
+        }
+        AnswerFormat::Letter => {
+            let s = scalar_string(v, at)?.with_context(|| format!("{at}: empty or missing"))?;
+            let s = s.trim();
+            let mut cs = s.chars();
+            match (cs.next(), cs.next()) {
+                (Some(c), None) if c.is_ascii_alphabetic() => {
+                    let k = (c.to_ascii_uppercase() as u8 - b'A') as usize;
+                    if k >= n {
+                        bail!("{at}: answer letter {c} is out of range for {n} options");
+                    }
+                    k
+                }
+                _ => bail!(
+                    "{at}: expected one letter A..Z, found {}; is the answer an index or the \
+                     option text (--answer-format index|index1|text)?",
+                    show(v)
+                ),
+            }
+        }
+        AnswerFormat::Text => {
+            let s = scalar_string(v, at)?.with_context(|| format!("{at}: empty or missing"))?;
+            let hits: Vec<usize> = (0..n).filter(|&k| options[k] == s).collect();
+            match hits.as_slice() {
+                [k] => *k,
+                [] => bail!(
+                    "{at}: answer {:?} equals none of the options {:?} (exact comparison)",
+                    clip(&s),
+                    options
+                ),
+                _ => bail!(
+                    "{at}: answer {:?} equals {} options; options must differ",
+                    clip(&s),
+                    hits.len()
+                ),
+            }
+        }
+    };
+    Ok(idx)
+}
+
+/// Questions mapped from the table, with the counts the manifest records.
+fn map_questions(
+    args: &ImportArgs,
+    docs: &[Document],
+) -> Result<(Vec<Question>, BTreeMap<String, u64>)> {
+    let t = read_table(&args.questions)?;
+    let row_ids = args.id == "#row";
+    if !row_ids {
+        t.require(&args.id, "--id (or --id '#row' to number the rows)")?;
+    }
+    t.require(&args.question, "--question")?;
+    let named: [(&Option<String>, &str); 10] = [
+        (&args.options, "--options"),
+        (&args.answer, "--answer"),
+        (&args.answers, "--answers"),
+        (&args.subject, "--subject"),
+        (&args.scope, "--scope"),
+        (&args.evidence_doc, "--evidence-doc"),
+        (&args.evidence_start, "--evidence-start"),
+        (&args.evidence_end, "--evidence-end"),
+        (&args.evidence_text, "--evidence-text"),
+        (&args.evidence, "--evidence"),
+    ];
+    for (c, flag) in named {
+        if let Some(c) = c {
+            t.require(c, flag)?;
+        }
+    }
+    for c in &args.option_columns {
+        t.require(c, "--option-columns")?;
+    }
+    let mcq = args.options.is_some() || !args.option_columns.is_empty();
+    if mcq && args.answer.is_none() {
+        bail!("options are mapped but no answer: give --answer COL --answer-format index|index1|letter|text");
+    }
+    if !mcq && args.answer.is_some() {
+        bail!("--answer needs options (--options COL or --option-columns A,B,...); for free-text answers use --answers");
+    }
+    let doc_map: HashMap<&str, &Document> = docs.iter().map(|d| (d.id.as_str(), d)).collect();
+    let mut resolver = Resolver {
+        docs: doc_map.clone(),
+        order: docs.iter().collect(),
+        units: args.evidence_units,
+        located: 0,
+        converted: 0,
+    };
+    let mut questions = Vec::with_capacity(t.rows.len());
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut spans = 0u64;
+    for i in 0..t.rows.len() {
+        let id = if row_ids {
+            format!("row-{}", i + 1)
+        } else {
+            let id = req_string(&t, i, &args.id)?;
+            let clean = clean_id(&id);
+            if clean != id {
+                bail!(
+                    "{}: question id {:?} holds whitespace; ids cannot (use --id '#row' or clean the column)",
+                    at_col(&t, i, &args.id),
+                    id
+                );
+            }
+            id
+        };
+        if let Some(prev) = seen.insert(id.clone(), i) {
+            bail!(
+                "{}: question id `{id}` repeats row {}; ids must be unique",
+                at_col(&t, i, &args.id),
+                prev + 1
+            );
+        }
+        let question = req_string(&t, i, &args.question)?;
+        let options: Vec<String> = if let Some(c) = &args.options {
+            string_list(cell(&t, i, c), &at_col(&t, i, c), false)?
+                .with_context(|| format!("{}: no options", at_col(&t, i, c)))?
+        } else {
+            let mut opts = Vec::new();
+            let mut gap: Option<&str> = None;
+            for c in &args.option_columns {
+                match opt_string(&t, i, c)? {
+                    Some(o) => {
+                        if let Some(g) = gap {
+                            bail!(
+                                "{}: option column `{c}` follows the empty `{g}`; only trailing \
+                                 options may be empty",
+                                t.at(i)
+                            );
+                        }
+                        opts.push(o)
+                    }
+                    None => gap = gap.or(Some(c)),
+                }
+            }
+            opts
+        };
+        if mcq && !(2..=MAX_OPTIONS).contains(&options.len()) {
+            bail!(
+                "{}: {} options; a multiple-choice question needs 2 to {MAX_OPTIONS}",
+                t.at(i),
+                options.len()
+            );
+        }
+        let answer = match (&args.answer, args.answer_format) {
+            (Some(c), Some(f)) => Some(gold_index(cell(&t, i, c), f, &options, &at_col(&t, i, c))?),
+            _ => None,
+        };
+        let answers = match &args.answers {
+            Some(c) => string_list(cell(&t, i, c), &at_col(&t, i, c), true)?,
+            None => None,
+        };
+        let subject = match &args.subject {
+            Some(c) => opt_string(&t, i, c)?,
+            None => None,
+        };
+        let scope = match &args.scope {
+            Some(c) => {
+                let at = at_col(&t, i, c);
+                let ids = string_list(cell(&t, i, c), &at, true)?;
+                for d in ids.iter().flatten() {
+                    if !doc_map.contains_key(d.as_str()) {
+                        bail!("{at}: scope names document `{d}`, which the documents do not have");
+                    }
+                }
+                ids
+            }
+            None => None,
+        };
+        let mut evidence = Vec::new();
+        for (k, raw) in raw_evidence(args, &t, i)?.iter().enumerate() {
+            let at = format!("{}, evidence item {}", t.at(i), k + 1);
+            evidence.push(resolver.resolve(raw, scope.as_deref(), &at)?);
+        }
+        spans += evidence.len() as u64;
+        if !mcq && evidence.is_empty() && answers.is_none() {
+            bail!(
+                "{}: a question without options needs evidence or --answers; nothing could score it",
+                t.at(i)
+            );
+        }
+        questions.push(Question {
+            id,
+            question,
+            options,
+            answer,
+            answers,
+            subject,
+            doc_ids: scope,
+            evidence: (!evidence.is_empty()).then_some(evidence),
+        });
+    }
+    let mut counts = BTreeMap::new();
+    counts.insert("questions".into(), questions.len() as u64);
+    counts.insert(
+        if mcq {
+            "multiple_choice"
+        } else {
+            "retrieval_only"
+        }
+        .into(),
+        questions.len() as u64,
+    );
+    counts.insert("evidence_spans".into(), spans);
+    counts.insert("evidence_located_excerpts".into(), resolver.located);
+    counts.insert("evidence_converted_from_chars".into(), resolver.converted);
+    Ok((questions, counts))
+}
+
+/// Imports `args`' documents and questions as dataset `name` under `store` (module docs).
+/// An existing dataset of that name is replaced only with `force`.
+///
+/// # Errors
+/// Every problem names the file, the row (1-based) and the column, with the fix: a missing
+/// column (the table's columns are listed), a cell of the wrong type, an answer that does not
+/// name an option, an excerpt absent from or ambiguous in the documents, a span outside its
+/// document or disagreeing with its excerpt, duplicate ids; also an unreadable table or
+/// folder and a name that is taken. Nothing is written unless the whole dataset is valid.
+pub fn import(
+    name: &str,
+    args: &ImportArgs,
+    store: &Path,
+    force: bool,
+) -> Result<(DatasetManifest, ImportLog)> {
+    if name.is_empty()
+        || name.contains(['/', '\\'])
+        || name.starts_with('.')
+        || name.contains(char::is_whitespace)
+    {
+        bail!(
+            "dataset name {name:?}: use a plain directory name (no slashes, spaces or leading dot)"
+        );
+    }
+    let target = store.join(name);
+    if target.exists() && !force {
+        bail!(
+            "{}: a dataset of this name exists; give --force to replace it",
+            target.display()
+        );
+    }
+    let mut log = ImportLog::default();
+    let read = if args.documents.is_dir() {
+        folder_documents(&args.documents, &args.license, &mut log)?
+    } else if TableFormat::of(&args.documents).is_some() {
+        table_documents(args)?
+    } else {
+        bail!(
+            "{}: --documents must be a folder or a .jsonl/.csv/.parquet table",
+            args.documents.display()
+        );
+    };
+    if read.docs.is_empty() {
+        bail!(
+            "{}: no documents (a folder needs .txt, .md or .html files)",
+            args.documents.display()
+        );
+    }
+    let (questions, qcounts) = map_questions(args, &read.docs)?;
+
+    let mut counts = read.counts;
+    counts.insert("documents".into(), read.docs.len() as u64);
+    counts.extend(qcounts);
+    let questions_sha = sha256_file(&args.questions)?;
+    let documents_sha = sha256_hex(
+        read.sources
+            .iter()
+            .map(|(f, h)| format!("{f}\t{h}\n"))
+            .collect::<String>()
+            .as_bytes(),
+    );
+    let mut notes = read.notes;
+    notes.push(format!(
+        "questions: one per row of {} ({}), in file order",
+        args.questions.display(),
+        <&str>::from(TableFormat::of(&args.questions).expect("read_table checked the extension"))
+    ));
+    notes.push(format!(
+        "column mapping: {}",
+        serde_json::to_string(args).context("cannot record the column mapping")?
+    ));
+    notes.push(format!(
+        "sha256 of {}: {questions_sha}",
+        args.questions.display()
+    ));
+    notes.push(if read.sources.len() == 1 && !args.documents.is_dir() {
+        format!("sha256 of {}: {}", read.sources[0].0, read.sources[0].1)
+    } else {
+        format!(
+            "sha256 of the documents folder {} (lines `relative path<TAB>sha256 of the file`): {documents_sha}",
+            args.documents.display()
+        )
+    });
+    notes.push(
+        "manifest sha256 = sha256 of the two lines `documents<TAB>HASH` and `questions<TAB>HASH`"
+            .into(),
+    );
+    let manifest_sha =
+        sha256_hex(format!("documents\t{documents_sha}\nquestions\t{questions_sha}\n").as_bytes());
+
+    // Write everything into a temporary sibling, load it back, then rename into place.
+    std::fs::create_dir_all(store).with_context(|| format!("cannot create {}", store.display()))?;
+    let tmp = store.join(format!(".{name}.importing-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let result = (|| -> Result<DatasetManifest> {
+        std::fs::create_dir_all(&tmp)
+            .with_context(|| format!("cannot create {}", tmp.display()))?;
+        let dp = tmp.join("documents.jsonl");
+        let qp = tmp.join("questions.jsonl");
+        validate(&dp, &read.docs, &qp, &questions).context("the imported dataset is not valid")?;
+        write_jsonl(&dp, &read.docs)?;
+        write_jsonl(&qp, &questions)?;
+        let mut files = BTreeMap::new();
+        for f in datasets::dataset::DATASET_FILES {
+            files.insert(f.to_string(), sha256_file(&tmp.join(f))?);
+        }
+        let manifest = DatasetManifest {
+            name: name.to_string(),
+            source: format!(
+                "chunkbench data import: documents {}, questions {}",
+                args.documents.display(),
+                args.questions.display()
+            ),
+            version: args.source_version.clone(),
+            sha256: manifest_sha,
+            license: args.license.clone(),
+            counts,
+            notes,
+            files,
+        };
+        write_json(&tmp.join("manifest.json"), &manifest)?;
+        Dataset::load(&tmp).context("the imported dataset does not load back")?;
+        Ok(manifest)
+    })();
+    let manifest = match result {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(e);
+        }
+    };
+    if target.exists() {
+        let old = store.join(format!(".{name}.replaced-{}", std::process::id()));
+        std::fs::rename(&target, &old)
+            .with_context(|| format!("cannot move the old {} aside", target.display()))?;
+        std::fs::rename(&tmp, &target)
+            .with_context(|| format!("cannot rename {} to {}", tmp.display(), target.display()))?;
+        let _ = std::fs::remove_dir_all(&old);
+    } else {
+        std::fs::rename(&tmp, &target)
+            .with_context(|| format!("cannot rename {} to {}", tmp.display(), target.display()))?;
+    }
+    Ok((manifest, log))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn char_offsets_and_occurrences() {
+        let t = "né ü x";
+        assert_eq!(char_to_byte(t, 0), Some(0));
+        assert_eq!(char_to_byte(t, 2), Some(3));
+        assert_eq!(char_to_byte(t, 6), Some(t.len()));
+        assert_eq!(char_to_byte(t, 7), None);
+        assert_eq!(occurrences("aaa", "aa"), vec![0, 1]);
+        assert_eq!(occurrences("ü ü", "ü"), vec![0, 3]);
+        assert!(occurrences("abc", "d").is_empty());
+    }
+}
