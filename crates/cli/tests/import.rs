@@ -6,7 +6,7 @@
 //! document.
 
 mod common;
-use common::{chunkbench, run_yaml, workspace};
+use common::{chunkbench, documents_in, run_yaml, workspace};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -40,18 +40,7 @@ fn csv_rows(path: &Path) -> Vec<HashMap<String, String>> {
 
 /// Every passage id `DOC:START-END` of per_question.csv names a span inside its document.
 fn passages_are_slices(run: &Path, store: &Path, ds: &str) -> usize {
-    let docs: HashMap<String, String> =
-        std::fs::read_to_string(store.join(ds).join("documents.jsonl"))
-            .unwrap()
-            .lines()
-            .map(|l| {
-                let v: serde_json::Value = serde_json::from_str(l).unwrap();
-                (
-                    v["id"].as_str().unwrap().into(),
-                    v["text"].as_str().unwrap().into(),
-                )
-            })
-            .collect();
+    let docs = documents_in(store, ds);
     let mut n = 0;
     for r in csv_rows(&run.join("per_question.csv")) {
         for p in r["passages"].split_whitespace() {

@@ -48,8 +48,13 @@ fn string_column(batch: &RecordBatch, name: &str, at: &str) -> Result<Vec<Option
         .collect())
 }
 
-/// Builds a manifest for files just written in `dir`.
-fn finish(dir: &Path, mut manifest: DatasetManifest) -> Result<DatasetManifest> {
+/// Records the sha256 of `documents.jsonl` and `questions.jsonl` just written in `dir` in
+/// `manifest.files` and writes `manifest.json` (last, atomically: a directory with a manifest
+/// is complete).
+///
+/// # Errors
+/// An unreadable file or a failed write, naming the path.
+pub fn finish(dir: &Path, mut manifest: DatasetManifest) -> Result<DatasetManifest> {
     for f in ["documents.jsonl", "questions.jsonl"] {
         manifest.files.insert(f.into(), sha256_file(&dir.join(f))?);
     }
@@ -57,8 +62,13 @@ fn finish(dir: &Path, mut manifest: DatasetManifest) -> Result<DatasetManifest> 
     Ok(manifest)
 }
 
-/// Writes documents and questions after validating them together.
-pub(crate) fn write_dataset(dir: &Path, docs: &[Document], questions: &[Question]) -> Result<()> {
+/// Validates documents and questions together (`dataset::validate`), then writes them as
+/// `dir/documents.jsonl` and `dir/questions.jsonl` (atomically, after removing any old
+/// manifest so that it never vouches for files being replaced). Call [`finish`] next.
+///
+/// # Errors
+/// The first validation problem (file, line, field) or a failed write.
+pub fn write_dataset(dir: &Path, docs: &[Document], questions: &[Question]) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     // An old manifest must not vouch for new files while they are being replaced.
     let _ = std::fs::remove_file(dir.join("manifest.json"));

@@ -14,8 +14,9 @@ use crate::html::html_to_text;
 use crate::table::{read_table, Table, TableFormat};
 use anyhow::{bail, Context, Result};
 use chunker::Document;
-use datasets::dataset::{validate, DatasetManifest, Evidence, Question, MAX_OPTIONS};
-use datasets::io::{sha256_file, sha256_hex, write_json, write_jsonl};
+use datasets::dataset::{DatasetManifest, Evidence, Question, MAX_OPTIONS};
+use datasets::import::{finish, write_dataset};
+use datasets::io::{sha256_file, sha256_hex};
 use datasets::Dataset;
 use serde::Serialize;
 use serde_json::Value;
@@ -471,11 +472,7 @@ fn occurrences(hay: &str, needle: &str) -> Vec<usize> {
     let mut from = 0;
     while let Some(p) = hay[from..].find(needle) {
         out.push(from + p);
-        let step = hay[from + p..].chars().next().map_or(1, char::len_utf8);
-        from += p + step;
-        if from > hay.len() {
-            break;
-        }
+        from += p + hay[from + p..].chars().next().map_or(1, char::len_utf8);
     }
     out
 }
@@ -1089,32 +1086,24 @@ pub fn import(
     let tmp = store.join(format!(".{name}.importing-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     let result = (|| -> Result<DatasetManifest> {
-        std::fs::create_dir_all(&tmp)
-            .with_context(|| format!("cannot create {}", tmp.display()))?;
-        let dp = tmp.join("documents.jsonl");
-        let qp = tmp.join("questions.jsonl");
-        validate(&dp, &read.docs, &qp, &questions).context("the imported dataset is not valid")?;
-        write_jsonl(&dp, &read.docs)?;
-        write_jsonl(&qp, &questions)?;
-        let mut files = BTreeMap::new();
-        for f in datasets::dataset::DATASET_FILES {
-            files.insert(f.to_string(), sha256_file(&tmp.join(f))?);
-        }
-        let manifest = DatasetManifest {
-            name: name.to_string(),
-            source: format!(
-                "chunkbench data import: documents {}, questions {}",
-                args.documents.display(),
-                args.questions.display()
-            ),
-            version: args.source_version.clone(),
-            sha256: manifest_sha,
-            license: args.license.clone(),
-            counts,
-            notes,
-            files,
-        };
-        write_json(&tmp.join("manifest.json"), &manifest)?;
+        write_dataset(&tmp, &read.docs, &questions)?;
+        let manifest = finish(
+            &tmp,
+            DatasetManifest {
+                name: name.to_string(),
+                source: format!(
+                    "chunkbench data import: documents {}, questions {}",
+                    args.documents.display(),
+                    args.questions.display()
+                ),
+                version: args.source_version.clone(),
+                sha256: manifest_sha,
+                license: args.license.clone(),
+                counts,
+                notes,
+                files: BTreeMap::new(),
+            },
+        )?;
         Dataset::load(&tmp).context("the imported dataset does not load back")?;
         Ok(manifest)
     })();

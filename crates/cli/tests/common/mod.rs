@@ -64,7 +64,12 @@ pub fn copy_dir(from: &Path, to: &Path) {
 
 /// `documents.jsonl` of a dataset in the store: id → text.
 pub fn documents(ds: &str) -> std::collections::HashMap<String, String> {
-    std::fs::read_to_string(store_with(&[ds]).join(ds).join("documents.jsonl"))
+    documents_in(&store_with(&[ds]), ds)
+}
+
+/// `documents.jsonl` of dataset `ds` in `store`: id → text.
+pub fn documents_in(store: &Path, ds: &str) -> std::collections::HashMap<String, String> {
+    std::fs::read_to_string(store.join(ds).join("documents.jsonl"))
         .unwrap()
         .lines()
         .map(|l| {
