@@ -14,15 +14,9 @@ LLAMA_INDEX_CORE_VERSION=0.14.25
 CHONKIE_VERSION=1.7.0
 
 VENV=${CHUNKBENCH_ADAPTERS_VENV:-$HOME/.cache/chunkbench/venv-adapters}
-STAMP="$VENV/.chunkbench-pins"
 PINS="langchain-text-splitters==$LANGCHAIN_TEXT_SPLITTERS_VERSION langchain-core==$LANGCHAIN_CORE_VERSION llama-index-core==$LLAMA_INDEX_CORE_VERSION chonkie==$CHONKIE_VERSION"
 
-if [ ! -x "$VENV/bin/python" ]; then
-    python3 -m venv "$VENV" >&2
-fi
-if [ "$(cat "$STAMP" 2>/dev/null)" != "$PINS" ]; then
-    # shellcheck disable=SC2086
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check $PINS >&2
-    echo "$PINS" >"$STAMP"
-fi
+# shellcheck source=../pinned-venv.sh
+. "$(dirname "$0")/../pinned-venv.sh"
+pinned_venv "$VENV" "$PINS"
 echo "$VENV/bin/python"

@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{chunkbench, copy_dir, workspace};
+use common::{chunkbench, copy_dir, minilm, workspace};
 use datasets::dataset::DatasetManifest;
 use datasets::io::sha256_hex;
 use std::collections::BTreeMap;
@@ -163,15 +163,6 @@ fn case01_dataset_edited_in_place_is_never_reused() {
     assert!(q1.iter().all(|r| r["gold"] == "0"), "{q1:?}");
 }
 
-fn minilm() -> PathBuf {
-    let m = workspace().join("models/all-MiniLM-L6-v2");
-    assert!(
-        m.join("model.safetensors").exists(),
-        "{} is missing: run `chunkbench models fetch` (scripts/test.sh does)",
-        m.display()
-    );
-    m
-}
 
 /// Case 2: replacing the tokenizer.json or flipping bytes of the weights of an embedder
 /// directory in place recomputes every cell that embeds, says which file changed, and the

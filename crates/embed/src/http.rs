@@ -14,6 +14,16 @@
 //! malformed bodies fail at once. The API key is read from the environment variable named by
 //! [`HttpConfig::api_key_env`], sent as `Authorization: Bearer <key>`, and never appears in an
 //! error, a `Debug` output or an identity.
+//!
+//! **Identity by content.** A model name and a URL say what a server was asked for, not what
+//! it serves. [`HttpEmbedder::connect`] therefore embeds one fixed text ([`PROBE_TEXT`]) and
+//! puts a fingerprint of the answer in [`Embedder::identity`]: the sign pattern of the probe
+//! vector (one bit per component: a random-hyperplane hash with the coordinate axes as
+//! hyperplanes), hashed with the dimension. Another model, or another quantisation of the same
+//! one, flips many signs and so gets another identity, another cache namespace and stale cells;
+//! float noise between runs of one server (~1e-7) flips a sign only for a component within
+//! that distance of zero, which for 384 components happens in well under 1 % of restarts and
+//! then costs a recomputation, never a wrong number.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -22,6 +32,10 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::{l2_normalize, EmbedError, EmbedStats, Embedder};
+
+/// The text [`HttpEmbedder::connect`] embeds to fingerprint what a server serves.
+pub const PROBE_TEXT: &str =
+    "chunkbench embedder probe: the quick brown fox jumps over the lazy dog near the river bank.";
 
 /// Which wire format the server speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -67,6 +81,15 @@ pub struct HttpConfig {
     /// First backoff in milliseconds, doubled after each failed attempt (default 250).
     #[serde(default = "default_backoff_ms")]
     pub backoff_ms: u64,
+    /// The `tokenizer.json` the served model reads its inputs with, declared by the user, so
+    /// that callers can keep inputs within [`HttpConfig::max_input_tokens`] (semantic chunkers
+    /// split sentences at the window); give both or neither.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokenizer: Option<std::path::PathBuf>,
+    /// The served model's input window in tokens, special tokens included (256 for
+    /// all-MiniLM-L6-v2 under sentence-transformers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_input_tokens: Option<usize>,
 }
 
 fn default_batch_size() -> usize {
@@ -108,6 +131,8 @@ impl HttpConfig {
             timeout_ms: default_timeout_ms(),
             max_retries: default_max_retries(),
             backoff_ms: default_backoff_ms(),
+            tokenizer: None,
+            max_input_tokens: None,
         }
     }
 }
@@ -120,7 +145,9 @@ pub struct HttpEmbedder {
     config: HttpConfig,
     agent: httpio::Agent,
     key: Option<httpio::Bearer>,
+    tokenizer: Option<tokenizers::Tokenizer>,
     dim: OnceLock<usize>,
+    fingerprint: OnceLock<String>,
     texts: AtomicU64,
     requests: AtomicU64,
 }
@@ -131,7 +158,8 @@ impl HttpEmbedder {
     ///
     /// # Errors
     /// [`EmbedError::Config`] for a zero batch size, a URL that is not `http(s)://`, a missing
-    /// OpenAI model name or an unset/empty key variable (named, never its value);
+    /// OpenAI model name, an unset/empty key variable (named, never its value), a tokenizer
+    /// without a window (or the reverse) or a tokenizer file that does not load;
     /// [`EmbedError::Http`] if the probe request fails.
     pub fn new(config: HttpConfig) -> Result<Self, EmbedError> {
         if config.batch_size == 0 {
@@ -157,9 +185,30 @@ impl HttpEmbedder {
                     .map_err(|m| EmbedError::Config(format!("{m} (http.api_key_env)")))?,
             ),
         };
+        let tokenizer = match (&config.tokenizer, config.max_input_tokens) {
+            (None, None) => None,
+            (Some(path), Some(n)) if n >= 2 => Some(
+                tokenizers::Tokenizer::from_file(path).map_err(|e| EmbedError::Model {
+                    path: path.clone(),
+                    message: format!("the embedding server's tokenizer does not load: {e}"),
+                })?,
+            ),
+            (Some(_), Some(n)) => {
+                return Err(EmbedError::Config(format!(
+                    "http.max_input_tokens must be at least 2 (got {n})"
+                )))
+            }
+            _ => {
+                return Err(EmbedError::Config(
+                    "give the server's tokenizer and max_input_tokens together (or neither)".into(),
+                ))
+            }
+        };
         let agent = httpio::agent(Duration::from_millis(config.timeout_ms));
         let me = Self {
+            tokenizer,
             dim: OnceLock::new(),
+            fingerprint: OnceLock::new(),
             config,
             agent,
             key,
@@ -169,10 +218,39 @@ impl HttpEmbedder {
         if let Some(d) = me.config.dim {
             let _ = me.dim.set(d);
         } else {
-            let v = me.request_with_retries(&["dimension probe"])?;
-            let _ = me.dim.set(v[0].len());
+            me.probe()?;
         }
         Ok(me)
+    }
+
+    /// [`HttpEmbedder::new`], then (unless `new` already did) one request embedding
+    /// [`PROBE_TEXT`], whose fingerprint becomes part of [`Embedder::identity`] (module docs).
+    /// This is the constructor for runs: two servers, or one server before and after a model
+    /// change, never share an identity unless they answer the probe alike.
+    ///
+    /// # Errors
+    /// As [`HttpEmbedder::new`]; [`EmbedError::Http`] when the probe fails or its vector's
+    /// dimension differs from a configured [`HttpConfig::dim`].
+    pub fn connect(config: HttpConfig) -> Result<Self, EmbedError> {
+        let me = Self::new(config)?;
+        if me.fingerprint.get().is_none() {
+            me.probe()?;
+        }
+        Ok(me)
+    }
+
+    /// Embeds [`PROBE_TEXT`]: sets the dimension (when unknown) and the fingerprint.
+    fn probe(&self) -> Result<(), EmbedError> {
+        let v = self.request_with_retries(&[PROBE_TEXT])?;
+        let _ = self.dim.set(v[0].len());
+        let _ = self.fingerprint.set(fingerprint(&v[0]));
+        Ok(())
+    }
+
+    /// The probe fingerprint (16 hex digits), when [`HttpEmbedder::connect`] (or a `new`
+    /// without `dim`) probed the server.
+    pub fn fingerprint(&self) -> Option<&str> {
+        self.fingerprint.get().map(String::as_str)
     }
 
     /// The configuration (contains the key's variable name, never the key).
@@ -318,6 +396,22 @@ impl HttpEmbedder {
     }
 }
 
+/// First 16 hex digits of the sha256 of the dimension (u64, little-endian) and the sign bits
+/// of `v` (bit i set when `v[i] >= 0`, packed little-endian into bytes).
+fn fingerprint(v: &[f32]) -> String {
+    let mut bytes = (v.len() as u64).to_le_bytes().to_vec();
+    for chunk in v.chunks(8) {
+        let mut b = 0u8;
+        for (i, x) in chunk.iter().enumerate() {
+            if *x >= 0.0 {
+                b |= 1 << i;
+            }
+        }
+        bytes.push(b);
+    }
+    fsio::sha256_hex(&bytes)[..16].to_string()
+}
+
 fn snippet(s: &str) -> String {
     httpio::clip(s.trim(), 200)
 }
@@ -341,17 +435,22 @@ impl Embedder for HttpEmbedder {
         self.dim.get().copied().unwrap_or(0)
     }
 
-    /// `http:<api>:<url>:model=<model>:norm=l2` (no key).
+    /// `http:<api>:<url>:model=<model>:norm=l2`, then `:dim=<d>:probe=<fingerprint>` once the
+    /// server was probed ([`HttpEmbedder::connect`]); never the key.
     fn identity(&self) -> String {
         let api = match self.config.api {
             HttpApi::OpenAi => "openai",
             HttpApi::Tei => "tei",
         };
-        format!(
+        let mut id = format!(
             "http:{api}:{}:model={}:norm=l2",
             self.config.url,
             self.config.model.as_deref().unwrap_or("")
-        )
+        );
+        if let Some(fp) = self.fingerprint.get() {
+            id.push_str(&format!(":dim={}:probe={fp}", self.dim()));
+        }
+        id
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
@@ -361,6 +460,16 @@ impl Embedder for HttpEmbedder {
         }
         self.texts.fetch_add(texts.len() as u64, Ordering::Relaxed);
         Ok(out)
+    }
+
+    /// The declared tokenizer ([`HttpConfig::tokenizer`]), if any.
+    fn tokenizer(&self) -> Option<tokenizers::Tokenizer> {
+        self.tokenizer.clone()
+    }
+
+    /// The declared window ([`HttpConfig::max_input_tokens`]), if any.
+    fn max_input_tokens(&self) -> Option<usize> {
+        self.tokenizer.as_ref().and(self.config.max_input_tokens)
     }
 
     fn stats(&self) -> EmbedStats {

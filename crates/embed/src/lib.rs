@@ -35,7 +35,7 @@ pub use batching::{plan_batches, BatchConfig};
 pub use bert::{model_files, BertEmbedder, BertOptions, ForwardImpl, ModelInfo};
 pub use cache::{CacheStats, CachedEmbedder, EmbeddingCache, Lookup};
 pub use config::{HiddenAct, Pooling, SentenceTransformerConfig};
-pub use http::{HttpApi, HttpConfig, HttpEmbedder};
+pub use http::{HttpApi, HttpConfig, HttpEmbedder, PROBE_TEXT};
 
 /// Errors an embedding backend reports. Messages name the file, field or endpoint involved;
 /// none of them ever contains an API key.

@@ -322,3 +322,41 @@ fn configuration_errors_and_dimension_probe() {
         (HttpApi::OpenAi, 32, 4)
     );
 }
+
+#[test]
+fn connect_puts_the_probe_fingerprint_in_the_identity() {
+    // A server answering `scale * [1, -1, 1 + noise]` for every text.
+    let server_of = |v: [f32; 3]| {
+        serve("/v1/embeddings", move |_, body| {
+            let n = body["input"].as_array().map_or(0, Vec::len);
+            let data: Vec<Value> = (0..n)
+                .map(|i| json!({"index": i, "embedding": v}))
+                .collect();
+            reply(200, json!({"data": data}).to_string())
+        })
+    };
+    let identity = |srv: &TestServer| {
+        let mut cfg = fast(HttpConfig::openai(&srv.url, "m"));
+        cfg.dim = Some(3);
+        let e = HttpEmbedder::connect(cfg).unwrap();
+        // `connect` probes even when the dimension is configured, with the probe text.
+        let seen = srv.seen.lock().unwrap();
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0].body["input"], json!([embed::PROBE_TEXT]));
+        assert!(e.fingerprint().is_some());
+        e.identity().replace(&srv.url, "URL")
+    };
+    let a = identity(&server_of([0.5, -0.5, 0.7]));
+    let noisy = identity(&server_of([0.5000001, -0.4999999, 0.7000001]));
+    let other = identity(&server_of([0.5, 0.5, -0.7]));
+    assert!(a.contains(":dim=3:probe="), "{a}");
+    assert_eq!(a, noisy, "float noise keeps the identity");
+    assert_ne!(a, other, "another model's vectors change it");
+    // Without a probe (`new` with a configured dimension) there is no fingerprint.
+    let srv = server_of([1.0, 0.0, 0.0]);
+    let mut cfg = fast(HttpConfig::openai(&srv.url, "m"));
+    cfg.dim = Some(3);
+    let e = HttpEmbedder::new(cfg).unwrap();
+    assert!(e.fingerprint().is_none() && !e.identity().contains("probe="));
+    assert_eq!(srv.seen.lock().unwrap().len(), 0);
+}

@@ -16,34 +16,7 @@ pub use crate::strategies::StrategyConfig;
 pub use crate::retrievers::RetrieverConfig;
 pub use retriever::QueryForm;
 
-/// The sentence embedder of a run (`embedder:`), used by max-min, kamradt, dense and hybrid.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EmbedderConfig {
-    /// A Hugging Face model directory (config.json, tokenizer.json, model.safetensors and the
-    /// sentence-transformers files); default `models/all-MiniLM-L6-v2`.
-    #[serde(default = "default_model")]
-    pub model: PathBuf,
-    /// On-disk embedding cache (content-addressed); default `.cache/embeddings`.
-    #[serde(default = "default_cache")]
-    pub cache: PathBuf,
-}
-
-fn default_model() -> PathBuf {
-    PathBuf::from("models/all-MiniLM-L6-v2")
-}
-fn default_cache() -> PathBuf {
-    PathBuf::from(".cache/embeddings")
-}
-
-impl Default for EmbedderConfig {
-    fn default() -> Self {
-        EmbedderConfig {
-            model: default_model(),
-            cache: default_cache(),
-        }
-    }
-}
+pub use crate::embedder::{EmbedderConfig, EmbedderKind};
 
 pub use crate::readers::llm::DEFAULT_LLM;
 pub use crate::readers::ReaderConfig;
@@ -158,9 +131,10 @@ pub struct Cell {
     pub limit: Option<usize>,
     /// Run seed.
     pub seed: u64,
-    /// The embedder's model directory, for cells whose strategy or retriever embeds.
+    /// The embedder (model directory or server), for cells whose strategy or retriever
+    /// embeds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub embedder: Option<PathBuf>,
+    pub embedder: Option<reporting::records::CellEmbedder>,
 }
 
 impl Cell {
@@ -287,6 +261,7 @@ impl RunConfig {
     /// (`retrievers`), after `--set` and the sweep, so that changing a retriever's kind there
     /// does not leave BM25 fields on a dense entry.
     fn resolve_defaults(&mut self, retrievers: bool) {
+        self.embedder.resolve_defaults();
         for s in self.strategies.values_mut() {
             s.resolve_defaults();
         }
@@ -580,6 +555,7 @@ impl RunConfig {
         if self.limit == Some(0) {
             bail!("field `limit`: must be at least 1 question, or left out for all");
         }
+        self.embedder.check()?;
         for (name, s) in &self.strategies {
             s.check()
                 .map_err(|e| anyhow::anyhow!("field `strategies.{name}`: {e}"))?;
@@ -648,7 +624,7 @@ impl RunConfig {
                                 limit: self.limit,
                                 seed: self.seed,
                                 embedder: (rc.needs_embedder() || sc.needs_embedder())
-                                    .then(|| self.embedder.model.clone()),
+                                    .then(|| self.embedder.cell_embedder()),
                             });
                         }
                     }

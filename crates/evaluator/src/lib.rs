@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod embedder;
 pub mod preflight;
 pub mod readers;
 pub mod registry;

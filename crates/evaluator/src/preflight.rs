@@ -2,8 +2,8 @@
 //! and the start of every run).
 //!
 //! Checks: every dataset loads (present, file hashes equal to its manifest, every line valid);
-//! the embedder directory, when a cell embeds, has its files, a safetensors header that parses
-//! and a tokenizer that loads; every strategy builds (tokenizers load, separator regexes
+//! the embedder, when a cell embeds: a local directory has its files, a safetensors header that
+//! parses and a tokenizer that loads, a server answers the probe text; every strategy builds (tokenizers load, separator regexes
 //! compile); the `cost_tokenizer` loads when a cell counts tokens with it; every GGUF model
 //! exists and starts with the GGUF magic; every server reader has its API-key variable set, an
 //! http(s) base URL and a server that answers `GET /models`; the output directory is writable.
@@ -24,11 +24,7 @@ pub fn check(cfg: &RunConfig, store: &Path) -> Vec<String> {
     }
     let cells = cfg.cells();
     if cells.iter().any(|c| c.embedder.is_some()) {
-        problems.extend(
-            embedder_problems(&cfg.embedder.model)
-                .into_iter()
-                .map(|p| format!("field `embedder.model`: {p}")),
-        );
+        problems.extend(cfg.embedder.preflight());
     }
     for (name, s) in &cfg.strategies {
         if let Err(e) = s.build() {
@@ -55,7 +51,7 @@ pub fn check(cfg: &RunConfig, store: &Path) -> Vec<String> {
 
 /// Problems of a BERT model directory: missing files, a safetensors header that does not
 /// parse, a tokenizer that does not load.
-fn embedder_problems(dir: &Path) -> Vec<String> {
+pub(crate) fn embedder_problems(dir: &Path) -> Vec<String> {
     let fetch = "run `chunkbench models fetch` for the default model";
     if !dir.is_dir() {
         return vec![format!("{} is not a directory; {fetch}", dir.display())];

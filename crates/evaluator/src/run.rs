@@ -11,6 +11,7 @@
 //! an interrupted run resumes where it stopped.
 
 use crate::config::{Cell, RunConfig};
+use crate::embedder::LazyEmbedder;
 use crate::strategies::{Ranked, Ranking, StrategyConfig};
 use anyhow::{bail, Context, Result};
 use chunker::{unique_words, Span};
@@ -20,8 +21,8 @@ use rayon::prelude::*;
 use reader::{LexicalReader, Reader, ReaderInput};
 use reporting::inputs::CellInputs;
 use reporting::records::{
-    read_rows_csv, round6, rows_csv, summarize, CellRecord, ChunkLengths, Failure, QuestionRow,
-    REPLY_BYTES,
+    read_rows_csv, round6, rows_csv, summarize, CellEmbedder, CellRecord, ChunkLengths, Failure,
+    QuestionRow, REPLY_BYTES,
 };
 use retriever::{Hit, PassageIndex};
 use std::collections::{BTreeMap, HashMap};
@@ -203,6 +204,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
         .map(|(_, c)| c)
         .collect();
     let readers = ModelReaders::default();
+    let embedder = LazyEmbedder::default();
     let runner = Runner {
         cfg,
         dir,
@@ -210,9 +212,9 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
         code: code_version(),
         all_cells: &all_cells,
         progress: Progress::new(mine.len()),
-        embedder: LazyEmbedder::default(),
+        embedder: &embedder,
         readers: &readers,
-        resolver: Resolver::new(cfg, &readers),
+        resolver: Resolver::new(cfg, &readers, &embedder),
     };
     let mut reused = 0;
     let mut datasets_meta = Vec::new();
@@ -301,7 +303,7 @@ struct Runner<'a> {
     code: String,
     all_cells: &'a [Cell],
     progress: Progress,
-    embedder: LazyEmbedder,
+    embedder: &'a LazyEmbedder,
     readers: &'a ModelReaders,
     resolver: Resolver<'a>,
 }
@@ -362,9 +364,8 @@ impl Runner<'_> {
     /// files from the config's cells ([`assemble`]); a shard writes only its metadata.
     fn finish(self, done: Done) -> Result<RunOutcome> {
         self.progress.cells.finish_and_clear();
-        let model = &self.cfg.embedder.model;
         let run_meta = serde_json::json!({
-            "embedder": self.embedder.report(done.embeds.then_some(model)),
+            "embedder": self.embedder.report(done.embeds.then_some(&self.cfg.embedder)),
             "datasets": done.datasets,
             "cells_reused": done.reused,
             "threads": rayon::current_num_threads(),
@@ -826,14 +827,16 @@ fn log_strategy_stats(
 struct Resolver<'a> {
     cfg: &'a RunConfig,
     readers: &'a ModelReaders,
+    embedder: &'a LazyEmbedder,
     memo: std::sync::Mutex<HashMap<String, CellInputs>>,
 }
 
 impl<'a> Resolver<'a> {
-    fn new(cfg: &'a RunConfig, readers: &'a ModelReaders) -> Self {
+    fn new(cfg: &'a RunConfig, readers: &'a ModelReaders, embedder: &'a LazyEmbedder) -> Self {
         Resolver {
             cfg,
             readers,
+            embedder,
             memo: Default::default(),
         }
     }
@@ -865,7 +868,18 @@ impl<'a> Resolver<'a> {
     /// The inputs of `cell`, on top of its dataset's.
     fn cell(&self, cell: &Cell, dataset: &CellInputs) -> Result<CellInputs> {
         let mut out = dataset.clone();
-        if let Some(model) = &cell.embedder {
+        if let Some(CellEmbedder::Server { .. }) = &cell.embedder {
+            // What a server serves is known only by asking it: its identity carries the
+            // fingerprint of its answer to the probe text (built once per run).
+            let e = self.embedder.get(&self.cfg.embedder)?;
+            out.insert("embedder/server".into(), e.identity());
+            for (input, p) in self.cfg.embedder.input_files() {
+                out.extend(self.memo(&format!("{input} {}", p.display()), || {
+                    Self::file(&input, &p)
+                })?);
+            }
+        }
+        if let Some(CellEmbedder::Model(model)) = &cell.embedder {
             out.extend(self.memo(&format!("embedder {}", model.display()), || {
                 let mut m = CellInputs::new();
                 for f in embed::model_files(model)
@@ -1240,49 +1254,6 @@ pub fn merge(
     });
     let (cells, md, ignored) = assemble(&cfg, out, extra)?;
     Ok((cfg, cells, md, ignored))
-}
-
-/// The run's embedder, loaded on first use (candle BERT-family model behind the on-disk
-/// cache) and shared by every strategy and retriever that embeds.
-#[derive(Default)]
-struct LazyEmbedder {
-    inner: std::sync::OnceLock<std::sync::Arc<embed::CachedEmbedder<embed::BertEmbedder>>>,
-}
-
-impl LazyEmbedder {
-    fn get(
-        &self,
-        cfg: &crate::config::EmbedderConfig,
-    ) -> Result<std::sync::Arc<dyn embed::Embedder>> {
-        if let Some(e) = self.inner.get() {
-            return Ok(e.clone());
-        }
-        let model = embed::BertEmbedder::load(&cfg.model).with_context(|| {
-            format!(
-                "field `embedder.model`: cannot load {}; run `chunkbench models fetch` for the default model",
-                cfg.model.display()
-            )
-        })?;
-        let cached = embed::CachedEmbedder::new(model, &cfg.cache)
-            .with_context(|| format!("field `embedder.cache`: {}", cfg.cache.display()))?;
-        Ok(self
-            .inner
-            .get_or_init(|| std::sync::Arc::new(cached))
-            .clone())
-    }
-
-    /// Identity and counters (texts embedded, truncations, cache hits/misses) for the
-    /// manifest; when it was not loaded (every cell that embeds was reused) but `model` names
-    /// the run's embedder, its path and that it was not loaded (each cell's files are in
-    /// `cell_inputs`); `null` when no cell embeds.
-    fn report(&self, model: Option<&PathBuf>) -> serde_json::Value {
-        use embed::Embedder;
-        match (self.inner.get(), model) {
-            (Some(e), _) => serde_json::json!({ "identity": e.identity(), "stats": e.stats() }),
-            (None, Some(m)) => serde_json::json!({ "model": m, "loaded": false }),
-            (None, None) => serde_json::Value::Null,
-        }
-    }
 }
 
 /// LLM and server readers, built on first use and shared by every cell that names them,

@@ -8,6 +8,7 @@
 //! |---|---|
 //! | `dataset/documents.jsonl`, `dataset/questions.jsonl` | sha256 of the file (checked against the dataset manifest at load) |
 //! | `embedder/FILE` (config.json, tokenizer.json, model.safetensors, the sentence-transformers files) | sha256 of each file the embedder reads, for cells whose strategy or retriever embeds |
+//! | `embedder/server` | an embedding server's identity: wire format, endpoint, model name, dimension and the fingerprint of its answer to a fixed probe text (`embed::HttpEmbedder::connect`), for cells whose strategy or retriever embeds through a server |
 //! | `strategy/tokenizer` | sha256 of the tokenizer.json a `unit: tokens` strategy counts with |
 //! | `reader/model` | sha256 of a local reader's GGUF file |
 //! | `reader/server` | a server reader's identity: base URL, model, prompt and parameters, and the model ids the server reports (`GET /models`) |

@@ -238,9 +238,34 @@ pub struct CellKey {
     pub limit: Option<usize>,
     /// Run seed.
     pub seed: u64,
-    /// The embedder's model directory, for cells whose strategy or retriever embeds.
+    /// The embedder, for cells whose strategy or retriever embeds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub embedder: Option<PathBuf>,
+    pub embedder: Option<CellEmbedder>,
+}
+
+/// The embedder as a cell's id holds it (`embedder:` of the run config, reduced to what names
+/// it); what it is by content (the model files' sha256, a server's probe fingerprint) is in the
+/// cell's inputs (`inputs.rs`).
+///
+/// JSON: a local model directory is its path as a string (the form of every cell id before
+/// embedding servers existed, so those ids are unchanged); a server is
+/// `{"kind": "openai"|"tei", "base_url": URL, "model": NAME}` (`model` left out when not
+/// given).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum CellEmbedder {
+    /// A local candle model directory.
+    Model(PathBuf),
+    /// An embedding server.
+    Server {
+        /// Wire format: `openai` or `tei`.
+        kind: String,
+        /// The server's base URL as configured.
+        base_url: String,
+        /// The model name sent (OpenAI) or recorded (TEI).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
 }
 
 impl CellKey {

@@ -31,6 +31,28 @@ pub fn store() -> PathBuf {
     store_with(&["sciq"])
 }
 
+/// The pinned MiniLM directory (`models/all-MiniLM-L6-v2`), checked to be fetched.
+pub fn minilm() -> PathBuf {
+    let m = workspace().join("models/all-MiniLM-L6-v2");
+    assert!(
+        m.join("model.safetensors").exists(),
+        "{} is missing: run `chunkbench models fetch` (scripts/test.sh does)",
+        m.display()
+    );
+    m
+}
+
+/// `chunkbench run CFG --store STORE --output OUT` with extra environment variables; the
+/// output, whatever the exit status.
+pub fn run_env(cfg: &Path, store: &Path, out: &Path, envs: &[(&str, &str)]) -> Output {
+    let args = ["run", path_str(cfg), "--store", path_str(store), "--output", path_str(out)];
+    chunkbench_env(&args, envs)
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("test paths are UTF-8")
+}
+
 /// Runs the binary from the workspace root with extra environment variables.
 pub fn chunkbench_env(args: &[&str], envs: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_chunkbench"));
@@ -89,14 +111,7 @@ pub fn run_yaml(dir: &Path, name: &str, yaml: &str, store: &Path) -> PathBuf {
     let cfg = dir.join(format!("{name}.yaml"));
     std::fs::write(&cfg, yaml).unwrap();
     let out = dir.join("runs");
-    let o = chunkbench(&[
-        "run",
-        cfg.to_str().unwrap(),
-        "--store",
-        store.to_str().unwrap(),
-        "--output",
-        out.to_str().unwrap(),
-    ]);
+    let o = run_env(&cfg, store, &out, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     out.join(name)
 }

@@ -139,7 +139,8 @@ impl Chunker for MaxMinChunker {
         let embedder =
             embedder.context("this strategy needs an embedder (the run's `embedder`)")?;
         let window = EmbedderWindow::of(embedder).context(
-            "max-min needs an embedder with a local tokenizer and a known input window",
+            "max-min needs an embedder with a local tokenizer and a known input window: give a \
+             server embedder `tokenizer` (the served model's tokenizer.json) and `max_tokens`",
         )?;
         let units: Vec<(Vec<Span>, usize, usize)> = docs
             .par_iter()
