@@ -38,7 +38,6 @@ impl Drop for Server {
     }
 }
 
-
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -140,7 +139,6 @@ fn texts() -> Vec<String> {
     }
     out
 }
-
 
 fn text(o: &std::process::Output) -> String {
     format!(

@@ -163,7 +163,6 @@ fn case01_dataset_edited_in_place_is_never_reused() {
     assert!(q1.iter().all(|r| r["gold"] == "0"), "{q1:?}");
 }
 
-
 /// Case 2: replacing the tokenizer.json or flipping bytes of the weights of an embedder
 /// directory in place recomputes every cell that embeds, says which file changed, and the
 /// manifest names the embedder (with its hashes) for every such cell, reused or not.

@@ -45,7 +45,14 @@ pub fn minilm() -> PathBuf {
 /// `chunkbench run CFG --store STORE --output OUT` with extra environment variables; the
 /// output, whatever the exit status.
 pub fn run_env(cfg: &Path, store: &Path, out: &Path, envs: &[(&str, &str)]) -> Output {
-    let args = ["run", path_str(cfg), "--store", path_str(store), "--output", path_str(out)];
+    let args = [
+        "run",
+        path_str(cfg),
+        "--store",
+        path_str(store),
+        "--output",
+        path_str(out),
+    ];
     chunkbench_env(&args, envs)
 }
 
