@@ -5,8 +5,9 @@
 //!   cell has fewer words and higher accuracy) joined by a line.
 //! - `forest--DATASET--READER`: accuracy delta against the baseline in points with its paired
 //!   bootstrap 95 % interval, one row per comparison, and the line Δ = 0.
-//! - `size-sweep--DATASET--READER`: accuracy and recall@k against chunk size, one line
-//!   per strategy family × retriever × k, when a strategy was swept over `size`.
+//! - `size-sweep--DATASET--READER`: accuracy (with Wilson 95 % bars) and, when the dataset has
+//!   gold evidence, recall@k against chunk size on a log axis ticked at the swept sizes, one
+//!   line per strategy family × retriever × k, when a strategy was swept over `size`.
 //! - `chunk-lengths--DATASET`: histogram of words per chunk, one panel per strategy.
 //!
 //! Text needs a TrueType font: DejaVu Sans from the system (Debian `fonts-dejavu-core`) or
@@ -89,6 +90,80 @@ fn file_safe(s: &str) -> String {
         .collect()
 }
 
+/// An axis tick label: integers without a decimal part (`500`, not `500.0`), other values
+/// with the fewest decimals (up to 3) that show them.
+fn tick(v: f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        return format!("{}", v.round() as i64);
+    }
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Estimated width in pixels of `text` at `size` px in DejaVu Sans (0.6 em per character,
+/// a little wider than its average advance so that estimates err towards no overlap).
+fn text_width(text: &str, size: f64) -> f64 {
+    text.chars().count() as f64 * size * 0.6
+}
+
+/// Pixel rectangle `(x0, y0, x1, y1)`.
+type Rect = (f64, f64, f64, f64);
+
+fn overlap(a: Rect, b: Rect) -> f64 {
+    let w = (a.2.min(b.2) - a.0.max(b.0)).max(0.0);
+    let h = (a.3.min(b.3) - a.1.max(b.1)).max(0.0);
+    w * h
+}
+
+/// Offsets (from each anchor, in pixels) for labels of the given sizes `(w, h)` at pixel
+/// `anchors`, chosen greedily in anchor order among eight positions around the anchor (right
+/// and left, above and below, near and far) to overlap no earlier label, no marker and no
+/// edge of `bounds`; where every position collides, the one with the least overlap.
+fn place_labels(anchors: &[(f64, f64)], sizes: &[(f64, f64)], bounds: Rect) -> Vec<(i32, i32)> {
+    let markers: Vec<Rect> = anchors
+        .iter()
+        .map(|&(x, y)| (x - 5.0, y - 5.0, x + 5.0, y + 5.0))
+        .collect();
+    let mut placed: Vec<Rect> = Vec::new();
+    let mut out = Vec::new();
+    for (&(x, y), &(w, h)) in anchors.iter().zip(sizes) {
+        let candidates = [
+            (7.0, -h - 3.0),
+            (7.0, 3.0),
+            (-w - 7.0, -h - 3.0),
+            (-w - 7.0, 3.0),
+            (7.0, -2.0 * h - 6.0),
+            (7.0, h + 6.0),
+            (-w - 7.0, -2.0 * h - 6.0),
+            (-w - 7.0, h + 6.0),
+        ];
+        let mut best = (f64::INFINITY, candidates[0]);
+        for &(dx, dy) in &candidates {
+            let r = (x + dx, y + dy, x + dx + w, y + dy + h);
+            let outside = (bounds.0 - r.0).max(0.0)
+                + (r.2 - bounds.2).max(0.0)
+                + (bounds.1 - r.1).max(0.0)
+                + (r.3 - bounds.3).max(0.0);
+            let cost = placed
+                .iter()
+                .chain(&markers)
+                .map(|&o| overlap(r, o))
+                .sum::<f64>()
+                + outside * h * 4.0;
+            if cost < best.0 {
+                best = (cost, (dx, dy));
+            }
+            if cost == 0.0 {
+                break;
+            }
+        }
+        let (dx, dy) = best.1;
+        placed.push((x + dx, y + dy, x + dx + w, y + dy + h));
+        out.push((dx.round() as i32, dy.round() as i32));
+    }
+    out
+}
+
 /// A point of the accuracy-vs-words plot.
 struct Point {
     label: String,
@@ -120,6 +195,8 @@ fn draw_pareto<DB: DrawingBackend>(
         .configure_mesh()
         .x_desc("mean words retrieved per question")
         .y_desc("accuracy (%)")
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 17))
         .draw()
@@ -157,11 +234,34 @@ fn draw_pareto<DB: DrawingBackend>(
         .map_err(err)?
         .label("cell: accuracy with Wilson 95 % interval")
         .legend(|(x, y)| Circle::new((x + 10, y), 4, BLUE.filled()));
+    // Labels placed to overlap neither each other nor the markers, leftmost points first.
+    let mut order: Vec<usize> = (0..pts.len()).collect();
+    order.sort_by(|&a, &b| pts[a].words.total_cmp(&pts[b].words));
+    let anchors: Vec<(f64, f64)> = order
+        .iter()
+        .map(|&i| {
+            let (x, y) = chart.backend_coord(&(pts[i].words, pts[i].acc * 100.0));
+            (x as f64, y as f64)
+        })
+        .collect();
+    let sizes: Vec<(f64, f64)> = order
+        .iter()
+        .map(|&i| (text_width(&pts[i].label, 13.0), 13.0))
+        .collect();
+    let (xr, yr) = chart.plotting_area().get_pixel_range();
+    let bounds = (
+        xr.start as f64,
+        yr.start as f64,
+        xr.end as f64,
+        yr.end as f64,
+    );
+    let offsets = place_labels(&anchors, &sizes, bounds);
     chart
-        .draw_series(pts.iter().map(|p| {
+        .draw_series(order.iter().zip(&offsets).map(|(&i, &off)| {
+            let p = &pts[i];
             EmptyElement::at((p.words, p.acc * 100.0))
                 + Circle::new((0, 0), 4, BLUE.filled())
-                + Text::new(p.label.clone(), (6, -16), ("sans-serif", 13).into_font())
+                + Text::new(p.label.clone(), off, ("sans-serif", 13).into_font())
         }))
         .map_err(err)?;
     chart
@@ -208,6 +308,7 @@ fn draw_forest<DB: DrawingBackend>(
         .disable_y_mesh()
         .disable_y_axis()
         .x_desc("accuracy delta vs baseline (points), paired bootstrap 95 % interval")
+        .x_label_formatter(&|v| tick(*v))
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 17))
         .draw()
@@ -241,8 +342,28 @@ fn draw_forest<DB: DrawingBackend>(
     Ok(())
 }
 
-/// One line of the size-sweep plot: (size, accuracy %, evidence hit %).
-type SweepLine = (String, Vec<(f64, f64, Option<f64>)>);
+/// A point of a size-sweep line: chunk size, accuracy % with its Wilson 95 % interval, and
+/// recall@k % where the dataset has gold evidence.
+#[derive(Clone, Copy)]
+struct SweepPoint {
+    size: f64,
+    acc: f64,
+    lo: f64,
+    hi: f64,
+    recall: Option<f64>,
+}
+
+/// One line of the size-sweep plot: its label and its points in increasing size.
+type SweepLine = (String, Vec<SweepPoint>);
+
+/// Tick label of a log2 size axis at `v` = log2(size): the size where `v` is one of the swept
+/// sizes' logarithms (`sizes`), else nothing (so labels never crowd).
+fn size_tick(v: f64, sizes: &[f64]) -> String {
+    match sizes.iter().find(|s| (s.log2() - v).abs() < 1e-6) {
+        Some(s) => tick(*s),
+        None => String::new(),
+    }
+}
 
 fn draw_sweep<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
@@ -250,42 +371,70 @@ fn draw_sweep<DB: DrawingBackend>(
     lines: &[SweepLine],
 ) -> Result<()> {
     root.fill(&WHITE).map_err(err)?;
-    let panels = root.split_evenly((1, 2));
-    let xs: Vec<f64> = lines.iter().flat_map(|l| l.1.iter().map(|p| p.0)).collect();
-    let (xmin, xmax) = (
-        xs.iter().copied().fold(f64::INFINITY, f64::min),
-        xs.iter().copied().fold(0.0, f64::max),
-    );
-    for (panel, (what, pick)) in panels
+    let has_recall = lines.iter().any(|l| l.1.iter().any(|p| p.recall.is_some()));
+    // No empty panel: recall@k only when some cell has gold evidence.
+    let panels = root.split_evenly((1, if has_recall { 2 } else { 1 }));
+    let mut sizes: Vec<f64> = lines
         .iter()
-        .zip([("accuracy (%)", 0usize), ("recall@k (%)", 1usize)])
+        .flat_map(|l| l.1.iter().map(|p| p.size))
+        .collect();
+    sizes.sort_by(f64::total_cmp);
+    sizes.dedup();
+    let (lmin, lmax) = (
+        sizes.first().copied().unwrap_or(1.0).log2(),
+        sizes.last().copied().unwrap_or(2.0).log2(),
+    );
+    let pad = ((lmax - lmin) * 0.08).max(0.25);
+    for (panel, (what, recall)) in panels
+        .iter()
+        .zip([("accuracy (%)", false), ("recall@k (%)", true)])
     {
+        // The sizes on a log2 axis: one tick exactly at each swept size.
         let mut chart = ChartBuilder::on(panel)
             .caption(format!("{title}: {what}"), ("sans-serif", 18))
             .margin(14)
             .x_label_area_size(44)
             .y_label_area_size(56)
-            .build_cartesian_2d((xmin * 0.8..xmax * 1.25).log_scale(), 0.0..100.0)
+            .build_cartesian_2d(lmin - pad..lmax + pad, 0.0..100.0)
             .map_err(err)?;
         chart
             .configure_mesh()
+            .x_labels(0)
             .x_desc("chunk size (log scale)")
             .y_desc(what)
+            .y_label_formatter(&|v| tick(*v))
             .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 16))
             .draw()
             .map_err(err)?;
-        let mut drawn = 0;
+        // The x ticks by hand: exactly one at each swept size, a grid line through it.
+        for &size in &sizes {
+            let x = size.log2();
+            chart
+                .draw_series(LineSeries::new(
+                    vec![(x, 0.0), (x, 100.0)],
+                    BLACK.mix(0.12).stroke_width(1),
+                ))
+                .map_err(err)?;
+            let (px, py) = chart.backend_coord(&(x, 0.0));
+            let label = size_tick(x, &sizes);
+            let w = text_width(&label, 14.0) * 0.85;
+            root.draw(&PathElement::new(vec![(px, py), (px, py + 5)], BLACK))
+                .map_err(err)?;
+            root.draw(&Text::new(
+                label,
+                (px - (w / 2.0) as i32, py + 8),
+                ("sans-serif", 14).into_font(),
+            ))
+            .map_err(err)?;
+        }
         for (i, (label, pts)) in lines.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
             let data: Vec<(f64, f64)> = pts
                 .iter()
                 .filter_map(|p| {
-                    if pick == 0 {
-                        Some((p.0, p.1))
-                    } else {
-                        p.2.map(|h| (p.0, h))
-                    }
+                    let y = if recall { p.recall? } else { p.acc };
+                    Some((p.size.log2(), y))
                 })
                 .collect();
             if data.is_empty() {
@@ -304,18 +453,13 @@ fn draw_sweep<DB: DrawingBackend>(
                         .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
                 )
                 .map_err(err)?;
-            drawn += 1;
-        }
-        if drawn == 0 {
-            let (w, h) = panel.dim_in_pixel();
-            panel
-                .draw(&Text::new(
-                    "no gold evidence in this dataset",
-                    (w as i32 / 2 - 120, h as i32 / 2),
-                    ("sans-serif", 18).into_font(),
-                ))
-                .map_err(err)?;
-            continue;
+            if !recall {
+                chart
+                    .draw_series(pts.iter().map(|p| {
+                        ErrorBar::new_vertical(p.size.log2(), p.lo, p.acc, p.hi, color, 6)
+                    }))
+                    .map_err(err)?;
+            }
         }
         chart
             .configure_series_labels()
@@ -363,6 +507,8 @@ fn draw_hist<DB: DrawingBackend>(
             .configure_mesh()
             .x_desc("words per chunk")
             .y_desc("chunks")
+            .x_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&|v| tick(*v))
             .label_style(("sans-serif", 12))
             .axis_desc_style(("sans-serif", 13))
             .draw()
@@ -477,31 +623,42 @@ pub fn write_plots(
             written.push(format!("{}.png", stem.display()));
         }
 
-        let mut lines: BTreeMap<String, Vec<(f64, f64, Option<f64>)>> = BTreeMap::new();
+        let mut lines: BTreeMap<String, Vec<SweepPoint>> = BTreeMap::new();
         for c in group {
-            let (Some((size, family)), Some(acc)) = (size_of(&c.cell.strategy), c.summary.accuracy)
-            else {
+            let s = &c.summary;
+            let (Some((size, family)), Some(acc), Some(lo), Some(hi)) = (
+                size_of(&c.cell.strategy),
+                s.accuracy,
+                s.accuracy_ci_low,
+                s.accuracy_ci_high,
+            ) else {
                 continue;
             };
-            {
-                lines
-                    .entry(format!("{family} · {} · k={}", c.cell.retriever, c.cell.k))
-                    .or_default()
-                    .push((size, acc * 100.0, c.summary.recall.map(|h| h * 100.0)));
-            }
+            lines
+                .entry(format!("{family} · {} · k={}", c.cell.retriever, c.cell.k))
+                .or_default()
+                .push(SweepPoint {
+                    size,
+                    acc: acc * 100.0,
+                    lo: lo * 100.0,
+                    hi: hi * 100.0,
+                    recall: s.recall.map(|h| h * 100.0),
+                });
         }
         let lines: Vec<SweepLine> = lines
             .into_iter()
             .filter(|(_, v)| v.len() >= 2)
             .map(|(k, mut v)| {
-                v.sort_by(|a, b| a.0.total_cmp(&b.0));
+                v.sort_by(|a, b| a.size.total_cmp(&b.size));
                 (k, v)
             })
             .collect();
         if !lines.is_empty() {
             let stem = out.join(format!("size-sweep--{tag}"));
             let title = format!("{ds} · {rd}");
-            render!(stem.display(), 1400, 620, draw_sweep, &title, &lines);
+            let has_recall = lines.iter().any(|l| l.1.iter().any(|p| p.recall.is_some()));
+            let w = if has_recall { 1400 } else { 760 };
+            render!(stem.display(), w, 620, draw_sweep, &title, &lines);
             written.push(format!("{}.png", stem.display()));
         }
     }
@@ -533,6 +690,35 @@ pub fn write_plots(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ticks_are_clean_and_labels_do_not_collide() {
+        assert_eq!(tick(500.0), "500");
+        assert_eq!(tick(-2.0), "-2");
+        assert_eq!(tick(0.25), "0.25");
+        assert_eq!(tick(12.5000001), "12.5");
+        let sizes = [64.0, 128.0, 1024.0];
+        assert_eq!(size_tick(7.0, &sizes), "128");
+        assert_eq!(size_tick(7.5, &sizes), "");
+        // Two points 2 px apart (`ear` and `ear-summary`): their labels end up disjoint.
+        let anchors = [(100.0, 100.0), (102.0, 101.0), (300.0, 100.0)];
+        let sizes = [(60.0, 13.0), (110.0, 13.0), (60.0, 13.0)];
+        let off = place_labels(&anchors, &sizes, (0.0, 0.0, 1000.0, 1000.0));
+        let rect = |i: usize| {
+            let (x, y) = anchors[i];
+            let (dx, dy) = (off[i].0 as f64, off[i].1 as f64);
+            (x + dx, y + dy, x + dx + sizes[i].0, y + dy + sizes[i].1)
+        };
+        assert_eq!(overlap(rect(0), rect(1)), 0.0, "{off:?}");
+        assert_eq!(off[2], (7, -16), "a lone point keeps the default position");
+        // Near the right edge the label goes to the left of its point.
+        let off = place_labels(
+            &[(990.0, 500.0)],
+            &[(80.0, 13.0)],
+            (0.0, 0.0, 1000.0, 1000.0),
+        );
+        assert!(off[0].0 < 0, "{off:?}");
+    }
 
     #[test]
     fn size_is_read_from_swept_names() {
