@@ -248,11 +248,12 @@ impl EmbedderConfig {
     }
 
     /// The files a server entry reads locally (`embedder/tokenizer`), for cell inputs.
+    /// (`check` allows `tokenizer` on server entries only.)
     pub fn input_files(&self) -> Vec<(String, PathBuf)> {
-        match (&self.tokenizer, self.kind.is_local()) {
-            (Some(t), false) => vec![("embedder/tokenizer".into(), t.clone())],
-            _ => Vec::new(),
-        }
+        self.tokenizer
+            .iter()
+            .map(|t| ("embedder/tokenizer".to_string(), t.clone()))
+            .collect()
     }
 
     /// Problems `chunkbench validate` reports: a local directory without its files, or a

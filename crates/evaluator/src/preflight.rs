@@ -3,8 +3,8 @@
 //!
 //! Checks: every dataset loads (present, file hashes equal to its manifest, every line valid);
 //! the embedder, when a cell embeds: a local directory has its files, a safetensors header that
-//! parses and a tokenizer that loads, a server answers the probe text; every strategy builds (tokenizers load, separator regexes
-//! compile); the `cost_tokenizer` loads when a cell counts tokens with it; every GGUF model
+//! parses and a tokenizer that loads, a server answers the probe text; every strategy builds
+//! (tokenizers load, separator regexes compile); the `cost_tokenizer` loads when a cell counts tokens with it; every GGUF model
 //! exists and starts with the GGUF magic; every server reader has its API-key variable set, an
 //! http(s) base URL and a server that answers `GET /models`; the output directory is writable.
 //! Each problem is one line naming the field or file and the fix.

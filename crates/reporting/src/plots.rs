@@ -356,6 +356,11 @@ struct SweepPoint {
 /// One line of the size-sweep plot: its label and its points in increasing size.
 type SweepLine = (String, Vec<SweepPoint>);
 
+/// True when some point of the sweep has a recall@k (its dataset has gold evidence).
+fn has_recall(lines: &[SweepLine]) -> bool {
+    lines.iter().any(|l| l.1.iter().any(|p| p.recall.is_some()))
+}
+
 /// Tick label of a log2 size axis at `v` = log2(size): the size where `v` is one of the swept
 /// sizes' logarithms (`sizes`), else nothing (so labels never crowd).
 fn size_tick(v: f64, sizes: &[f64]) -> String {
@@ -371,7 +376,7 @@ fn draw_sweep<DB: DrawingBackend>(
     lines: &[SweepLine],
 ) -> Result<()> {
     root.fill(&WHITE).map_err(err)?;
-    let has_recall = lines.iter().any(|l| l.1.iter().any(|p| p.recall.is_some()));
+    let has_recall = has_recall(lines);
     // No empty panel: recall@k only when some cell has gold evidence.
     let panels = root.split_evenly((1, if has_recall { 2 } else { 1 }));
     let mut sizes: Vec<f64> = lines
@@ -656,8 +661,7 @@ pub fn write_plots(
         if !lines.is_empty() {
             let stem = out.join(format!("size-sweep--{tag}"));
             let title = format!("{ds} · {rd}");
-            let has_recall = lines.iter().any(|l| l.1.iter().any(|p| p.recall.is_some()));
-            let w = if has_recall { 1400 } else { 760 };
+            let w = if has_recall(&lines) { 1400 } else { 760 };
             render!(stem.display(), w, 620, draw_sweep, &title, &lines);
             written.push(format!("{}.png", stem.display()));
         }
