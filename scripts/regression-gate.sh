@@ -8,7 +8,8 @@
 # their own results/runs/quickstart with it.
 #
 # Usage: scripts/regression-gate.sh [OUT_DIR]
-#   OUT_DIR receives the run (OUT_DIR/quickstart/) with compare.md and compare.json in it;
+#   OUT_DIR receives the run (OUT_DIR/quickstart/) with compare.md, compare.json and
+#   compare.html in it;
 #   default: a temporary directory, removed afterwards.
 # Env: CHUNKBENCH_BIN, the binary (default: $CARGO_TARGET_DIR/debug/chunkbench, else
 #   target/debug/chunkbench; scripts/test.sh builds it). The datasets must be fetched

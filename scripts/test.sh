@@ -7,6 +7,20 @@ cd "$(dirname "$0")/.."
 if [ -z "${CHUNKBENCH_DATA:-}" ] && [ -d ../shared/datasets ]; then
   export CHUNKBENCH_DATA="$(cd ../shared/datasets && pwd)"
 fi
+# The report tests drive a real headless Chromium (Debian's `chromium`) and the plots need
+# DejaVu Sans (`fonts-dejavu-core`): install them when missing (as root, through apt).
+need=()
+[ -x /usr/bin/chromium ] || [ -n "${CHUNKBENCH_CHROMIUM:-}" ] || need+=(chromium)
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || [ -n "${CHUNKBENCH_FONT:-}" ] || need+=(fonts-dejavu-core)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+    echo "scripts/test.sh: install ${need[*]} (Debian packages) first: the report tests need them" >&2
+    exit 2
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y "${need[@]}" >/dev/null \
+    || { apt-get update >/dev/null && apt-get install -y "${need[@]}" >/dev/null; }
+fi
 # Build the tests first: this also builds the chunkbench binary with the same features, so
 # the test run below compiles nothing twice.
 cargo test --workspace --no-run

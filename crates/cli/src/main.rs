@@ -3,7 +3,8 @@
 //! Commands: `data fetch` (pinned datasets into the dataset store), `models fetch` (pinned
 //! models), `run CONFIG` (a YAML sweep), `validate CONFIG`, `chunk FILE` (print chunks with
 //! byte offsets), `explain RUN QID` (why a question was answered as it was), `compare
-//! BASELINE CANDIDATE` (the regression gate; exit 0 pass, 1 regression, 2 unusable input).
+//! BASELINE CANDIDATE` (the regression gate; exit 0 pass, 1 regression, 2 unusable input;
+//! writes compare.md, compare.json and compare.html), `report RUN` (rebuild report.html).
 //! See README.md for the tour.
 
 use anyhow::{bail, Context, Result};
@@ -102,6 +103,19 @@ enum Command {
         /// reuse, but every report uses only the shards' config).
         #[arg(long)]
         force: bool,
+        /// Dataset store the shards ran on (question and passage texts of report.html).
+        #[arg(long, env = "CHUNKBENCH_STORE", default_value = "data")]
+        store: PathBuf,
+    },
+    /// Rebuild report.html of a finished run: summary tables, the plots and the per-question
+    /// explorer in one self-contained file (question and passage texts from the dataset
+    /// store, shown only when they are the files the cells read).
+    Report {
+        /// The run directory (`OUTPUT/NAME`, as printed by `chunkbench run`).
+        run: PathBuf,
+        /// Dataset store the run used.
+        #[arg(long, env = "CHUNKBENCH_STORE", default_value = "data")]
+        store: PathBuf,
     },
     /// List what a config can name.
     Ls {
@@ -132,9 +146,13 @@ enum Command {
         /// Significance level for the Holm-adjusted McNemar exact p.
         #[arg(long, value_name = "A", default_value_t = compare::DEFAULT_ALPHA)]
         alpha: f64,
-        /// Where compare.md and compare.json go (default: the candidate run directory).
+        /// Where compare.md, compare.json and compare.html go (default: the candidate run
+        /// directory).
         #[arg(long, value_name = "DIR")]
         output: Option<PathBuf>,
+        /// Dataset store the runs used (question and passage texts of compare.html).
+        #[arg(long, env = "CHUNKBENCH_STORE", default_value = "data")]
+        store: PathBuf,
     },
     /// Check a configuration and everything a run of it would fail on (datasets and their
     /// hashes, model files, tokenizers, API-key variables, servers, the output directory),
@@ -343,6 +361,7 @@ fn compare_command(
     candidate: &Path,
     tolerances: &compare::Tolerances,
     output: Option<&Path>,
+    store: &Path,
 ) -> Result<()> {
     let report = compare::compare_runs(
         baseline,
@@ -350,9 +369,16 @@ fn compare_command(
         tolerances,
         &evaluator::config::resolved_cell_ids,
     )?;
-    let (md, json) = compare::write_report(output.unwrap_or(candidate), &report)?;
+    let out = output.unwrap_or(candidate);
+    let (md, json) = compare::write_report(out, &report)?;
+    let html = reporting::html::write_compare_html(out, &report, baseline, candidate, store)?;
     outln!("{}", compare::render_markdown(&report));
-    eprintln!("-> {}  {}", md.display(), json.display());
+    eprintln!(
+        "-> {}  {}  {}",
+        md.display(),
+        json.display(),
+        html.display()
+    );
     if report.is_regression() {
         return Err(RegressionFound {
             regressions: report.regressions,
@@ -472,7 +498,7 @@ fn real_main() -> Result<()> {
             let out = run::run(&cfg, &store, shard)?;
             outln!("{}", out.summary_md);
             outln!(
-                "{} cells ({} reused from an earlier run) -> {}\n  per_question.csv  summary.csv  summary.md  manifest.json  cells/{}",
+                "{} cells ({} reused from an earlier run) -> {}\n  report.html  per_question.csv  summary.csv  summary.md  manifest.json  cells/{}",
                 out.cells.len(),
                 out.reused,
                 out.dir.display(),
@@ -480,8 +506,13 @@ fn real_main() -> Result<()> {
             );
             Ok(())
         }
-        Command::Merge { out, shards, force } => {
-            let (_, cells, md, ignored) = run::merge(&shards, &out, force)?;
+        Command::Merge {
+            out,
+            shards,
+            force,
+            store,
+        } => {
+            let (_, cells, md, ignored) = run::merge(&shards, &out, &store, force)?;
             outln!("{md}");
             outln!(
                 "{} cells merged from {} shards -> {}{}",
@@ -566,6 +597,7 @@ fn real_main() -> Result<()> {
             max_words_increase,
             alpha,
             output,
+            store,
         } => compare_command(
             &baseline,
             &candidate,
@@ -575,7 +607,13 @@ fn real_main() -> Result<()> {
                 alpha,
             },
             output.as_deref(),
+            &store,
         ),
+        Command::Report { run, store } => {
+            let path = run::report(&run, &store)?;
+            outln!("{}", path.display());
+            Ok(())
+        }
         Command::Validate {
             config,
             store,

@@ -6,11 +6,11 @@
 //! different `limit`. They need the converted datasets in the store (`data/` at the workspace
 //! root, or `CHUNKBENCH_STORE`); `scripts/test.sh` fetches them first.
 
-use reporting::records::{read_rows_csv, rows_csv, summarize, CellRecord, QuestionRow};
+use reporting::records::CellRecord;
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{chunkbench, copy_dir, store, workspace};
+use common::{cell, chunkbench, copy_dir, rewrite_cell, store, workspace};
 
 const LIMIT: usize = 300;
 
@@ -45,56 +45,6 @@ fn compare(baseline: &Path, candidate: &Path, extra: &[&str]) -> (Option<i32>, S
         String::from_utf8_lossy(&o.stdout).into_owned(),
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
-}
-
-/// The cell record of `run` with this strategy and k.
-fn cell(run: &Path, strategy: &str, k: usize) -> CellRecord {
-    std::fs::read_dir(run.join("cells"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .map(|p| serde_json::from_slice::<CellRecord>(&std::fs::read(p).unwrap()).unwrap())
-        .find(|r| r.cell.strategy == strategy && r.cell.k == k)
-        .unwrap_or_else(|| panic!("no cell {strategy} k={k} in {}", run.display()))
-}
-
-fn read_rows(path: &Path) -> Vec<QuestionRow> {
-    read_rows_csv(&std::fs::read(path).unwrap(), &path.display().to_string()).unwrap()
-}
-
-fn write_rows(path: &Path, rows: &[QuestionRow]) {
-    std::fs::write(path, rows_csv(rows).unwrap()).unwrap();
-}
-
-/// Rewrites one cell of the candidate run consistently: its rows in `cells/ID.csv` and in
-/// `per_question.csv`, and the summary in `cells/ID.json`. `edit` sees the rows in order and
-/// returns whether it changed the row.
-fn rewrite_cell(run: &Path, rec: &CellRecord, mut edit: impl FnMut(&mut QuestionRow) -> bool) {
-    let csv_path = run.join("cells").join(format!("{}.csv", rec.id));
-    let mut rows = read_rows(&csv_path);
-    let mut changed = std::collections::HashMap::new();
-    for r in rows.iter_mut() {
-        if edit(r) {
-            changed.insert(r.question_id.clone(), r.clone());
-        }
-    }
-    assert!(!changed.is_empty(), "the edit changed no row");
-    write_rows(&csv_path, &rows);
-    let mut new_rec = rec.clone();
-    new_rec.summary = summarize(&rows);
-    let json = run.join("cells").join(format!("{}.json", rec.id));
-    std::fs::write(&json, serde_json::to_vec_pretty(&new_rec).unwrap()).unwrap();
-    let pq = run.join("per_question.csv");
-    let mut all = read_rows(&pq);
-    let mut n = 0;
-    for r in all.iter_mut().filter(|r| r.cell_id == rec.id) {
-        if let Some(c) = changed.get(&r.question_id) {
-            *r = c.clone();
-            n += 1;
-        }
-    }
-    assert_eq!(n, changed.len());
-    write_rows(&pq, &all);
 }
 
 /// Flips the first `n` correct answers of the cell to a wrong option.

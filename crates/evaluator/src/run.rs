@@ -238,6 +238,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
         reused,
         embeds,
         datasets: datasets_meta,
+        store: store.to_path_buf(),
     };
     runner.finish(done)
 }
@@ -292,6 +293,8 @@ struct Done {
     /// Whether any of this shard's cells embeds.
     embeds: bool,
     datasets: Vec<serde_json::Value>,
+    /// The dataset store (the report's question and passage texts).
+    store: PathBuf,
 }
 
 /// What the stages of one run share: the config, the run directory, the code version, the
@@ -389,7 +392,7 @@ impl Runner<'_> {
                 ),
             });
         }
-        let (cells, summary_md, ignored) = assemble(self.cfg, &dir, run_meta)?;
+        let (cells, summary_md, ignored) = assemble(self.cfg, &dir, &done.store, run_meta)?;
         Ok(RunOutcome {
             dir,
             cells,
@@ -513,6 +516,8 @@ impl Runner<'_> {
             strategy: s_name.to_string(),
             words: chunks.iter().map(|c| c.words).collect(),
             stats,
+            passages_at_query_time: strategy.passages_at_query_time(),
+            retrieved_words: None,
         };
         write_json(
             &chunk_lengths_path(&self.dir, ds_name, s_name, s_cfg)?,
@@ -1020,7 +1025,9 @@ fn chunk_lengths_path(
 }
 
 /// Builds the run-level files of `dir` from its `cells/`, in config order: per_question.csv,
-/// summary.csv, summary.md and manifest.json (with `extra` merged in). Exactly the cells of
+/// summary.csv, summary.md, chunk_stats.csv, the plots, report.html (question and passage
+/// texts from the datasets in `store`, used only when they are the files the cells read) and
+/// manifest.json (with `extra` merged in). Exactly the cells of
 /// `cfg` are used: finished cells of other configs in `cells/` (an edited config re-run into
 /// the same directory) are kept for reuse but ignored and counted (the third value, also in
 /// the manifest as `ignored_cells`); their TREC and explain files and stale plots are removed,
@@ -1032,6 +1039,7 @@ fn chunk_lengths_path(
 pub fn assemble(
     cfg: &RunConfig,
     dir: &Path,
+    store: &Path,
     extra: serde_json::Value,
 ) -> Result<(Vec<CellRecord>, String, usize)> {
     let cells_dir = dir.join("cells");
@@ -1052,21 +1060,21 @@ pub fn assemble(
     reporting::records::write_rows_parquet(&dir.join("per_question.parquet"), &all_rows)?;
     let (summary_md, comparisons) =
         reporting::report::write_reports(dir, &cfg.report_settings(), &cells, &rows_by_cell)?;
-    let mut lengths = Vec::new();
-    for ds in &cfg.datasets {
-        for (name, s) in &cfg.strategies {
-            let p = chunk_lengths_path(dir, ds, name, s)?;
-            if let Some(l) = std::fs::read(&p)
-                .ok()
-                .and_then(|b| serde_json::from_slice(&b).ok())
-            {
-                lengths.push(l);
-            }
-        }
-    }
+    let corpora = load_corpora(cfg, store, &cells);
+    let lengths = read_chunk_lengths(cfg, dir, &cells, &rows_by_cell, &corpora)?;
     reporting::report::write_chunk_stats(dir, &lengths)?;
     let plots = reporting::plots::write_plots(dir, &cells, &comparisons, &lengths)?;
     remove_stale_plots(dir, &plots)?;
+    reporting::html::write_run_report(&reporting::html::RunReport {
+        dir,
+        settings: &cfg.report_settings(),
+        cells: &cells,
+        rows: &rows_by_cell,
+        comparisons: &comparisons,
+        corpora: &corpora,
+        plots: &plots,
+        ignored_cells: ignored,
+    })?;
     let mut models: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
     for c in &cells {
         for (k, v) in c.inputs.iter().filter(|(k, _)| !k.starts_with("dataset/")) {
@@ -1094,6 +1102,129 @@ pub fn assemble(
     }
     write_json(&dir.join("manifest.json"), &manifest)?;
     Ok((cells, summary_md, ignored))
+}
+
+/// Each dataset of `cfg` from `store`, for the report's texts ([`reporting::html::Corpus::load`]:
+/// a dataset that is missing or not the data the cells read becomes a note, never an error).
+fn load_corpora(
+    cfg: &RunConfig,
+    store: &Path,
+    cells: &[CellRecord],
+) -> Vec<reporting::html::Corpus> {
+    cfg.datasets
+        .iter()
+        .map(|ds| {
+            let of_ds: Vec<&CellRecord> = cells.iter().filter(|c| &c.cell.dataset == ds).collect();
+            reporting::html::Corpus::load(store, ds, &of_ds)
+        })
+        .collect()
+}
+
+/// The chunk lengths the runner recorded for each (dataset, strategy) of `cfg` (`chunks/`),
+/// with, for strategies that make their passages at query time, the words of each distinct
+/// passage their cells retrieved (counted in the documents of `corpora`).
+///
+/// # Errors
+/// A retrieved passage id that is not `DOC:START-END`.
+fn read_chunk_lengths(
+    cfg: &RunConfig,
+    dir: &Path,
+    cells: &[CellRecord],
+    rows: &HashMap<String, Vec<QuestionRow>>,
+    corpora: &[reporting::html::Corpus],
+) -> Result<Vec<reporting::records::ChunkLengths>> {
+    let mut lengths = Vec::new();
+    for ds in &cfg.datasets {
+        let docs: HashMap<&str, &chunker::Document> = corpora
+            .iter()
+            .filter(|c| &c.name == ds && c.note.is_none())
+            .flat_map(|c| c.documents.iter().map(|d| (d.id.as_str(), d)))
+            .collect();
+        for (name, s) in &cfg.strategies {
+            let p = chunk_lengths_path(dir, ds, name, s)?;
+            let Some(mut l) = std::fs::read(&p)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<reporting::records::ChunkLengths>(&b).ok())
+            else {
+                continue;
+            };
+            if l.passages_at_query_time && !docs.is_empty() {
+                let mut spans = std::collections::BTreeSet::new();
+                for c in cells
+                    .iter()
+                    .filter(|c| &c.cell.dataset == ds && &c.cell.strategy == name)
+                {
+                    for r in rows.get(&c.id).into_iter().flatten() {
+                        spans.extend(r.passages.iter().map(String::as_str));
+                    }
+                }
+                let mut words = Vec::with_capacity(spans.len());
+                for id in spans {
+                    let (doc, span) = id
+                        .rsplit_once(':')
+                        .and_then(|(d, s)| Some((d, s.split_once('-')?)))
+                        .with_context(|| format!("passage id {id:?} is not DOC:START-END"))?;
+                    let (a, b) = (span.0.parse::<usize>()?, span.1.parse::<usize>()?);
+                    if let Some(t) = docs.get(doc).and_then(|d| d.text.get(a..b)) {
+                        words.push(chunker::count_words(t));
+                    }
+                }
+                l.retrieved_words = Some(words);
+            }
+            lengths.push(l);
+        }
+    }
+    Ok(lengths)
+}
+
+/// Rebuilds `report.html` of the finished run in `dir` from its `config.json`, `cells/`,
+/// `explain/` and `plots/`, with question and passage texts from the datasets in `store`
+/// (`chunkbench report`). Nothing else in the directory changes.
+///
+/// # Errors
+/// A directory that is not a run (no readable config.json), a cell of the config missing from
+/// `cells/` (naming it and the fix), unreadable cells or plots, and I/O errors.
+pub fn report(dir: &Path, store: &Path) -> Result<PathBuf> {
+    let p = dir.join("config.json");
+    let bytes = std::fs::read(&p).with_context(|| {
+        format!(
+            "cannot read {}; give the run directory `chunkbench run` printed (OUTPUT/NAME)",
+            p.display()
+        )
+    })?;
+    let cfg: RunConfig = serde_json::from_slice(&bytes).with_context(|| {
+        format!(
+            "{} is not the resolved config of this chunkbench version; re-run the config",
+            p.display()
+        )
+    })?;
+    let cells_dir = dir.join("cells");
+    let ids: std::collections::BTreeSet<String> = cfg.cells().iter().map(Cell::id).collect();
+    let ignored = reporting::records::foreign_cells(&cells_dir, &ids).len();
+    let (cells, rows_by_cell, _) = read_cells(&cfg, &cells_dir)?;
+    let comparisons =
+        reporting::report::compare_cells(&cfg.report_settings(), &cells, &rows_by_cell)?;
+    let corpora = load_corpora(&cfg, store, &cells);
+    let mut plots: Vec<String> = std::fs::read_dir(dir.join("plots"))
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "svg"))
+                .map(|p| p.with_extension("png").display().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    plots.sort();
+    reporting::html::write_run_report(&reporting::html::RunReport {
+        dir,
+        settings: &cfg.report_settings(),
+        cells: &cells,
+        rows: &rows_by_cell,
+        comparisons: &comparisons,
+        corpora: &corpora,
+        plots: &plots,
+        ignored_cells: ignored,
+    })
 }
 
 /// Records, rows by cell id, and per_question.csv's bytes.
@@ -1178,6 +1309,7 @@ fn remove_stale_plots(dir: &Path, plots: &[String]) -> Result<()> {
 pub fn merge(
     shard_dirs: &[PathBuf],
     out: &Path,
+    store: &Path,
     force: bool,
 ) -> Result<(RunConfig, Vec<CellRecord>, String, usize)> {
     let first = shard_dirs
@@ -1252,7 +1384,7 @@ pub fn merge(
         "datasets": datasets,
         "merged_from": shard_dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>(),
     });
-    let (cells, md, ignored) = assemble(&cfg, out, extra)?;
+    let (cells, md, ignored) = assemble(&cfg, out, store, extra)?;
     Ok((cfg, cells, md, ignored))
 }
 

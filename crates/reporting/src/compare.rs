@@ -927,7 +927,7 @@ fn fmt_num(x: f64) -> String {
 }
 
 /// A p-value with three decimals, or `< 0.001`.
-fn fmt_p(p: f64) -> String {
+pub(crate) fn fmt_p(p: f64) -> String {
     if p < 0.001 {
         "< 0.001".into()
     } else {
@@ -936,7 +936,7 @@ fn fmt_p(p: f64) -> String {
 }
 
 /// An interval as `[lo, hi]` with signs and one decimal, or `–`.
-fn fmt_signed_ci(i: Option<stats::Interval>) -> String {
+pub(crate) fn fmt_signed_ci(i: Option<stats::Interval>) -> String {
     i.map_or("–".into(), |i| {
         format!("[{:+.1}, {:+.1}]", 0.0 + i.lower, 0.0 + i.upper)
     })

@@ -7,6 +7,8 @@
 //! - [`report`]: `summary.md`, `summary.csv` and `chunk_stats.csv`;
 //! - [`plots`]: the PNG/SVG figures of a run;
 //! - [`explain`]: one question across a run's cells, as text;
+//! - [`html`]: the self-contained `report.html` and `compare.html` (tables, inline plots, the
+//!   per-question explorer);
 //! - [`compare`]: two runs → the regression report and the CI verdict.
 //!
 //! Nothing here depends on the pipeline (`evaluator`): the runner writes records through this
@@ -17,6 +19,7 @@
 
 pub mod compare;
 pub mod explain;
+pub mod html;
 pub mod inputs;
 pub mod plots;
 pub mod records;

@@ -8,10 +8,15 @@
 //! - `size-sweep--DATASET--READER`: accuracy (with Wilson 95 % bars) and, when the dataset has
 //!   gold evidence, recall@k against chunk size on a log axis ticked at the swept sizes, one
 //!   line per strategy family × retriever × k, when a strategy was swept over `size`.
-//! - `chunk-lengths--DATASET`: histogram of words per chunk, one panel per strategy.
+//! - `chunk-lengths--DATASET`: histogram of words per chunk, one panel per strategy; for a
+//!   strategy that makes its passages at query time (EAR windows, sentence windows, oracle
+//!   spans), of words per distinct retrieved passage — what its questions read — with the
+//!   count of indexed chunks (EAR's parents) in the caption.
 //!
-//! Text needs a TrueType font: DejaVu Sans from the system (Debian `fonts-dejavu-core`) or
-//! the file named by `CHUNKBENCH_FONT`.
+//! Each figure is drawn once, as SVG (plotters' SVG backend); the PNG is that SVG rasterised
+//! by resvg with the same font, so the two files show the same figure (plotters' own bitmap
+//! text placed '.' and '-' at the top of the line). Text needs a TrueType font: DejaVu Sans
+//! from the system (Debian `fonts-dejavu-core`) or the file named by `CHUNKBENCH_FONT`.
 
 use crate::records::{CellRecord, ChunkLengths, Comparison};
 use anyhow::{anyhow, bail, Result};
@@ -27,9 +32,9 @@ const FONT_CANDIDATES: [&str; 3] = [
     "/usr/share/fonts/dejavu/DejaVuSans.ttf",
 ];
 
-/// Registers the font once per process.
-fn ensure_font() -> Result<()> {
-    static FONT: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+/// The font file's bytes, registered with plotters (text measurement) once per process.
+fn ensure_font() -> Result<&'static [u8]> {
+    static FONT: OnceLock<std::result::Result<&'static [u8], String>> = OnceLock::new();
     FONT.get_or_init(|| {
         let path = std::env::var("CHUNKBENCH_FONT")
             .ok()
@@ -50,31 +55,70 @@ fn ensure_font() -> Result<()> {
             plotters::style::register_font("sans-serif", style, bytes)
                 .map_err(|_| format!("{path} is not a usable TrueType font"))?;
         }
-        Ok(())
+        Ok(bytes)
     })
     .clone()
     .map_err(|e| anyhow!(e))
+}
+
+/// resvg's options with the plot font as every generic family (the SVG asks for
+/// `sans-serif`), built once.
+fn raster_options(font: &'static [u8]) -> &'static resvg::usvg::Options<'static> {
+    static OPTIONS: OnceLock<resvg::usvg::Options<'static>> = OnceLock::new();
+    OPTIONS.get_or_init(|| {
+        let mut opt = resvg::usvg::Options::default();
+        let db = opt.fontdb_mut();
+        db.load_font_data(font.to_vec());
+        let family = db
+            .faces()
+            .next()
+            .and_then(|f| f.families.first().map(|(name, _)| name.clone()))
+            .unwrap_or_else(|| "DejaVu Sans".to_string());
+        db.set_sans_serif_family(family.clone());
+        db.set_serif_family(family.clone());
+        db.set_monospace_family(family.clone());
+        opt.font_family = family;
+        opt
+    })
+}
+
+/// Rasterises an SVG document to PNG bytes at its own size (resvg).
+fn svg_to_png(svg: &str, font: &'static [u8]) -> Result<Vec<u8>> {
+    let tree = resvg::usvg::Tree::from_str(svg, raster_options(font))
+        .map_err(|e| anyhow!("plotting failed: the SVG does not parse: {e}"))?;
+    let size = tree.size().to_int_size();
+    let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height())
+        .ok_or_else(|| anyhow!("plotting failed: empty figure"))?;
+    pixmap.fill(resvg::tiny_skia::Color::WHITE);
+    resvg::render(
+        &tree,
+        resvg::tiny_skia::Transform::default(),
+        &mut pixmap.as_mut(),
+    );
+    pixmap
+        .encode_png()
+        .map_err(|e| anyhow!("plotting failed: PNG encoding: {e}"))
 }
 
 fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow!("plotting failed: {e:?}")
 }
 
-/// Renders one drawing into `stem.png` and `stem.svg`.
+/// Renders one drawing into `stem.svg` and, rasterised from it, `stem.png` (each written
+/// atomically).
 macro_rules! render {
-    ($stem:expr, $w:expr, $h:expr, $draw:ident, $($arg:expr),*) => {{
-        let png = format!("{}.png", $stem);
-        let svg = format!("{}.svg", $stem);
+    ($font:expr, $stem:expr, $w:expr, $h:expr, $draw:ident, $($arg:expr),*) => {{
+        let mut svg = String::new();
         {
-            let root = BitMapBackend::new(&png, ($w, $h)).into_drawing_area();
+            let root = SVGBackend::with_string(&mut svg, ($w, $h)).into_drawing_area();
             $draw(&root, $($arg),*)?;
             root.present().map_err(err)?;
         }
-        {
-            let root = SVGBackend::new(&svg, ($w, $h)).into_drawing_area();
-            $draw(&root, $($arg),*)?;
-            root.present().map_err(err)?;
-        }
+        datasets::io::write_atomic(Path::new(&format!("{}.svg", $stem)), svg.as_bytes())?;
+        datasets::io::write_atomic(
+            Path::new(&format!("{}.png", $stem)),
+            &svg_to_png(&svg, $font)?,
+        )?;
     }};
 }
 
@@ -117,12 +161,19 @@ fn overlap(a: Rect, b: Rect) -> f64 {
 
 /// Offsets (from each anchor, in pixels) for labels of the given sizes `(w, h)` at pixel
 /// `anchors`, chosen greedily in anchor order among eight positions around the anchor (right
-/// and left, above and below, near and far) to overlap no earlier label, no marker and no
-/// edge of `bounds`; where every position collides, the one with the least overlap.
-fn place_labels(anchors: &[(f64, f64)], sizes: &[(f64, f64)], bounds: Rect) -> Vec<(i32, i32)> {
+/// and left, above and below, near and far) to overlap no earlier label, no marker, none of
+/// the `obstacles` (error bars) and no edge of `bounds`; where every position collides, the
+/// one with the least overlap.
+fn place_labels(
+    anchors: &[(f64, f64)],
+    sizes: &[(f64, f64)],
+    obstacles: &[Rect],
+    bounds: Rect,
+) -> Vec<(i32, i32)> {
     let markers: Vec<Rect> = anchors
         .iter()
         .map(|&(x, y)| (x - 5.0, y - 5.0, x + 5.0, y + 5.0))
+        .chain(obstacles.iter().copied())
         .collect();
     let mut placed: Vec<Rect> = Vec::new();
     let mut out = Vec::new();
@@ -255,7 +306,16 @@ fn draw_pareto<DB: DrawingBackend>(
         xr.end as f64,
         yr.end as f64,
     );
-    let offsets = place_labels(&anchors, &sizes, bounds);
+    // The error bars, as thin rectangles a label should not cross.
+    let bars: Vec<Rect> = pts
+        .iter()
+        .map(|p| {
+            let (x, top) = chart.backend_coord(&(p.words, p.hi * 100.0));
+            let (_, bottom) = chart.backend_coord(&(p.words, p.lo * 100.0));
+            (x as f64 - 4.0, top as f64, x as f64 + 4.0, bottom as f64)
+        })
+        .collect();
+    let offsets = place_labels(&anchors, &sizes, &bars, bounds);
     chart
         .draw_series(order.iter().zip(&offsets).map(|(&i, &off)| {
             let p = &pts[i];
@@ -490,19 +550,35 @@ fn draw_hist<DB: DrawingBackend>(
     let rows = strategies.len().div_ceil(cols);
     let panels = body.split_evenly((rows, cols));
     for (panel, s) in panels.iter().zip(strategies) {
-        let max = s.words.iter().copied().max().unwrap_or(1).max(1);
+        // What a question of this strategy reads: its chunks, or the passages made at query
+        // time (EAR windows) when the run had them.
+        let (words, caption, what) = match &s.retrieved_words {
+            Some(w) if s.passages_at_query_time => (
+                w,
+                format!(
+                    "{}: {} retrieved passages ({} indexed chunks)",
+                    s.strategy,
+                    w.len(),
+                    s.words.len()
+                ),
+                "words per retrieved passage",
+            ),
+            _ => (
+                &s.words,
+                format!("{} ({} chunks)", s.strategy, s.words.len()),
+                "words per chunk",
+            ),
+        };
+        let max = words.iter().copied().max().unwrap_or(1).max(1);
         let bins = 30usize;
         let width = (max as f64 / bins as f64).max(1.0);
         let mut counts = vec![0usize; bins + 1];
-        for &w in &s.words {
+        for &w in words {
             counts[((w as f64 / width) as usize).min(bins)] += 1;
         }
         let top = counts.iter().copied().max().unwrap_or(1) as f64 * 1.1;
         let mut chart = ChartBuilder::on(panel)
-            .caption(
-                format!("{} ({} chunks)", s.strategy, s.words.len()),
-                ("sans-serif", 15),
-            )
+            .caption(caption, ("sans-serif", 14))
             .margin(10)
             .x_label_area_size(36)
             .y_label_area_size(48)
@@ -510,8 +586,14 @@ fn draw_hist<DB: DrawingBackend>(
             .map_err(err)?;
         chart
             .configure_mesh()
-            .x_desc("words per chunk")
-            .y_desc("chunks")
+            .x_desc(what)
+            .y_desc(if what == "words per chunk" {
+                "chunks"
+            } else {
+                "passages"
+            })
+            .x_labels(6)
+            .y_labels(6)
             .x_label_formatter(&|v| tick(*v))
             .y_label_formatter(&|v| tick(*v))
             .label_style(("sans-serif", 12))
@@ -565,7 +647,7 @@ pub fn write_plots(
     comparisons: &HashMap<String, Comparison>,
     chunk_lengths: &[ChunkLengths],
 ) -> Result<Vec<String>> {
-    ensure_font()?;
+    let font = ensure_font()?;
     let out = dir.join("plots");
     std::fs::create_dir_all(&out)?;
     let mut written = Vec::new();
@@ -600,7 +682,7 @@ pub fn write_plots(
         }
         let stem = out.join(format!("accuracy-vs-words--{tag}"));
         let title = format!("{ds} · reader {rd}: accuracy vs words retrieved");
-        render!(stem.display(), 1100, 720, draw_pareto, &title, &pts);
+        render!(font, stem.display(), 1100, 720, draw_pareto, &title, &pts);
         written.push(format!("{}.png", stem.display()));
 
         let rows: Vec<ForestRow> = group
@@ -624,7 +706,7 @@ pub fn write_plots(
             let stem = out.join(format!("forest--{tag}"));
             let title = format!("{ds} · reader {rd}: accuracy delta vs baseline");
             let h = (140 + 44 * rows.len()) as u32;
-            render!(stem.display(), 1100, h, draw_forest, &title, &rows);
+            render!(font, stem.display(), 1100, h, draw_forest, &title, &rows);
             written.push(format!("{}.png", stem.display()));
         }
 
@@ -662,7 +744,7 @@ pub fn write_plots(
             let stem = out.join(format!("size-sweep--{tag}"));
             let title = format!("{ds} · {rd}");
             let w = if has_recall(&lines) { 1400 } else { 760 };
-            render!(stem.display(), w, 620, draw_sweep, &title, &lines);
+            render!(font, stem.display(), w, 620, draw_sweep, &title, &lines);
             written.push(format!("{}.png", stem.display()));
         }
     }
@@ -677,8 +759,16 @@ pub fn write_plots(
         let cols = list.len().min(3) as u32;
         let rows = list.len().div_ceil(3) as u32;
         let stem = out.join(format!("chunk-lengths--{}", file_safe(ds)));
-        let title = format!("{ds}: words per chunk");
+        let title = if list
+            .iter()
+            .any(|l| l.passages_at_query_time && l.retrieved_words.is_some())
+        {
+            format!("{ds}: words per chunk, or per retrieved passage where passages are made at query time")
+        } else {
+            format!("{ds}: words per chunk")
+        };
         render!(
+            font,
             stem.display(),
             480 * cols,
             40 + 320 * rows,
@@ -707,7 +797,7 @@ mod tests {
         // Two points 2 px apart (`ear` and `ear-summary`): their labels end up disjoint.
         let anchors = [(100.0, 100.0), (102.0, 101.0), (300.0, 100.0)];
         let sizes = [(60.0, 13.0), (110.0, 13.0), (60.0, 13.0)];
-        let off = place_labels(&anchors, &sizes, (0.0, 0.0, 1000.0, 1000.0));
+        let off = place_labels(&anchors, &sizes, &[], (0.0, 0.0, 1000.0, 1000.0));
         let rect = |i: usize| {
             let (x, y) = anchors[i];
             let (dx, dy) = (off[i].0 as f64, off[i].1 as f64);
@@ -719,9 +809,20 @@ mod tests {
         let off = place_labels(
             &[(990.0, 500.0)],
             &[(80.0, 13.0)],
+            &[],
             (0.0, 0.0, 1000.0, 1000.0),
         );
         assert!(off[0].0 < 0, "{off:?}");
+        // A neighbour's error bar just right of a point pushes its label to the left.
+        let bar = (110.0, 0.0, 118.0, 1000.0);
+        let off = place_labels(
+            &[(100.0, 500.0)],
+            &[(80.0, 13.0)],
+            &[bar],
+            (0.0, 0.0, 1000.0, 1000.0),
+        );
+        let r = (100.0 + off[0].0 as f64, 100.0 + off[0].0 as f64 + 80.0);
+        assert!(r.1 <= 110.0 || r.0 >= 118.0, "{off:?}");
     }
 
     #[test]

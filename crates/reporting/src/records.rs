@@ -408,6 +408,15 @@ pub struct ChunkLengths {
     /// What the strategy counted (forced splits, merges, embedded units, ...).
     #[serde(default)]
     pub stats: StrategyStats,
+    /// True when the strategy makes its passages at query time (EAR windows, sentence
+    /// windows, oracle spans), so what a question reads is not one of these chunks.
+    #[serde(default)]
+    pub passages_at_query_time: bool,
+    /// Words of each distinct passage the strategy's cells retrieved (by `DOC:START-END`, in
+    /// span order), for strategies with [`ChunkLengths::passages_at_query_time`]; filled when
+    /// the run is assembled (not stored), `None` when the documents were not at hand.
+    #[serde(default, skip_serializing)]
+    pub retrieved_words: Option<Vec<usize>>,
 }
 
 /// What a strategy did over a corpus (for `chunk_stats.csv` and the manifest).

@@ -1,6 +1,9 @@
 //! Helpers shared by the end-to-end tests of the `chunkbench` binary.
 #![allow(dead_code)]
 
+pub mod cdp;
+
+use reporting::records::{read_rows_csv, rows_csv, summarize, CellRecord, QuestionRow};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -129,4 +132,56 @@ pub fn json_lines(o: &Output) -> Vec<serde_json::Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// The cell record of `run` with this strategy and k.
+pub fn cell(run: &Path, strategy: &str, k: usize) -> CellRecord {
+    std::fs::read_dir(run.join("cells"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| serde_json::from_slice::<CellRecord>(&std::fs::read(p).unwrap()).unwrap())
+        .find(|r| r.cell.strategy == strategy && r.cell.k == k)
+        .unwrap_or_else(|| panic!("no cell {strategy} k={k} in {}", run.display()))
+}
+
+/// The rows of a cell's CSV.
+pub fn read_rows(path: &Path) -> Vec<QuestionRow> {
+    read_rows_csv(&std::fs::read(path).unwrap(), &path.display().to_string()).unwrap()
+}
+
+/// Writes rows as a cell's CSV.
+pub fn write_rows(path: &Path, rows: &[QuestionRow]) {
+    std::fs::write(path, rows_csv(rows).unwrap()).unwrap();
+}
+
+/// Rewrites one cell of the candidate run consistently: its rows in `cells/ID.csv` and in
+/// `per_question.csv`, and the summary in `cells/ID.json`. `edit` sees the rows in order and
+/// returns whether it changed the row.
+pub fn rewrite_cell(run: &Path, rec: &CellRecord, mut edit: impl FnMut(&mut QuestionRow) -> bool) {
+    let csv_path = run.join("cells").join(format!("{}.csv", rec.id));
+    let mut rows = read_rows(&csv_path);
+    let mut changed = std::collections::HashMap::new();
+    for r in rows.iter_mut() {
+        if edit(r) {
+            changed.insert(r.question_id.clone(), r.clone());
+        }
+    }
+    assert!(!changed.is_empty(), "the edit changed no row");
+    write_rows(&csv_path, &rows);
+    let mut new_rec = rec.clone();
+    new_rec.summary = summarize(&rows);
+    let json = run.join("cells").join(format!("{}.json", rec.id));
+    std::fs::write(&json, serde_json::to_vec_pretty(&new_rec).unwrap()).unwrap();
+    let pq = run.join("per_question.csv");
+    let mut all = read_rows(&pq);
+    let mut n = 0;
+    for r in all.iter_mut().filter(|r| r.cell_id == rec.id) {
+        if let Some(c) = changed.get(&r.question_id) {
+            *r = c.clone();
+            n += 1;
+        }
+    }
+    assert_eq!(n, changed.len());
+    write_rows(&pq, &all);
 }

@@ -99,6 +99,11 @@ impl Chunker for EarChunker {
         self.parents.size_limit()
     }
 
+    /// Anchor windows (and their expansions) are made per question from the parents.
+    fn passages_at_query_time(&self) -> bool {
+        true
+    }
+
     fn passages<'a>(
         &self,
         docs: &'a [Document],

@@ -131,6 +131,13 @@ pub trait Chunker: Send + Sync {
     ) -> Result<Box<dyn Passages + 'a>> {
         Ok(Box::new(ChunkPassages))
     }
+
+    /// True when the passages a question reads are made at query time and differ from the
+    /// indexed chunks (EAR windows, sentence windows, the oracle's evidence spans): the
+    /// chunk-length plot then shows the retrieved passages' lengths. Default false.
+    fn passages_at_query_time(&self) -> bool {
+        false
+    }
 }
 
 /// One rank of a question's retrieval: the passages it contributes (one for chunk retrieval;

@@ -38,6 +38,11 @@ impl Chunker for Oracle {
         Ok((Vec::new(), StrategyStats::default()))
     }
 
+    /// The gold evidence spans are the passages.
+    fn passages_at_query_time(&self) -> bool {
+        true
+    }
+
 
     fn passages<'a>(
         &self,

@@ -73,6 +73,11 @@ impl Chunker for SentenceWindow {
         Ok((chunks, StrategyStats::default()))
     }
 
+    /// A hit's window of sentences is made at query time.
+    fn passages_at_query_time(&self) -> bool {
+        true
+    }
+
 
     fn passages<'a>(
         &self,

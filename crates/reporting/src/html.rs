@@ -1,0 +1,1481 @@
+//! The self-contained HTML pages of a run (`report.html`) and of a comparison
+//! (`compare.html`): summary tables, inline plots and a per-question explorer, in one file that
+//! opens offline (inline CSS, JavaScript and SVG; no network, no CDN).
+//!
+//! # What the pages hold
+//! - **Summary tables** per dataset × reader (report) or the regression table (compare):
+//!   accuracy with its Wilson 95 % interval, Δ accuracy with its paired bootstrap interval, the
+//!   questions lost and gained against the baseline (McNemar's b and c), McNemar and Holm p,
+//!   words retrieved; sortable by any column, the baseline row marked.
+//! - **Plots**: the run's `plots/*.svg`, inlined (report only).
+//! - **The explorer**: per (cell, question) the question, options, gold and chosen option,
+//!   per-option reader scores, the failure stage, the retrieved passages with their byte spans,
+//!   ranks and scores, and each passage's text — the exact byte slice of its document — with
+//!   the gold evidence, the answer text and, for EAR cells, the matched corpus anchor
+//!   occurrences highlighted; filters by cell, by outcome and by flip against the paired cell
+//!   (lost: the baseline right and this cell wrong, McNemar's b; gained: c); a second cell
+//!   beside the first on the same question.
+//!
+//! # Texts come from the dataset store, checked by content
+//! Rows name passages as `DOC:START-END` byte spans. The page carries, per document, only the
+//! union of the spans it shows (retrieved passages and gold evidence), read from the store's
+//! `documents.jsonl` — and only when that file's sha256 equals the one every cell of the
+//! dataset recorded as its input (`dataset/documents.jsonl`, likewise `questions.jsonl`).
+//! Otherwise the page shows the spans without texts and says why, naming the file and the
+//! fix ([`Corpus::load`]); it never shows text from another version of the data. The
+//! explorer slices texts by bytes (UTF-8 encode, slice, decode), so a passage's text is
+//! exactly `text[start..end]` of its document.
+//!
+//! # Size
+//! The data is one JSON value in a `<script type="application/json">` element: rows with
+//! short keys, passages as `[document index, start, end]`, texts as merged segments per
+//! document, so a passage retrieved by several cells is carried once. The EAR textbook run
+//! (12 cells × 153 questions) gives a page of about 2 MB (BENCHMARKS.md).
+
+use crate::compare::{CompareReport, Verdict};
+use crate::explain::ExplainLine;
+use crate::records::{CellRecord, Comparison, QuestionRow};
+use anyhow::{Context, Result};
+use chunker::Document;
+use datasets::io::write_atomic;
+use datasets::Question;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+/// File name of the run report, in the run directory.
+pub const REPORT_HTML: &str = "report.html";
+/// File name of the comparison page, beside `compare.md`.
+pub const COMPARE_HTML: &str = "compare.html";
+
+const CSS: &str = include_str!("html/page.css");
+const JS: &str = include_str!("html/explorer.js");
+const TEMPLATE: &str = include_str!("html/page.html");
+
+/// One dataset as a page shows it: its questions and the documents its passages are slices
+/// of, or a note saying why they are not shown.
+#[derive(Debug, Clone)]
+pub struct Corpus {
+    /// Dataset name (as in the cells).
+    pub name: String,
+    /// Questions in file order (empty when not shown).
+    pub questions: Vec<Question>,
+    /// Documents in file order (empty when not shown).
+    pub documents: Vec<Document>,
+    /// Why questions and texts are not shown (`None` when they are).
+    pub note: Option<String>,
+}
+
+impl Corpus {
+    /// Loads dataset `name` from the dataset store `store` for a page of `cells` (the cells of
+    /// this dataset). The texts are used only when the store's `documents.jsonl` and
+    /// `questions.jsonl` are the files every cell recorded as its inputs (sha256), or, for
+    /// cells that recorded no file hashes, when the store's manifest sha256 is the one the
+    /// cells recorded. Never fails: a missing dataset, a load error or another version of the
+    /// data becomes [`Corpus::note`], naming the file and the fix.
+    pub fn load(store: &Path, name: &str, cells: &[&CellRecord]) -> Corpus {
+        let empty = |note: String| Corpus {
+            name: name.to_string(),
+            questions: Vec::new(),
+            documents: Vec::new(),
+            note: Some(note),
+        };
+        let dir = store.join(name);
+        if !dir.join("manifest.json").exists() {
+            return empty(format!(
+                "question and passage texts are not shown: the dataset store has no `{name}` \
+                 ({} does not exist); rebuild the page with `chunkbench report RUN_DIR --store \
+                 STORE` pointing at the store the run used",
+                dir.join("manifest.json").display()
+            ));
+        }
+        let ds = match datasets::Dataset::load(&dir) {
+            Ok(ds) => ds,
+            Err(e) => {
+                return empty(format!(
+                    "question and passage texts are not shown: {e:#}; repair the dataset (or \
+                     `chunkbench data fetch`), then `chunkbench report RUN_DIR`"
+                ))
+            }
+        };
+        for c in cells {
+            let mut checked = false;
+            for file in datasets::dataset::DATASET_FILES {
+                let Some(want) = c.inputs.get(&format!("dataset/{file}")) else {
+                    continue;
+                };
+                checked = true;
+                let have = ds.files_sha256.get(file).map_or("", String::as_str);
+                if want != have {
+                    return empty(format!(
+                        "question and passage texts are not shown: {} (sha256 {}…) is not the \
+                         file cell {} read (sha256 {}…); the page never shows text from other \
+                         data. Restore that version (`chunkbench data fetch` for a fetched \
+                         dataset) and run `chunkbench report RUN_DIR`",
+                        dir.join(file).display(),
+                        short(have),
+                        c.id,
+                        short(want)
+                    ));
+                }
+            }
+            if !checked && c.dataset_manifest_sha256 != ds.manifest_sha256 {
+                return empty(format!(
+                    "question and passage texts are not shown: {} (sha256 {}…) is not the \
+                     dataset manifest cell {} was computed on (sha256 {}…); restore that \
+                     version and run `chunkbench report RUN_DIR`",
+                    dir.join("manifest.json").display(),
+                    short(&ds.manifest_sha256),
+                    c.id,
+                    short(&c.dataset_manifest_sha256)
+                ));
+            }
+        }
+        Corpus {
+            name: name.to_string(),
+            questions: ds.questions,
+            documents: ds.documents,
+            note: None,
+        }
+    }
+}
+
+fn short(s: &str) -> &str {
+    &s[..s.len().min(12)]
+}
+
+/// One cell as a page shows it.
+#[derive(Debug, Clone)]
+pub struct PageCell<'a> {
+    /// Unique within the page (the cell id; `baseline:ID` / `candidate:ID` in a comparison).
+    pub uid: String,
+    /// Which run the cell is from, in a comparison (`baseline run`, `candidate run`).
+    pub side: Option<&'static str>,
+    /// The cell's record.
+    pub record: &'a CellRecord,
+    /// Its rows, in question order.
+    pub rows: &'a [QuestionRow],
+    /// EAR explanations of its questions (`explain/ID.jsonl`), empty for other strategies.
+    pub explain: Vec<ExplainLine>,
+    /// The `uid` of the cell it is compared with (the baseline strategy's cell, or the
+    /// baseline run's cell), if any.
+    pub pair: Option<String>,
+    /// True for a cell of the baseline strategy (or of the baseline run).
+    pub is_baseline: bool,
+    /// McNemar's discordant counts against `pair`: (b, c) = (lost, gained).
+    pub discordant: Option<(u64, u64)>,
+}
+
+impl PageCell<'_> {
+    fn label(&self) -> String {
+        let c = &self.record.cell;
+        let side = self.side.map_or(String::new(), |s| format!("{s}: "));
+        format!(
+            "{side}{} · {} · {} · k={} · {}",
+            c.dataset, c.strategy, c.retriever, c.k, c.reader
+        )
+    }
+}
+
+/// Reads `explain/ID.jsonl` of an EAR cell (empty when the cell has none).
+///
+/// # Errors
+/// A line that is not an explain record (naming file and line).
+pub fn read_explain_lines(run_dir: &Path, cell_id: &str) -> Result<Vec<ExplainLine>> {
+    let p = run_dir.join("explain").join(format!("{cell_id}.jsonl"));
+    let Ok(text) = std::fs::read_to_string(&p) else {
+        return Ok(Vec::new());
+    };
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| {
+            serde_json::from_str(l)
+                .with_context(|| format!("{}:{}: not an explain record", p.display(), i + 1))
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// The explorer's data.
+
+/// The page's data: what `explorer.js` reads.
+#[derive(Serialize)]
+struct Payload<'a> {
+    datasets: Vec<PDataset<'a>>,
+    cells: Vec<PCell>,
+    /// Corpus anchor kinds EAR matches name (`phrase` for a phrase match).
+    corpus_kinds: Vec<String>,
+}
+
+/// The page's form of an EAR explanation (see [`PEar`]).
+fn ear_record(
+    l: &ExplainLine,
+    table: &DocTable<'_>,
+    anchor_sets: &mut Interner<Vec<[String; 4]>>,
+    corpus_kinds: &mut Interner<String>,
+) -> PEar {
+    let st = &l.stats;
+    let anchors: Vec<[String; 4]> = l
+        .anchors
+        .iter()
+        .map(|a| {
+            [
+                a.source.clone(),
+                a.kind.as_str().to_string(),
+                a.text.clone(),
+                a.norm.clone(),
+            ]
+        })
+        .collect();
+    let anchor_of = |source: &str, span: [usize; 2]| {
+        l.anchors
+            .iter()
+            .position(|a| a.source == source && a.span == span)
+            .unwrap_or(usize::MAX)
+    };
+    let ps = l
+        .passages
+        .iter()
+        .map(|p| PEarPassage {
+            span: [
+                table
+                    .index
+                    .get(p.doc_id.as_str())
+                    .copied()
+                    .unwrap_or(usize::MAX),
+                p.span[0],
+                p.span[1],
+            ],
+            score: r4(p.score),
+            parts: [r4(p.parts.anchor), r4(p.parts.lexical), r4(p.parts.date)],
+            fb: p.fallback,
+            win: p.window,
+            m: p.matches
+                .iter()
+                .map(|m| {
+                    [
+                        m.corpus_span[0],
+                        m.corpus_span[1],
+                        anchor_of(&m.source, m.query_span),
+                        corpus_kinds.add(m.corpus_kind.clone()),
+                    ]
+                })
+                .collect(),
+        })
+        .collect();
+    PEar {
+        st: [
+            st.question_anchors,
+            st.option_anchors,
+            st.matched_forms,
+            usize::from(st.exact_match),
+            st.occurrences,
+            st.windows_before_dedup,
+            st.windows_after_dedup,
+            usize::from(st.fallback),
+        ],
+        an: anchor_sets.add(anchors),
+        ps,
+    }
+}
+
+#[derive(Serialize)]
+struct PDataset<'a> {
+    name: &'a str,
+    /// Why texts are not shown.
+    note: Option<&'a str>,
+    /// Document ids, indexed by passages and evidence.
+    docs: Vec<&'a str>,
+    /// Per document (same index): merged `[start, text]` segments, in order.
+    segs: Vec<Vec<(usize, &'a str)>>,
+    /// Questions the page's rows name (in dataset order).
+    questions: Vec<PQuestion<'a>>,
+    /// EAR anchors of questions, `[source, kind, text, norm]` each, shared by cells.
+    anchor_sets: Vec<Vec<[String; 4]>>,
+}
+
+#[derive(Serialize)]
+struct PQuestion<'a> {
+    id: &'a str,
+    q: &'a str,
+    o: &'a [String],
+    g: Option<usize>,
+    /// Answer strings of a retrieval-only question.
+    a: Vec<&'a str>,
+    /// Gold evidence `[doc, start, end]`.
+    ev: Vec<[usize; 3]>,
+    s: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct PCell {
+    uid: String,
+    id: String,
+    ds: usize,
+    label: String,
+    strategy: String,
+    retriever: String,
+    k: usize,
+    reader: String,
+    side: Option<&'static str>,
+    pair: Option<String>,
+    base: bool,
+    /// McNemar's (b, c) against `pair`, from the statistics (the explorer recounts them).
+    bc: Option<(u64, u64)>,
+    rows: Vec<PRow>,
+}
+
+#[derive(Serialize)]
+struct PRow {
+    /// Question index in the dataset's `questions`, or the id when questions are not shown.
+    q: serde_json::Value,
+    g: Option<usize>,
+    ch: Option<usize>,
+    co: Option<u8>,
+    ti: usize,
+    inv: u8,
+    f: String,
+    sc: Vec<f64>,
+    /// Passages `[doc, start, end]`.
+    p: Vec<[usize; 3]>,
+    ps: Vec<f64>,
+    /// Words of each passage (absent when its text is not shown).
+    pw: Vec<Option<usize>>,
+    w: usize,
+    uw: usize,
+    r: Option<f64>,
+    nd: Option<f64>,
+    ar: Option<f64>,
+    rep: String,
+    ear: Option<PEar>,
+}
+
+/// EAR's record of one question in one cell, kept small: the same question's anchors are
+/// shared by every EAR cell (an index into the dataset's `anchor_sets`), matches name their
+/// anchor and corpus kind by index, and their corpus text is the marked slice itself.
+#[derive(Serialize)]
+struct PEar {
+    /// `[question anchors, option anchors, matched forms, exact match (0/1), occurrences,
+    /// windows before dedup, windows after dedup, fallback (0/1)]`.
+    st: [usize; 8],
+    /// Index of the question's anchors (`[source, kind, text, norm]` each) in the dataset's
+    /// `anchor_sets`.
+    an: usize,
+    /// The retrieved passages.
+    ps: Vec<PEarPassage>,
+}
+
+/// One retrieved EAR passage.
+#[derive(Serialize)]
+struct PEarPassage {
+    /// `[doc, start, end]`, as the row's passages.
+    span: [usize; 3],
+    /// Score (4 decimals).
+    score: f64,
+    /// `[anchor, lexical, date]` parts (4 decimals).
+    parts: [f64; 3],
+    /// A fallback parent (no anchor matched).
+    fb: bool,
+    /// The window before expansion, `[start, end]`.
+    win: [usize; 2],
+    /// Matches `[corpus start, corpus end, anchor index, corpus kind index]` (the kind
+    /// indexes the page's `corpus_kinds`).
+    m: Vec<[usize; 4]>,
+}
+
+/// Values stored once and named by index.
+struct Interner<T> {
+    items: Vec<T>,
+    index: HashMap<String, usize>,
+}
+
+impl<T: Serialize> Interner<T> {
+    fn new() -> Self {
+        Interner {
+            items: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+
+    fn add(&mut self, item: T) -> usize {
+        let key = serde_json::to_string(&item).unwrap_or_default();
+        *self.index.entry(key).or_insert_with(|| {
+            self.items.push(item);
+            self.items.len() - 1
+        })
+    }
+}
+
+/// `x` rounded to 4 decimals (display values; keeps the page small).
+fn r4(x: f64) -> f64 {
+    (x * 1e4).round() / 1e4
+}
+
+/// Splits `DOC:START-END` into its parts.
+fn parse_passage(id: &str) -> Option<(&str, usize, usize)> {
+    let (doc, span) = id.rsplit_once(':')?;
+    let (s, e) = span.split_once('-')?;
+    Some((doc, s.parse().ok()?, e.parse().ok()?))
+}
+
+/// Interns document ids of one dataset and collects the spans whose text the page carries.
+struct DocTable<'a> {
+    ids: Vec<&'a str>,
+    index: HashMap<&'a str, usize>,
+    spans: Vec<Vec<(usize, usize)>>,
+}
+
+impl<'a> DocTable<'a> {
+    fn new() -> Self {
+        DocTable {
+            ids: Vec::new(),
+            index: HashMap::new(),
+            spans: Vec::new(),
+        }
+    }
+
+    fn intern(&mut self, doc: &'a str, start: usize, end: usize) -> [usize; 3] {
+        let i = *self.index.entry(doc).or_insert_with(|| {
+            self.ids.push(doc);
+            self.spans.push(Vec::new());
+            self.ids.len() - 1
+        });
+        self.spans[i].push((start, end));
+        [i, start, end]
+    }
+
+    /// Merged segments of every document, sliced from `documents` (empty when a document is
+    /// unknown or a span falls outside it or off a character boundary: the explorer then
+    /// shows that passage as unavailable rather than a wrong text).
+    fn segments(
+        &self,
+        documents: &'a HashMap<&'a str, &'a Document>,
+    ) -> Vec<Vec<(usize, &'a str)>> {
+        self.ids
+            .iter()
+            .zip(&self.spans)
+            .map(|(id, spans)| {
+                let Some(doc) = documents.get(id) else {
+                    return Vec::new();
+                };
+                let mut spans = spans.clone();
+                spans.sort_unstable();
+                let mut merged: Vec<(usize, usize)> = Vec::new();
+                for (s, e) in spans {
+                    match merged.last_mut() {
+                        Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                        _ => merged.push((s, e)),
+                    }
+                }
+                merged
+                    .into_iter()
+                    .filter_map(|(s, e)| doc.text.get(s..e).map(|t| (s, t)))
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// The explorer's data for `cells` over `corpora`, as JSON safe inside a `<script>` element.
+fn payload(cells: &[PageCell<'_>], corpora: &[Corpus]) -> Result<String> {
+    let mut names: Vec<&str> = cells
+        .iter()
+        .map(|c| c.record.cell.dataset.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut out_cells = Vec::with_capacity(cells.len());
+    let mut out_ds = Vec::with_capacity(names.len());
+    let mut doc_tables: Vec<DocTable> = Vec::new();
+    let mut question_maps: Vec<HashMap<&str, usize>> = Vec::new();
+    let mut used_questions: Vec<Vec<bool>> = Vec::new();
+    let mut anchor_sets: Vec<Interner<Vec<[String; 4]>>> = Vec::new();
+    let mut corpus_kinds: Interner<String> = Interner::new();
+    let corpus_of = |name: &str| corpora.iter().find(|c| c.name == name);
+    let doc_maps: Vec<HashMap<&str, &Document>> = names
+        .iter()
+        .map(|n| {
+            corpus_of(n).map_or_else(HashMap::new, |c| {
+                c.documents.iter().map(|d| (d.id.as_str(), d)).collect()
+            })
+        })
+        .collect();
+    for name in &names {
+        let corpus = corpus_of(name);
+        let qs: &[Question] = corpus.map_or(&[], |c| &c.questions);
+        question_maps.push(
+            qs.iter()
+                .enumerate()
+                .map(|(i, q)| (q.id.as_str(), i))
+                .collect(),
+        );
+        used_questions.push(vec![false; qs.len()]);
+        anchor_sets.push(Interner::new());
+        doc_tables.push(DocTable::new());
+    }
+    for c in cells {
+        let ds = names
+            .iter()
+            .position(|n| *n == c.record.cell.dataset)
+            .expect("every cell's dataset is listed");
+        let table = &mut doc_tables[ds];
+        let explain: HashMap<&str, &ExplainLine> = c
+            .explain
+            .iter()
+            .map(|l| (l.question_id.as_str(), l))
+            .collect();
+        let mut rows = Vec::with_capacity(c.rows.len());
+        for r in c.rows {
+            let q = match question_maps[ds].get(r.question_id.as_str()) {
+                Some(&i) => {
+                    used_questions[ds][i] = true;
+                    serde_json::json!(i)
+                }
+                None => serde_json::json!(r.question_id),
+            };
+            let p = r
+                .passages
+                .iter()
+                .map(|id| {
+                    let (doc, s, e) = parse_passage(id).with_context(|| {
+                        format!(
+                            "cell {}: passage id {id:?} is not DOC:START-END",
+                            c.record.id
+                        )
+                    })?;
+                    Ok(table.intern(doc, s, e))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let ear = explain
+                .get(r.question_id.as_str())
+                .map(|l| ear_record(l, table, &mut anchor_sets[ds], &mut corpus_kinds));
+            let pw = r
+                .passages
+                .iter()
+                .map(|id| {
+                    let (doc, s, e) = parse_passage(id)?;
+                    Some(chunker::count_words(doc_maps[ds].get(doc)?.text.get(s..e)?))
+                })
+                .collect();
+            rows.push(PRow {
+                q,
+                g: r.gold,
+                ch: r.choice,
+                co: r.correct,
+                ti: r.tied,
+                inv: r.invalid,
+                f: r.failure.clone(),
+                sc: r.scores.clone(),
+                p,
+                ps: r.passage_scores.clone(),
+                pw,
+                w: r.words,
+                uw: r.unique_words,
+                r: r.recall,
+                nd: r.ndcg,
+                ar: r.answer_recall,
+                rep: r.reply.clone(),
+                ear,
+            });
+        }
+        let k = &c.record.cell;
+        out_cells.push(PCell {
+            uid: c.uid.clone(),
+            id: c.record.id.clone(),
+            ds,
+            label: c.label(),
+            strategy: k.strategy.clone(),
+            retriever: k.retriever.clone(),
+            k: k.k,
+            reader: k.reader.clone(),
+            side: c.side,
+            pair: c.pair.clone(),
+            base: c.is_baseline,
+            bc: c.discordant,
+            rows,
+        });
+    }
+    for (i, name) in names.iter().enumerate() {
+        let corpus = corpus_of(name);
+        let qs: &[Question] = corpus.map_or(&[], |c| &c.questions);
+        // Evidence spans of the questions shown are carried too.
+        let mut questions = Vec::new();
+        let mut remap = vec![usize::MAX; qs.len()];
+        for (j, q) in qs.iter().enumerate() {
+            if !used_questions[i][j] {
+                continue;
+            }
+            remap[j] = questions.len();
+            let ev = q
+                .evidence
+                .iter()
+                .flatten()
+                .map(|e| doc_tables[i].intern(&e.doc_id, e.start, e.end))
+                .collect();
+            questions.push(PQuestion {
+                id: &q.id,
+                q: &q.question,
+                o: &q.options,
+                g: q.gold(),
+                a: q.answer_strings(),
+                ev,
+                s: q.subject.as_deref(),
+            });
+        }
+        // Rows index the questions shown, not the whole file.
+        for c in out_cells.iter_mut().filter(|c| c.ds == i) {
+            for r in &mut c.rows {
+                if let Some(j) = r.q.as_u64() {
+                    r.q = serde_json::json!(remap[j as usize]);
+                }
+            }
+        }
+        out_ds.push(PDataset {
+            anchor_sets: std::mem::take(&mut anchor_sets[i].items),
+            name,
+            note: corpus.map_or(Some("the dataset was not loaded"), |c| c.note.as_deref()),
+            docs: doc_tables[i].ids.clone(),
+            segs: Vec::new(),
+            questions,
+        });
+    }
+    for (i, d) in out_ds.iter_mut().enumerate() {
+        d.segs = doc_tables[i].segments(&doc_maps[i]);
+    }
+    let json = serde_json::to_string(&Payload {
+        datasets: out_ds,
+        cells: out_cells,
+        corpus_kinds: corpus_kinds.items,
+    })?;
+    Ok(script_safe(&json))
+}
+
+/// JSON text that cannot end a `<script>` element or open a comment inside it: `<` becomes
+/// `\u003c` (the same string to a JSON parser).
+fn script_safe(json: &str) -> String {
+    json.replace('<', "\\u003c")
+}
+
+// ---------------------------------------------------------------------------------------
+// Tables.
+
+/// A sortable table of a page.
+#[derive(Serialize)]
+struct Table {
+    title: String,
+    note: String,
+    head: Vec<Head>,
+    rows: Vec<Row>,
+}
+
+#[derive(Serialize)]
+struct Head {
+    label: &'static str,
+    /// Numeric column (sorted by value, right-aligned).
+    num: bool,
+    tip: &'static str,
+}
+
+#[derive(Serialize)]
+struct Row {
+    /// The explorer cell this row opens.
+    uid: String,
+    class: &'static str,
+    cells: Vec<TCell>,
+}
+
+#[derive(Serialize)]
+struct TCell {
+    text: String,
+    /// Sort key of a numeric column (absent sorts last).
+    v: Option<f64>,
+    /// Marked text (the baseline badge, a verdict).
+    badge: Option<&'static str>,
+}
+
+fn text(s: impl Into<String>) -> TCell {
+    TCell {
+        text: s.into(),
+        v: None,
+        badge: None,
+    }
+}
+
+fn num(s: impl Into<String>, v: Option<f64>) -> TCell {
+    TCell {
+        text: s.into(),
+        v,
+        badge: None,
+    }
+}
+
+fn head(label: &'static str, num: bool, tip: &'static str) -> Head {
+    Head { label, num, tip }
+}
+
+/// Sort key of a name with numbers compared as numbers: `fixed[size=64]` before
+/// `fixed[size=128]`.
+pub fn natural_key(s: &str) -> Vec<(String, u128)> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut digits = String::new();
+    for ch in s.chars() {
+        if ch.is_ascii_digit() {
+            digits.push(ch);
+        } else {
+            if !digits.is_empty() {
+                out.push((
+                    std::mem::take(&mut word),
+                    digits.parse().unwrap_or(u128::MAX),
+                ));
+                digits.clear();
+            }
+            word.push(ch);
+        }
+    }
+    out.push((word, digits.parse().unwrap_or(0)));
+    out
+}
+
+fn pct_ci(a: Option<f64>, lo: Option<f64>, hi: Option<f64>) -> String {
+    match (a, lo, hi) {
+        (Some(a), Some(lo), Some(hi)) => {
+            format!("{:.1} % [{:.1}, {:.1}]", 100.0 * a, 100.0 * lo, 100.0 * hi)
+        }
+        (Some(a), _, _) => format!("{:.1} %", 100.0 * a),
+        _ => "–".into(),
+    }
+}
+
+fn opt3(x: Option<f64>) -> TCell {
+    num(x.map_or("–".into(), |v| format!("{v:.3}")), x)
+}
+
+/// The report's summary tables: one per dataset × reader, rows in natural order of strategy,
+/// then retriever, k.
+fn summary_tables(
+    cells: &[&CellRecord],
+    comparisons: &HashMap<String, Comparison>,
+    baseline: &str,
+) -> Vec<Table> {
+    let mut groups: BTreeMap<(String, String), Vec<&CellRecord>> = BTreeMap::new();
+    for c in cells {
+        groups
+            .entry((c.cell.dataset.clone(), c.cell.reader.clone()))
+            .or_default()
+            .push(c);
+    }
+    let mut tables = Vec::new();
+    for ((ds, rd), mut group) in groups {
+        group.sort_by_cached_key(|c| {
+            (
+                natural_key(&c.cell.strategy),
+                natural_key(&c.cell.retriever),
+                c.cell.k,
+            )
+        });
+        let read = group.iter().any(|c| c.summary.accuracy.is_some());
+        let mut rows = Vec::new();
+        for c in group {
+            let s = &c.summary;
+            let m = comparisons.get(&c.id);
+            let is_base = c.cell.strategy == baseline;
+            let mut cells = vec![
+                TCell {
+                    text: c.cell.strategy.clone(),
+                    v: None,
+                    badge: is_base.then_some("baseline"),
+                },
+                text(c.cell.retriever.clone()),
+                num(c.cell.k.to_string(), Some(c.cell.k as f64)),
+                num(s.n.to_string(), Some(s.n as f64)),
+            ];
+            if read {
+                cells.extend([
+                    num(
+                        pct_ci(s.accuracy, s.accuracy_ci_low, s.accuracy_ci_high),
+                        s.accuracy,
+                    ),
+                    num(s.ties.to_string(), Some(s.ties as f64)),
+                    num(s.invalid.to_string(), Some(s.invalid as f64)),
+                ]);
+            }
+            cells.extend([
+                num(format!("{:.1}", s.words_mean), Some(s.words_mean)),
+                num(
+                    format!("{:.1}", s.unique_words_mean),
+                    Some(s.unique_words_mean),
+                ),
+            ]);
+            if read {
+                let delta = m.map(|m| m.paired.delta_points);
+                cells.extend([
+                    num(
+                        match m {
+                            _ if is_base => "baseline".into(),
+                            None => "–".into(),
+                            Some(m) => format!(
+                                "{:+.1} {}",
+                                m.paired.delta_points,
+                                crate::compare::fmt_signed_ci(m.paired.delta_ci)
+                            ),
+                        },
+                        delta,
+                    ),
+                    num(
+                        m.map_or("–".into(), |m| {
+                            format!("{} / {}", m.paired.mcnemar.b, m.paired.mcnemar.c)
+                        }),
+                        m.map(|m| m.paired.mcnemar.b as f64 - m.paired.mcnemar.c as f64),
+                    ),
+                    num(
+                        m.map_or("–".into(), |m| {
+                            crate::compare::fmt_p(m.paired.mcnemar.exact_p)
+                        }),
+                        m.map(|m| m.paired.mcnemar.exact_p),
+                    ),
+                    num(
+                        m.map_or("–".into(), |m| crate::compare::fmt_p(m.holm_p)),
+                        m.map(|m| m.holm_p),
+                    ),
+                    num(
+                        m.and_then(|m| m.words_reduction_pct)
+                            .map_or("–".into(), |r| {
+                                format!(
+                                    "{r:+.1} {}",
+                                    crate::compare::fmt_signed_ci(
+                                        m.and_then(|m| m.words_reduction_ci)
+                                    )
+                                )
+                            }),
+                        m.and_then(|m| m.words_reduction_pct),
+                    ),
+                ]);
+            }
+            cells.extend([opt3(s.recall), opt3(s.ndcg)]);
+            rows.push(Row {
+                uid: c.id.clone(),
+                class: if is_base { "baseline" } else { "" },
+                cells,
+            });
+        }
+        let mut head_row = vec![
+            head("strategy", false, "chunking strategy"),
+            head("retriever", false, ""),
+            head("k", true, "passages retrieved (top-k)"),
+            head("n", true, "questions"),
+        ];
+        if read {
+            head_row.extend([
+                head("accuracy [95% CI]", true, "Wilson 95 % interval"),
+                head(
+                    "ties",
+                    true,
+                    "questions whose best options tie (counted wrong)",
+                ),
+                head(
+                    "invalid",
+                    true,
+                    "replies the reader could not read as an answer (counted wrong)",
+                ),
+            ]);
+        }
+        head_row.extend([
+            head(
+                "words",
+                true,
+                "mean words retrieved per question, with multiplicity",
+            ),
+            head(
+                "unique words",
+                true,
+                "mean words retrieved, overlapping spans once",
+            ),
+        ]);
+        if read {
+            head_row.extend([
+                head("Δ acc pts [95% CI]", true, "against the baseline strategy's cell; paired bootstrap 95 % interval"),
+                head("lost / gained", true, "McNemar's discordant pairs: baseline right and this cell wrong (b) / the reverse (c)"),
+                head("McNemar p", true, "exact"),
+                head("Holm p", true, "Holm-adjusted over the run's comparisons"),
+                head("words reduction % [95% CI]", true, "fewer words than the baseline; paired bootstrap 95 % interval"),
+            ]);
+        }
+        head_row.extend([
+            head(
+                "recall@k",
+                true,
+                "gold evidence spans retrieved (datasets with evidence)",
+            ),
+            head("nDCG@k", true, ""),
+        ]);
+        tables.push(Table {
+            title: format!(
+                "{ds} · reader {rd}{}",
+                if read { "" } else { " (retrieval only)" }
+            ),
+            note: String::new(),
+            head: head_row,
+            rows,
+        });
+    }
+    tables
+}
+
+// ---------------------------------------------------------------------------------------
+// Pages.
+
+#[derive(Serialize)]
+struct Plot {
+    name: String,
+    svg: String,
+}
+
+#[derive(Serialize)]
+struct Page<'a> {
+    title: String,
+    kind: &'static str,
+    subtitle: String,
+    verdict: Option<&'static str>,
+    facts: Vec<(String, String)>,
+    notes: Vec<String>,
+    tables: Vec<Table>,
+    lists: Vec<(String, Vec<String>)>,
+    plots: Vec<Plot>,
+    css: &'a str,
+    js: &'a str,
+    data: String,
+}
+
+fn render(page: &Page<'_>) -> Result<String> {
+    let mut env = minijinja::Environment::new();
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
+    env.add_template("page.html", TEMPLATE)?;
+    Ok(env.get_template("page.html")?.render(page)?)
+}
+
+/// An SVG plot as markup to inline: without the XML declaration, with a `viewBox` so CSS can
+/// scale it.
+fn inline_svg(svg: &str) -> String {
+    let body = match svg.find("<svg") {
+        Some(i) => &svg[i..],
+        None => svg,
+    };
+    if body.contains("viewBox") {
+        return body.to_string();
+    }
+    let attr = |name: &str| -> Option<String> {
+        let open = &body[..body.find('>')?];
+        let i = open.find(&format!("{name}=\""))? + name.len() + 2;
+        Some(open[i..].split('"').next()?.to_string())
+    };
+    match (attr("width"), attr("height")) {
+        (Some(w), Some(h)) => body.replacen("<svg", &format!("<svg viewBox=\"0 0 {w} {h}\""), 1),
+        _ => body.to_string(),
+    }
+}
+
+/// What the report page of a run is built from.
+pub struct RunReport<'a> {
+    /// The run directory (plots are read from `plots/`, the page written here).
+    pub dir: &'a Path,
+    /// The config's settings (name, baseline strategy, seed).
+    pub settings: &'a crate::report::ReportSettings,
+    /// The config's cells, in config order.
+    pub cells: &'a [CellRecord],
+    /// Rows by cell id.
+    pub rows: &'a HashMap<String, Vec<QuestionRow>>,
+    /// Each non-baseline cell's comparison with its baseline cell (by cell id).
+    pub comparisons: &'a HashMap<String, Comparison>,
+    /// The datasets' questions and documents ([`Corpus::load`]).
+    pub corpora: &'a [Corpus],
+    /// The run's plots (PNG paths as `write_plots` returns them; the SVG beside each is
+    /// inlined).
+    pub plots: &'a [String],
+    /// Finished cells of other configs in `cells/`, ignored.
+    pub ignored_cells: usize,
+}
+
+/// Writes `report.html` into the run directory (atomically) and returns its path.
+///
+/// # Errors
+/// A passage id that is not `DOC:START-END`, an unreadable plot or explain file, a template
+/// error, or an I/O error naming the file.
+pub fn write_run_report(r: &RunReport<'_>) -> Result<PathBuf> {
+    let cells: Vec<PageCell> = r
+        .cells
+        .iter()
+        .map(|c| {
+            let m = r.comparisons.get(&c.id);
+            Ok(PageCell {
+                uid: c.id.clone(),
+                side: None,
+                record: c,
+                rows: r.rows.get(&c.id).map_or(&[], Vec::as_slice),
+                explain: read_explain_lines(r.dir, &c.id)?,
+                pair: m.map(|m| m.baseline_cell_id.clone()),
+                is_baseline: c.cell.strategy == r.settings.baseline,
+                discordant: m.map(|m| (m.paired.mcnemar.b, m.paired.mcnemar.c)),
+            })
+        })
+        .collect::<Result<_>>()?;
+    let mut pngs: Vec<&String> = r.plots.iter().collect();
+    pngs.sort();
+    let mut plots = Vec::new();
+    for png in pngs {
+        let svg_path = Path::new(png).with_extension("svg");
+        let svg = std::fs::read_to_string(&svg_path)
+            .with_context(|| format!("cannot read plot {}", svg_path.display()))?;
+        plots.push(Plot {
+            name: svg_path
+                .file_name()
+                .map_or(String::new(), |n| n.to_string_lossy().into_owned()),
+            svg: inline_svg(&svg),
+        });
+    }
+    let records: Vec<&CellRecord> = r.cells.iter().collect();
+    let mut datasets: Vec<&str> = r.cells.iter().map(|c| c.cell.dataset.as_str()).collect();
+    datasets.sort_unstable();
+    datasets.dedup();
+    let mut notes: Vec<String> = r
+        .corpora
+        .iter()
+        .filter_map(|c| c.note.as_ref().map(|n| format!("{}: {n}", c.name)))
+        .collect();
+    if r.ignored_cells > 0 {
+        notes.push(format!(
+            "{} finished cell(s) of another configuration in cells/ are not part of this report",
+            r.ignored_cells
+        ));
+    }
+    let page = Page {
+        title: format!("chunkbench run: {}", r.settings.name),
+        kind: "report",
+        subtitle: format!(
+            "{} cells · datasets {} · baseline strategy {}",
+            r.cells.len(),
+            datasets.join(", "),
+            r.settings.baseline
+        ),
+        verdict: None,
+        facts: vec![
+            ("cells computed by".into(), {
+                let mut codes: Vec<&str> = r.cells.iter().map(|c| c.code.as_str()).collect();
+                codes.sort_unstable();
+                codes.dedup();
+                codes.join(", ")
+            }),
+            ("seed".into(), r.settings.seed.to_string()),
+            (
+                "bootstrap resamples".into(),
+                r.settings.bootstrap_resamples.to_string(),
+            ),
+            (
+                "comparisons (Holm family)".into(),
+                r.comparisons.len().to_string(),
+            ),
+        ],
+        notes,
+        tables: summary_tables(&records, r.comparisons, &r.settings.baseline),
+        lists: Vec::new(),
+        plots,
+        css: CSS,
+        js: JS,
+        data: payload(&cells, r.corpora)?,
+    };
+    let path = r.dir.join(REPORT_HTML);
+    write_atomic(&path, render(&page)?.as_bytes())?;
+    Ok(path)
+}
+
+/// One run of a comparison as the page needs it: its directory, and its matched cells'
+/// records and full rows (read with [`crate::records::read_rows_csv`]).
+pub struct CompareSide<'a> {
+    /// The run directory (EAR explanations are read from `explain/` when present).
+    pub dir: &'a Path,
+    /// Records and rows by cell id.
+    pub cells: &'a BTreeMap<String, (CellRecord, Vec<QuestionRow>)>,
+}
+
+/// Writes `compare.html` into `out` (atomically) and returns its path: the verdict, the
+/// regression table, the cells in one run only, and the explorer over the matched cells, each
+/// candidate cell paired with its baseline-run cell (the flip filter lists exactly the lost and
+/// gained questions McNemar counts).
+///
+/// # Errors
+/// A passage id that is not `DOC:START-END`, an unreadable explain file, a template error or
+/// an I/O error naming the file.
+pub fn write_compare_page(
+    out: &Path,
+    report: &CompareReport,
+    baseline: &CompareSide<'_>,
+    candidate: &CompareSide<'_>,
+    corpora: &[Corpus],
+) -> Result<PathBuf> {
+    let mut cells = Vec::new();
+    let mut notes: Vec<String> = corpora
+        .iter()
+        .filter_map(|c| c.note.as_ref().map(|n| format!("{}: {n}", c.name)))
+        .collect();
+    for m in &report.cells {
+        let (Some((brec, brows)), Some((crec, crows))) = (
+            baseline.cells.get(&m.cell_id),
+            candidate.cells.get(&m.cell_id),
+        ) else {
+            notes.push(format!(
+                "cell {} ({} × {} × k={}): its rows could not be read in full, so its questions \
+                 are not in the explorer",
+                m.cell_id, m.strategy, m.retriever, m.k
+            ));
+            continue;
+        };
+        let (b, c) = (
+            format!("baseline:{}", m.cell_id),
+            format!("candidate:{}", m.cell_id),
+        );
+        cells.push(PageCell {
+            uid: c.clone(),
+            side: Some("candidate run"),
+            record: crec,
+            rows: crows,
+            explain: read_explain_lines(candidate.dir, &m.cell_id)?,
+            pair: Some(b.clone()),
+            is_baseline: false,
+            discordant: Some((m.mcnemar.b, m.mcnemar.c)),
+        });
+        cells.push(PageCell {
+            uid: b,
+            side: Some("baseline run"),
+            record: brec,
+            rows: brows,
+            explain: read_explain_lines(baseline.dir, &m.cell_id)?,
+            pair: None,
+            is_baseline: true,
+            discordant: None,
+        });
+    }
+    let mut rows = Vec::new();
+    for c in &report.cells {
+        let regression = c.verdict == Verdict::Regression;
+        let acc = |s: &crate::compare::SideAccuracy| {
+            num(
+                pct_ci(
+                    Some(s.accuracy),
+                    Some(s.accuracy_ci.lower),
+                    Some(s.accuracy_ci.upper),
+                ),
+                Some(s.accuracy),
+            )
+        };
+        rows.push(Row {
+            uid: format!("candidate:{}", c.cell_id),
+            class: if regression { "regression" } else { "" },
+            cells: vec![
+                TCell {
+                    text: if regression { "REGRESSION" } else { "ok" }.into(),
+                    v: None,
+                    badge: Some(if regression { "bad" } else { "good" }),
+                },
+                text(c.dataset.clone()),
+                text(c.strategy.clone()),
+                text(c.retriever.clone()),
+                num(c.k.to_string(), Some(c.k as f64)),
+                text(c.reader.clone()),
+                num(c.n.to_string(), Some(c.n as f64)),
+                acc(&c.baseline),
+                acc(&c.candidate),
+                num(
+                    format!(
+                        "{:+.1} {}",
+                        c.delta_points,
+                        crate::compare::fmt_signed_ci(c.delta_ci)
+                    ),
+                    Some(c.delta_points),
+                ),
+                num(
+                    format!("{} / {}", c.mcnemar.b, c.mcnemar.c),
+                    Some(c.mcnemar.b as f64 - c.mcnemar.c as f64),
+                ),
+                num(
+                    crate::compare::fmt_p(c.mcnemar.exact_p),
+                    Some(c.mcnemar.exact_p),
+                ),
+                num(crate::compare::fmt_p(c.holm_p), Some(c.holm_p)),
+                num(
+                    format!(
+                        "{:.1} → {:.1}",
+                        c.baseline.words_mean, c.candidate.words_mean
+                    ),
+                    Some(c.candidate.words_mean),
+                ),
+                num(
+                    c.words_change_pct.map_or("–".into(), |w| {
+                        format!(
+                            "{w:+.1} {}",
+                            crate::compare::fmt_signed_ci(c.words_change_ci)
+                        )
+                    }),
+                    c.words_change_pct,
+                ),
+                num(
+                    format!("{} → {}", c.invalid.0, c.invalid.1),
+                    Some(c.invalid.1 as f64),
+                ),
+            ],
+        });
+    }
+    let table = Table {
+        title: "Matched cells".into(),
+        note: String::new(),
+        head: vec![
+            head("verdict", false, ""),
+            head("dataset", false, ""),
+            head("strategy", false, ""),
+            head("retriever", false, ""),
+            head("k", true, ""),
+            head("reader", false, ""),
+            head("n", true, "paired questions"),
+            head("baseline acc [95% CI]", true, "Wilson 95 % interval"),
+            head("candidate acc [95% CI]", true, "Wilson 95 % interval"),
+            head("Δ acc pts [95% CI]", true, "paired bootstrap 95 % interval"),
+            head(
+                "lost / gained",
+                true,
+                "McNemar's b (baseline right, candidate wrong) / c",
+            ),
+            head("McNemar p", true, "exact"),
+            head("Holm p", true, "Holm-adjusted over the matched cells"),
+            head(
+                "words baseline → candidate",
+                true,
+                "mean words retrieved per question",
+            ),
+            head("Δ words % [95% CI]", true, "paired bootstrap 95 % interval"),
+            head("invalid", true, "invalid answers, baseline → candidate"),
+        ],
+        rows,
+    };
+    let unmatched = |v: &[crate::compare::UnmatchedCell]| -> Vec<String> {
+        v.iter()
+            .map(|u| {
+                format!(
+                    "{} × {} × {} × k={} × {}{}",
+                    u.dataset,
+                    u.strategy,
+                    u.retriever,
+                    u.k,
+                    u.reader,
+                    if u.differs_in.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (configuration differs in {})", u.differs_in.join(", "))
+                    }
+                )
+            })
+            .collect()
+    };
+    let mut lists = Vec::new();
+    if !report.only_in_baseline.is_empty() {
+        lists.push((
+            "Cells only in the baseline run".to_string(),
+            unmatched(&report.only_in_baseline),
+        ));
+    }
+    if !report.only_in_candidate.is_empty() {
+        lists.push((
+            "Cells only in the candidate run".to_string(),
+            unmatched(&report.only_in_candidate),
+        ));
+    }
+    let regression = report.verdict == Verdict::Regression;
+    let page = Page {
+        title: format!(
+            "chunkbench compare: {}",
+            if regression {
+                format!(
+                    "REGRESSION in {} of {} matched cells",
+                    report.regressions,
+                    report.cells.len()
+                )
+            } else {
+                "no regression".into()
+            }
+        ),
+        kind: "compare",
+        subtitle: format!(
+            "baseline {} (run {}) · candidate {} (run {}) · {} matched cells, questions paired by id",
+            report.baseline,
+            report.baseline_name,
+            report.candidate,
+            report.candidate_name,
+            report.cells.len()
+        ),
+        verdict: Some(if regression { "bad" } else { "good" }),
+        facts: vec![
+            ("rule".into(), report.rule.clone()),
+            (
+                "bootstrap resamples".into(),
+                report.bootstrap_resamples.to_string(),
+            ),
+        ],
+        notes,
+        tables: vec![table],
+        lists,
+        plots: Vec::new(),
+        css: CSS,
+        js: JS,
+        data: payload(&cells, corpora)?,
+    };
+    let path = out.join(COMPARE_HTML);
+    write_atomic(&path, render(&page)?.as_bytes())?;
+    Ok(path)
+}
+
+/// The matched cells of `report` as stored in run directory `dir`: records and full rows
+/// (cells whose rows cannot be read in full, e.g. a baseline of an older row schema, are left
+/// out; [`write_compare_page`] notes them).
+fn read_matched(
+    dir: &Path,
+    report: &CompareReport,
+) -> BTreeMap<String, (CellRecord, Vec<QuestionRow>)> {
+    let mut out = BTreeMap::new();
+    for c in &report.cells {
+        let cells = dir.join("cells");
+        let rec = std::fs::read(cells.join(format!("{}.json", c.cell_id)))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<CellRecord>(&b).ok());
+        let csv_path = cells.join(format!("{}.csv", c.cell_id));
+        let rows = std::fs::read(&csv_path)
+            .ok()
+            .and_then(|b| crate::records::read_rows_csv(&b, &csv_path.display().to_string()).ok());
+        if let (Some(rec), Some(rows)) = (rec, rows) {
+            out.insert(c.cell_id.clone(), (rec, rows));
+        }
+    }
+    out
+}
+
+/// Writes `compare.html` for `report` (the comparison of the runs in `baseline` and
+/// `candidate`) into `out`, with question and passage texts from the datasets in `store`
+/// when they are the data the cells read ([`Corpus::load`]).
+///
+/// # Errors
+/// As [`write_compare_page`].
+pub fn write_compare_html(
+    out: &Path,
+    report: &CompareReport,
+    baseline: &Path,
+    candidate: &Path,
+    store: &Path,
+) -> Result<PathBuf> {
+    let base = read_matched(baseline, report);
+    let cand = read_matched(candidate, report);
+    let mut names: Vec<&str> = report.cells.iter().map(|c| c.dataset.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let corpora: Vec<Corpus> = names
+        .iter()
+        .map(|n| {
+            let of: Vec<&CellRecord> = cand
+                .values()
+                .chain(base.values())
+                .map(|(r, _)| r)
+                .filter(|r| r.cell.dataset == *n)
+                .collect();
+            Corpus::load(store, n, &of)
+        })
+        .collect();
+    write_compare_page(
+        out,
+        report,
+        &CompareSide {
+            dir: baseline,
+            cells: &base,
+        },
+        &CompareSide {
+            dir: candidate,
+            cells: &cand,
+        },
+        &corpora,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passage_ids_split_from_the_right() {
+        assert_eq!(parse_passage("a:b:10-20"), Some(("a:b", 10, 20)));
+        assert_eq!(parse_passage("doc-1:0-5"), Some(("doc-1", 0, 5)));
+        assert_eq!(parse_passage("doc"), None);
+    }
+
+    #[test]
+    fn natural_order_compares_numbers_as_numbers() {
+        let mut v = vec![
+            "fixed[size=1024]",
+            "fixed[size=128]",
+            "fixed[size=64]",
+            "ear",
+        ];
+        v.sort_by_key(|s| natural_key(s));
+        assert_eq!(
+            v,
+            [
+                "ear",
+                "fixed[size=64]",
+                "fixed[size=128]",
+                "fixed[size=1024]"
+            ]
+        );
+    }
+
+    #[test]
+    fn script_data_cannot_close_its_element() {
+        let s = script_safe(r#"{"t":"</script><!--"}"#);
+        assert!(!s.contains("</"), "{s}");
+        let back: serde_json::Value = serde_json::from_str(&s).unwrap();
+        assert_eq!(back["t"], "</script><!--");
+    }
+
+    #[test]
+    fn segments_merge_and_slice_exactly() {
+        let doc = Document {
+            id: "d".into(),
+            title: String::new(),
+            text: "Zürich — « névés » 富士山 end".into(),
+            source: String::new(),
+            license: String::new(),
+        };
+        let docs: HashMap<&str, &Document> = [("d", &doc)].into_iter().collect();
+        let (a, b) = (
+            doc.text.find("névés").unwrap(),
+            doc.text.find("富士山").unwrap(),
+        );
+        let mut t = DocTable::new();
+        t.intern("d", 0, 7);
+        t.intern("d", 3, 12);
+        t.intern("d", b, b + "富士山".len());
+        t.intern("d", a, a + "névés".len());
+        t.intern("unknown", 0, 3);
+        let segs = t.segments(&docs);
+        assert_eq!(
+            segs[0],
+            vec![(0, &doc.text[0..12]), (a, "névés"), (b, "富士山")]
+        );
+        assert!(segs[1].is_empty());
+        // A span off a character boundary is dropped, never shown wrong.
+        let mut t = DocTable::new();
+        t.intern("d", 0, 2);
+        assert!(t.segments(&docs)[0].is_empty());
+    }
+
+    #[test]
+    fn svg_gets_a_view_box() {
+        let s = inline_svg(
+            "<?xml version=\"1.0\"?>\n<svg width=\"10\" height=\"20\" xmlns=\"x\"></svg>",
+        );
+        assert!(s.starts_with("<svg viewBox=\"0 0 10 20\""), "{s}");
+    }
+}
