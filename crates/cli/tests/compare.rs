@@ -7,30 +7,12 @@
 //! root, or `CHUNKBENCH_STORE`); `scripts/test.sh` fetches them first.
 
 use reporting::records::CellRecord;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod common;
-use common::{cell, chunkbench, copy_dir, rewrite_cell, store, workspace};
+use common::{cell, chunkbench, copy_dir, quickstart, rewrite_cell, store};
 
 const LIMIT: usize = 300;
-
-/// Runs the quickstart config with `limit` questions on `store` into `out`; returns the run
-/// directory `out/quickstart`.
-fn quickstart(out: &Path, limit: usize, store: &Path) -> PathBuf {
-    let cfg = workspace().join("configs/quickstart.yaml");
-    let o = chunkbench(&[
-        "run",
-        cfg.to_str().unwrap(),
-        "--store",
-        store.to_str().unwrap(),
-        "--output",
-        out.to_str().unwrap(),
-        "--set",
-        &format!("limit={limit}"),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    out.join("quickstart")
-}
 
 fn compare(baseline: &Path, candidate: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
     let mut args = vec![

@@ -20,7 +20,9 @@ use std::path::{Path, PathBuf};
 
 mod common;
 use common::cdp::Browser;
-use common::{cell, chunkbench, copy_dir, documents, rewrite_cell, run_yaml, store, workspace};
+use common::{
+    cell, chunkbench, copy_dir, documents, quickstart, rewrite_cell, run_yaml, store, workspace,
+};
 
 const CONFIG: &str = "name: report
 datasets: [sciq]
@@ -184,6 +186,13 @@ fn the_report_works_in_chromium() {
         // Outcome filter: exactly the correct rows.
         set(&mut b, "outcome", "correct");
         assert_eq!(count_items(&mut b), rec.summary.correct as u64);
+        // Evidence filter: exactly the rows whose gold evidence was not all retrieved.
+        set(&mut b, "outcome", "missed");
+        let missed = rows
+            .iter()
+            .filter(|r| r.recall.is_some_and(|x| x < 1.0))
+            .count();
+        assert_eq!(count_items(&mut b), missed as u64);
         set(&mut b, "outcome", "all");
         // Flip filter against the baseline cell: McNemar's b and c.
         if rec.cell.strategy != "fixed-100" {
@@ -320,20 +329,7 @@ fn the_report_works_in_chromium() {
 fn the_compare_page_works_in_chromium() {
     let tmp = tempfile::tempdir().unwrap();
     let store = store();
-    let cfg = workspace().join("configs/quickstart.yaml");
-    let out = tmp.path().join("runs");
-    let o = chunkbench(&[
-        "run",
-        cfg.to_str().unwrap(),
-        "--store",
-        store.to_str().unwrap(),
-        "--output",
-        out.to_str().unwrap(),
-        "--set",
-        "limit=200",
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let base = out.join("quickstart");
+    let base = quickstart(&tmp.path().join("runs"), 200, &store);
     let cand = tmp.path().join("candidate");
     copy_dir(&base, &cand);
     let rec = cell(&cand, "fixed-100", 3);

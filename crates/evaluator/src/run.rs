@@ -1065,16 +1065,14 @@ pub fn assemble(
     reporting::report::write_chunk_stats(dir, &lengths)?;
     let plots = reporting::plots::write_plots(dir, &cells, &comparisons, &lengths)?;
     remove_stale_plots(dir, &plots)?;
-    reporting::html::write_run_report(&reporting::html::RunReport {
+    write_html(
+        cfg,
         dir,
-        settings: &cfg.report_settings(),
-        cells: &cells,
-        rows: &rows_by_cell,
-        comparisons: &comparisons,
-        corpora: &corpora,
-        plots: &plots,
-        ignored_cells: ignored,
-    })?;
+        (&cells, &rows_by_cell, &comparisons),
+        &corpora,
+        &plots,
+        ignored,
+    )?;
     let mut models: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
     for c in &cells {
         for (k, v) in c.inputs.iter().filter(|(k, _)| !k.starts_with("dataset/")) {
@@ -1215,15 +1213,41 @@ pub fn report(dir: &Path, store: &Path) -> Result<PathBuf> {
         })
         .unwrap_or_default();
     plots.sort();
+    write_html(
+        &cfg,
+        dir,
+        (&cells, &rows_by_cell, &comparisons),
+        &corpora,
+        &plots,
+        ignored,
+    )
+}
+
+/// A run's cells, their rows by cell id, and each non-baseline cell's comparison.
+type Results<'a> = (
+    &'a [CellRecord],
+    &'a HashMap<String, Vec<QuestionRow>>,
+    &'a HashMap<String, reporting::records::Comparison>,
+);
+
+/// Writes `dir/report.html` ([`reporting::html::write_run_report`]).
+fn write_html(
+    cfg: &RunConfig,
+    dir: &Path,
+    (cells, rows, comparisons): Results<'_>,
+    corpora: &[reporting::html::Corpus],
+    plots: &[String],
+    ignored_cells: usize,
+) -> Result<PathBuf> {
     reporting::html::write_run_report(&reporting::html::RunReport {
         dir,
         settings: &cfg.report_settings(),
-        cells: &cells,
-        rows: &rows_by_cell,
-        comparisons: &comparisons,
-        corpora: &corpora,
-        plots: &plots,
-        ignored_cells: ignored,
+        cells,
+        rows,
+        comparisons,
+        corpora,
+        plots,
+        ignored_cells,
     })
 }
 

@@ -30,7 +30,7 @@
 //! The data is one JSON value in a `<script type="application/json">` element: rows with
 //! short keys, passages as `[document index, start, end]`, texts as merged segments per
 //! document, so a passage retrieved by several cells is carried once. The EAR textbook run
-//! (12 cells × 153 questions) gives a page of about 2 MB (BENCHMARKS.md).
+//! (12 cells × 153 questions) gives a page of 4.7 MB (BENCHMARKS.md).
 
 use crate::compare::{CompareReport, Verdict};
 use crate::explain::ExplainLine;
@@ -758,13 +758,7 @@ fn summary_tables(
     comparisons: &HashMap<String, Comparison>,
     baseline: &str,
 ) -> Vec<Table> {
-    let mut groups: BTreeMap<(String, String), Vec<&CellRecord>> = BTreeMap::new();
-    for c in cells {
-        groups
-            .entry((c.cell.dataset.clone(), c.cell.reader.clone()))
-            .or_default()
-            .push(c);
-    }
+    let groups = crate::records::by_dataset_reader(cells.iter().copied());
     let mut tables = Vec::new();
     for ((ds, rd), mut group) in groups {
         group.sort_by_cached_key(|c| {

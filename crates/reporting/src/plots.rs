@@ -144,10 +144,13 @@ fn tick(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// Estimated width in pixels of `text` at `size` px in DejaVu Sans (0.6 em per character,
-/// a little wider than its average advance so that estimates err towards no overlap).
-fn text_width(text: &str, size: f64) -> f64 {
-    text.chars().count() as f64 * size * 0.6
+/// Width in pixels of `text` at `size` px in the plot font, as the backend lays it out
+/// (0.6 em per character where the font cannot measure it).
+fn text_width<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, text: &str, size: u32) -> f64 {
+    area.estimate_text_size(text, &TextStyle::from(("sans-serif", size).into_font()))
+        .map_or(text.chars().count() as f64 * size as f64 * 0.6, |(w, _)| {
+            w as f64
+        })
 }
 
 /// Pixel rectangle `(x0, y0, x1, y1)`.
@@ -183,10 +186,16 @@ fn place_labels(
             (7.0, 3.0),
             (-w - 7.0, -h - 3.0),
             (-w - 7.0, 3.0),
+            (9.0, -h / 2.0),
+            (-w - 9.0, -h / 2.0),
             (7.0, -2.0 * h - 6.0),
             (7.0, h + 6.0),
             (-w - 7.0, -2.0 * h - 6.0),
             (-w - 7.0, h + 6.0),
+            (7.0, -3.0 * h - 9.0),
+            (7.0, 2.0 * h + 9.0),
+            (-w - 7.0, -3.0 * h - 9.0),
+            (-w - 7.0, 2.0 * h + 9.0),
         ];
         let mut best = (f64::INFINITY, candidates[0]);
         for &(dx, dy) in &candidates {
@@ -271,6 +280,14 @@ fn draw_pareto<DB: DrawingBackend>(
         .map_err(err)?
         .label("Pareto front (fewer words, higher accuracy)")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
+    // The front's cells ringed, so a front of one cell shows too.
+    chart
+        .draw_series(
+            front
+                .iter()
+                .map(|&(x, y)| Circle::new((x, y), 8, RED.stroke_width(2))),
+        )
+        .map_err(err)?;
     chart
         .draw_series(pts.iter().map(|p| {
             ErrorBar::new_vertical(
@@ -297,7 +314,7 @@ fn draw_pareto<DB: DrawingBackend>(
         .collect();
     let sizes: Vec<(f64, f64)> = order
         .iter()
-        .map(|&i| (text_width(&pts[i].label, 13.0), 13.0))
+        .map(|&i| (text_width(root, &pts[i].label, 13), 13.0))
         .collect();
     let (xr, yr) = chart.plotting_area().get_pixel_range();
     let bounds = (
@@ -317,12 +334,29 @@ fn draw_pareto<DB: DrawingBackend>(
         .collect();
     let offsets = place_labels(&anchors, &sizes, &bars, bounds);
     chart
-        .draw_series(order.iter().zip(&offsets).map(|(&i, &off)| {
-            let p = &pts[i];
-            EmptyElement::at((p.words, p.acc * 100.0))
-                + Circle::new((0, 0), 4, BLUE.filled())
-                + Text::new(p.label.clone(), off, ("sans-serif", 13).into_font())
-        }))
+        .draw_series(
+            order
+                .iter()
+                .zip(&offsets)
+                .zip(&sizes)
+                .map(|((&i, &off), &(w, h))| {
+                    let p = &pts[i];
+                    // A label set apart from its point gets a leader line to its nearest edge.
+                    let near = (
+                        0.0f64.clamp(off.0 as f64, off.0 as f64 + w),
+                        0.0f64.clamp(off.1 as f64, off.1 as f64 + h),
+                    );
+                    let leader = if near.0.hypot(near.1) > 12.0 {
+                        vec![(0, 0), (near.0.round() as i32, near.1.round() as i32)]
+                    } else {
+                        Vec::new()
+                    };
+                    EmptyElement::at((p.words, p.acc * 100.0))
+                        + PathElement::new(leader, BLACK.mix(0.45).stroke_width(1))
+                        + Circle::new((0, 0), 4, BLUE.filled())
+                        + Text::new(p.label.clone(), off, ("sans-serif", 13).into_font())
+                }),
+        )
         .map_err(err)?;
     chart
         .configure_series_labels()
@@ -483,7 +517,7 @@ fn draw_sweep<DB: DrawingBackend>(
                 .map_err(err)?;
             let (px, py) = chart.backend_coord(&(x, 0.0));
             let label = size_tick(x, &sizes);
-            let w = text_width(&label, 14.0) * 0.85;
+            let w = text_width(root, &label, 14);
             root.draw(&PathElement::new(vec![(px, py), (px, py + 5)], BLACK))
                 .map_err(err)?;
             root.draw(&Text::new(
@@ -555,12 +589,20 @@ fn draw_hist<DB: DrawingBackend>(
         let (words, caption, what) = match &s.retrieved_words {
             Some(w) if s.passages_at_query_time => (
                 w,
-                format!(
-                    "{}: {} retrieved passages ({} indexed chunks)",
-                    s.strategy,
-                    w.len(),
-                    s.words.len()
-                ),
+                if s.words.is_empty() {
+                    format!(
+                        "{}: {} retrieved passages (nothing indexed)",
+                        s.strategy,
+                        w.len()
+                    )
+                } else {
+                    format!(
+                        "{}: {} retrieved passages ({} indexed chunks)",
+                        s.strategy,
+                        w.len(),
+                        s.words.len()
+                    )
+                },
                 "words per retrieved passage",
             ),
             _ => (
@@ -651,12 +693,16 @@ pub fn write_plots(
     let out = dir.join("plots");
     std::fs::create_dir_all(&out)?;
     let mut written = Vec::new();
-    let mut groups: BTreeMap<(String, String), Vec<&CellRecord>> = BTreeMap::new();
-    for c in cells {
-        groups
-            .entry((c.cell.dataset.clone(), c.cell.reader.clone()))
-            .or_default()
-            .push(c);
+    let mut groups = crate::records::by_dataset_reader(cells);
+    // Rows and panels in natural order: `size=64` before `size=128`.
+    for group in groups.values_mut() {
+        group.sort_by_cached_key(|c| {
+            (
+                crate::html::natural_key(&c.cell.strategy),
+                crate::html::natural_key(&c.cell.retriever),
+                c.cell.k,
+            )
+        });
     }
     for ((ds, rd), group) in &groups {
         let tag = format!("{}--{}", file_safe(ds), file_safe(rd));
@@ -752,7 +798,8 @@ pub fn write_plots(
     for c in chunk_lengths {
         by_ds.entry(c.dataset.as_str()).or_default().push(c);
     }
-    for (ds, list) in by_ds {
+    for (ds, mut list) in by_ds {
+        list.sort_by_cached_key(|l| crate::html::natural_key(&l.strategy));
         if list.is_empty() {
             bail!("no chunk lengths for {ds}");
         }

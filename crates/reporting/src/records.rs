@@ -456,6 +456,22 @@ pub struct StrategyStats {
     pub min_similarity: Vec<Option<f64>>,
 }
 
+/// Cells grouped by (dataset, reader), the unit of summary.md's tables, the plots and the
+/// report's tables; groups in name order, cells in their given order.
+pub fn by_dataset_reader<'a>(
+    cells: impl IntoIterator<Item = &'a CellRecord>,
+) -> std::collections::BTreeMap<(String, String), Vec<&'a CellRecord>> {
+    let mut groups: std::collections::BTreeMap<(String, String), Vec<&CellRecord>> =
+        std::collections::BTreeMap::new();
+    for c in cells {
+        groups
+            .entry((c.cell.dataset.clone(), c.cell.reader.clone()))
+            .or_default()
+            .push(c);
+    }
+    groups
+}
+
 /// Ids of the finished cells (`ID.json`) in `cells_dir` that are not in `ids`, sorted.
 pub fn foreign_cells(cells_dir: &Path, ids: &std::collections::BTreeSet<String>) -> Vec<String> {
     foreign_files(cells_dir, "json", ids)

@@ -185,3 +185,21 @@ pub fn rewrite_cell(run: &Path, rec: &CellRecord, mut edit: impl FnMut(&mut Ques
     assert_eq!(n, changed.len());
     write_rows(&pq, &all);
 }
+
+/// Runs the quickstart config with `limit` questions on `store` into `out`; returns the run
+/// directory `out/quickstart`.
+pub fn quickstart(out: &Path, limit: usize, store: &Path) -> PathBuf {
+    let cfg = workspace().join("configs/quickstart.yaml");
+    let o = chunkbench(&[
+        "run",
+        cfg.to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+        "--output",
+        out.to_str().unwrap(),
+        "--set",
+        &format!("limit={limit}"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out.join("quickstart")
+}

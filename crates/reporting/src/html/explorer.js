@@ -241,19 +241,22 @@
 
   function matches(cell, row) {
     var oc = outcome(row);
+    if (state.outcome === 'missed') return row.r !== null && row.r !== undefined && row.r < 1 && searchOk(cell, row) && flipOk(cell, row);
+    if (state.outcome === 'hit') return row.r !== null && row.r !== undefined && row.r >= 1 && searchOk(cell, row) && flipOk(cell, row);
     if (state.outcome === 'wrong' && !(oc === 'wrong' || oc === 'tie' || oc === 'invalid')) return false;
     if (state.outcome !== 'all' && state.outcome !== 'wrong' && oc !== state.outcome) return false;
-    if (state.flip !== 'all') {
-      var f = flipOf(cell, row);
-      if (state.flip === 'discordant' ? !(f === 'lost' || f === 'gained') : f !== state.flip) return false;
-    }
-    if (state.search) {
-      var s = state.search.toLowerCase();
-      var q = questionOf(cell, row);
-      var hay = (qidOf(cell, row) + ' ' + (q ? q.q : '')).toLowerCase();
-      if (hay.indexOf(s) < 0) return false;
-    }
-    return true;
+    return flipOk(cell, row) && searchOk(cell, row);
+  }
+  function flipOk(cell, row) {
+    if (state.flip === 'all') return true;
+    var f = flipOf(cell, row);
+    return state.flip === 'discordant' ? (f === 'lost' || f === 'gained') : f === state.flip;
+  }
+  function searchOk(cell, row) {
+    if (!state.search) return true;
+    var s = state.search.toLowerCase();
+    var q = questionOf(cell, row);
+    return (qidOf(cell, row) + ' ' + (q ? q.q : '')).toLowerCase().indexOf(s) >= 0;
   }
 
   function update(keepQuestion) {
