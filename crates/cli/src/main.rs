@@ -129,8 +129,9 @@ enum Command {
     ///
     /// Exit 0: no regression; 1: a matched cell regressed; 2: unusable input. A cell regresses
     /// when its accuracy drops by more than PTS points and its Holm-adjusted McNemar exact p is
-    /// below A, or when its mean words retrieved grow by more than PCT %. Writes compare.md and
-    /// compare.json.
+    /// below A, or when its mean words retrieved grow by more than PCT %. Writes compare.md,
+    /// compare.json and compare.html (the table and the lost / gained questions with their
+    /// passages, in one self-contained page).
     Compare {
         /// The baseline run directory (OUTPUT/NAME of `chunkbench run`), e.g.
         /// results/baselines/quickstart.
@@ -354,7 +355,7 @@ impl std::fmt::Display for RegressionFound {
 
 impl std::error::Error for RegressionFound {}
 
-/// `chunkbench compare`: compares, writes compare.md and compare.json, prints the Markdown,
+/// `chunkbench compare`: compares, writes compare.md, compare.json and compare.html, prints the Markdown,
 /// and returns [`RegressionFound`] when a cell regressed.
 fn compare_command(
     baseline: &Path,

@@ -284,6 +284,39 @@ fn the_report_works_in_chromium() {
         "requests outside the file"
     );
 
+    // The URL hash: a link to a cell and question opens it; a malformed or unknown pair is
+    // ignored; a hash set on the open page (a pasted link) shows its view.
+    let q = &cells[1].1[5].question_id;
+    b.open_at(&page, &format!("cell={}&q={q}", cells[1].0.id));
+    assert_eq!(
+        b.eval("document.getElementById('cell').value"),
+        cells[1].0.id.as_str()
+    );
+    assert_eq!(
+        b.eval("document.querySelector('#qlist li.sel').dataset.qid"),
+        q.as_str()
+    );
+    b.open_at(&page, "search=%E0%A4%A&outcome=bogus&flip=lost");
+    assert_eq!(b.eval("document.body.dataset.ready"), "1");
+    assert_eq!(b.eval("document.getElementById('outcome').value"), "all");
+    assert_eq!(
+        b.errors(),
+        Vec::<String>::new(),
+        "a malformed hash broke the page"
+    );
+    b.eval(&format!(
+        "location.hash = 'cell={}&q={q}'; new Promise(r => setTimeout(r, 200))",
+        cells[2].0.id
+    ));
+    assert_eq!(
+        b.eval("document.getElementById('cell').value"),
+        cells[2].0.id.as_str()
+    );
+    assert_eq!(
+        b.eval("document.querySelector('#qlist li.sel').dataset.qid"),
+        q.as_str()
+    );
+
     // `chunkbench report` rebuilds the same page; without the store it says why and shows
     // no text rather than a wrong one.
     let o = chunkbench(&[

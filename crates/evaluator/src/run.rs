@@ -1135,7 +1135,7 @@ fn read_chunk_lengths(
     for ds in &cfg.datasets {
         let docs: HashMap<&str, &chunker::Document> = corpora
             .iter()
-            .filter(|c| &c.name == ds && c.note.is_none())
+            .filter(|c| &c.name == ds)
             .flat_map(|c| c.documents.iter().map(|d| (d.id.as_str(), d)))
             .collect();
         for (name, s) in &cfg.strategies {

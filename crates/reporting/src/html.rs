@@ -62,17 +62,17 @@ pub struct Corpus {
     pub questions: Vec<Question>,
     /// Documents in file order (empty when not shown).
     pub documents: Vec<Document>,
-    /// Why questions and texts are not shown (`None` when they are).
+    /// Why questions or passage texts are not shown (`None` when both are).
     pub note: Option<String>,
 }
 
 impl Corpus {
     /// Loads dataset `name` from the dataset store `store` for a page of `cells` (the cells of
-    /// this dataset). The texts are used only when the store's `documents.jsonl` and
-    /// `questions.jsonl` are the files every cell recorded as its inputs (sha256), or, for
-    /// cells that recorded no file hashes, when the store's manifest sha256 is the one the
-    /// cells recorded. Never fails: a missing dataset, a load error or another version of the
-    /// data becomes [`Corpus::note`], naming the file and the fix.
+    /// this dataset). The store's `documents.jsonl` (passage texts) and `questions.jsonl`
+    /// (question texts) are each used only when it is the file every cell recorded as its
+    /// input (sha256), or, for cells that recorded no file hashes, when the store's manifest
+    /// sha256 is the one the cells recorded. Never fails: a missing dataset, a load error or
+    /// another version of a file becomes [`Corpus::note`], naming the file and the fix.
     pub fn load(store: &Path, name: &str, cells: &[&CellRecord]) -> Corpus {
         let empty = |note: String| Corpus {
             name: name.to_string(),
@@ -80,12 +80,14 @@ impl Corpus {
             documents: Vec::new(),
             note: Some(note),
         };
+        let fix = "point --store at the dataset store the run used and write the page again \
+                   (`chunkbench report RUN_DIR --store STORE`, or `chunkbench compare ... --store \
+                   STORE`)";
         let dir = store.join(name);
         if !dir.join("manifest.json").exists() {
             return empty(format!(
                 "question and passage texts are not shown: the dataset store has no `{name}` \
-                 ({} does not exist); rebuild the page with `chunkbench report RUN_DIR --store \
-                 STORE` pointing at the store the run used",
+                 ({} does not exist); {fix}",
                 dir.join("manifest.json").display()
             ));
         }
@@ -94,48 +96,61 @@ impl Corpus {
             Err(e) => {
                 return empty(format!(
                     "question and passage texts are not shown: {e:#}; repair the dataset (or \
-                     `chunkbench data fetch`), then `chunkbench report RUN_DIR`"
+                     `chunkbench data fetch` for a fetched one), then {fix}"
                 ))
             }
         };
-        for c in cells {
-            let mut checked = false;
-            for file in datasets::dataset::DATASET_FILES {
-                let Some(want) = c.inputs.get(&format!("dataset/{file}")) else {
-                    continue;
-                };
-                checked = true;
-                let have = ds.files_sha256.get(file).map_or("", String::as_str);
-                if want != have {
-                    return empty(format!(
-                        "question and passage texts are not shown: {} (sha256 {}…) is not the \
-                         file cell {} read (sha256 {}…); the page never shows text from other \
-                         data. Restore that version (`chunkbench data fetch` for a fetched \
-                         dataset) and run `chunkbench report RUN_DIR`",
+        // Each file is used only when it is the one every cell read; cells recorded before
+        // file hashes were inputs are checked by the manifest.
+        let differs = |file: &str| -> Option<String> {
+            let have = ds.files_sha256.get(file).map_or("", String::as_str);
+            cells
+                .iter()
+                .find_map(|c| match c.inputs.get(&format!("dataset/{file}")) {
+                    Some(want) if want != have => Some(format!(
+                        "{} (sha256 {}…) is not the file cell {} read (sha256 {}…)",
                         dir.join(file).display(),
                         short(have),
                         c.id,
                         short(want)
-                    ));
-                }
-            }
-            if !checked && c.dataset_manifest_sha256 != ds.manifest_sha256 {
-                return empty(format!(
-                    "question and passage texts are not shown: {} (sha256 {}…) is not the \
-                     dataset manifest cell {} was computed on (sha256 {}…); restore that \
-                     version and run `chunkbench report RUN_DIR`",
-                    dir.join("manifest.json").display(),
-                    short(&ds.manifest_sha256),
-                    c.id,
-                    short(&c.dataset_manifest_sha256)
-                ));
-            }
-        }
+                    )),
+                    None if c.dataset_manifest_sha256 != ds.manifest_sha256 => Some(format!(
+                        "{} (sha256 {}…) is not the dataset manifest cell {} was computed on \
+                     (sha256 {}…)",
+                        dir.join("manifest.json").display(),
+                        short(&ds.manifest_sha256),
+                        c.id,
+                        short(&c.dataset_manifest_sha256)
+                    )),
+                    _ => None,
+                })
+        };
+        let restore = "the page never shows text from other data; restore the version the \
+                       run read (`chunkbench data fetch` for a fetched dataset) and write the \
+                       page again";
+        let (docs_differ, questions_differ) =
+            (differs("documents.jsonl"), differs("questions.jsonl"));
+        let note = match (&docs_differ, &questions_differ) {
+            (None, None) => None,
+            (Some(d), None) => Some(format!("passage texts are not shown: {d}; {restore}")),
+            (None, Some(q)) => Some(format!("question texts are not shown: {q}; {restore}")),
+            (Some(d), Some(q)) => Some(format!(
+                "question and passage texts are not shown: {d}, and {q}; {restore}"
+            )),
+        };
         Corpus {
             name: name.to_string(),
-            questions: ds.questions,
-            documents: ds.documents,
-            note: None,
+            questions: if questions_differ.is_none() {
+                ds.questions
+            } else {
+                Vec::new()
+            },
+            documents: if docs_differ.is_none() {
+                ds.documents
+            } else {
+                Vec::new()
+            },
+            note,
         }
     }
 }
@@ -211,7 +226,7 @@ struct Payload<'a> {
 fn ear_record(
     l: &ExplainLine,
     table: &DocTable<'_>,
-    anchor_sets: &mut Interner<Vec<[String; 4]>>,
+    tables: &mut EarTables,
     corpus_kinds: &mut Interner<String>,
 ) -> PEar {
     let st = &l.stats;
@@ -236,8 +251,8 @@ fn ear_record(
     let ps = l
         .passages
         .iter()
-        .map(|p| PEarPassage {
-            span: [
+        .map(|p| {
+            let span = [
                 table
                     .index
                     .get(p.doc_id.as_str())
@@ -245,12 +260,9 @@ fn ear_record(
                     .unwrap_or(usize::MAX),
                 p.span[0],
                 p.span[1],
-            ],
-            score: r4(p.score),
-            parts: [r4(p.parts.anchor), r4(p.parts.lexical), r4(p.parts.date)],
-            fb: p.fallback,
-            win: p.window,
-            m: p.matches
+            ];
+            let matches = p
+                .matches
                 .iter()
                 .map(|m| {
                     [
@@ -260,7 +272,15 @@ fn ear_record(
                         corpus_kinds.add(m.corpus_kind.clone()),
                     ]
                 })
-                .collect(),
+                .collect();
+            tables.passages.add(PEarPassage(
+                span,
+                r4(p.score),
+                [r4(p.parts.anchor), r4(p.parts.lexical), r4(p.parts.date)],
+                u8::from(p.fallback),
+                (p.window != p.span).then_some(p.window),
+                matches,
+            ))
         })
         .collect();
     PEar {
@@ -274,9 +294,15 @@ fn ear_record(
             st.windows_after_dedup,
             usize::from(st.fallback),
         ],
-        an: anchor_sets.add(anchors),
+        an: tables.anchor_sets.add(anchors),
         ps,
     }
+}
+
+/// A dataset's EAR records shared by its cells' rows.
+struct EarTables {
+    anchor_sets: Interner<Vec<[String; 4]>>,
+    passages: Interner<PEarPassage>,
 }
 
 #[derive(Serialize)]
@@ -292,6 +318,8 @@ struct PDataset<'a> {
     questions: Vec<PQuestion<'a>>,
     /// EAR anchors of questions, `[source, kind, text, norm]` each, shared by cells.
     anchor_sets: Vec<Vec<[String; 4]>>,
+    /// EAR passage records ([`PEarPassage`]), shared by cells.
+    ear_passages: Vec<PEarPassage>,
 }
 
 #[derive(Serialize)]
@@ -361,27 +389,26 @@ struct PEar {
     /// Index of the question's anchors (`[source, kind, text, norm]` each) in the dataset's
     /// `anchor_sets`.
     an: usize,
-    /// The retrieved passages.
-    ps: Vec<PEarPassage>,
+    /// The retrieved passages, as indices into the dataset's `ear_passages` (the same
+    /// window retrieved by the top-3 and top-8 cells, or by several EAR strategies, is carried
+    /// once).
+    ps: Vec<usize>,
 }
 
-/// One retrieved EAR passage.
+/// One retrieved EAR passage, serialised as an array: `[[doc, start, end], score,
+/// [anchor, lexical, date], fallback (0/1), window [start, end] or null when it is the
+/// passage's span, matches [[corpus start, corpus end, anchor index, corpus kind index], ...]]`
+/// (scores and parts to 4 decimals; the anchor index is into the row's anchor set, the kind
+/// into the page's `corpus_kinds`).
 #[derive(Serialize)]
-struct PEarPassage {
-    /// `[doc, start, end]`, as the row's passages.
-    span: [usize; 3],
-    /// Score (4 decimals).
-    score: f64,
-    /// `[anchor, lexical, date]` parts (4 decimals).
-    parts: [f64; 3],
-    /// A fallback parent (no anchor matched).
-    fb: bool,
-    /// The window before expansion, `[start, end]`.
-    win: [usize; 2],
-    /// Matches `[corpus start, corpus end, anchor index, corpus kind index]` (the kind
-    /// indexes the page's `corpus_kinds`).
-    m: Vec<[usize; 4]>,
-}
+struct PEarPassage(
+    [usize; 3],
+    f64,
+    [f64; 3],
+    u8,
+    Option<[usize; 2]>,
+    Vec<[usize; 4]>,
+);
 
 /// Values stored once and named by index.
 struct Interner<T> {
@@ -489,7 +516,7 @@ fn payload(cells: &[PageCell<'_>], corpora: &[Corpus]) -> Result<String> {
     let mut doc_tables: Vec<DocTable> = Vec::new();
     let mut question_maps: Vec<HashMap<&str, usize>> = Vec::new();
     let mut used_questions: Vec<Vec<bool>> = Vec::new();
-    let mut anchor_sets: Vec<Interner<Vec<[String; 4]>>> = Vec::new();
+    let mut ear_tables: Vec<EarTables> = Vec::new();
     let mut corpus_kinds: Interner<String> = Interner::new();
     let corpus_of = |name: &str| corpora.iter().find(|c| c.name == name);
     let doc_maps: Vec<HashMap<&str, &Document>> = names
@@ -510,7 +537,10 @@ fn payload(cells: &[PageCell<'_>], corpora: &[Corpus]) -> Result<String> {
                 .collect(),
         );
         used_questions.push(vec![false; qs.len()]);
-        anchor_sets.push(Interner::new());
+        ear_tables.push(EarTables {
+            anchor_sets: Interner::new(),
+            passages: Interner::new(),
+        });
         doc_tables.push(DocTable::new());
     }
     for c in cells {
@@ -524,6 +554,14 @@ fn payload(cells: &[PageCell<'_>], corpora: &[Corpus]) -> Result<String> {
             .iter()
             .map(|l| (l.question_id.as_str(), l))
             .collect();
+        // The lexical reader's reply restates its scores: the page leaves it out.
+        let reply_adds = c
+            .record
+            .cell
+            .reader_config
+            .get("kind")
+            .and_then(|k| k.as_str())
+            != Some("lexical");
         let mut rows = Vec::with_capacity(c.rows.len());
         for r in c.rows {
             let q = match question_maps[ds].get(r.question_id.as_str()) {
@@ -548,7 +586,7 @@ fn payload(cells: &[PageCell<'_>], corpora: &[Corpus]) -> Result<String> {
                 .collect::<Result<Vec<_>>>()?;
             let ear = explain
                 .get(r.question_id.as_str())
-                .map(|l| ear_record(l, table, &mut anchor_sets[ds], &mut corpus_kinds));
+                .map(|l| ear_record(l, table, &mut ear_tables[ds], &mut corpus_kinds));
             let pw = r
                 .passages
                 .iter()
@@ -574,7 +612,11 @@ fn payload(cells: &[PageCell<'_>], corpora: &[Corpus]) -> Result<String> {
                 r: r.recall,
                 nd: r.ndcg,
                 ar: r.answer_recall,
-                rep: r.reply.clone(),
+                rep: if reply_adds || r.invalid == 1 {
+                    r.reply.clone()
+                } else {
+                    String::new()
+                },
                 ear,
             });
         }
@@ -631,7 +673,8 @@ fn payload(cells: &[PageCell<'_>], corpora: &[Corpus]) -> Result<String> {
             }
         }
         out_ds.push(PDataset {
-            anchor_sets: std::mem::take(&mut anchor_sets[i].items),
+            anchor_sets: std::mem::take(&mut ear_tables[i].anchor_sets.items),
+            ear_passages: std::mem::take(&mut ear_tables[i].passages.items),
             name,
             note: corpus.map_or(Some("the dataset was not loaded"), |c| c.note.as_deref()),
             docs: doc_tables[i].ids.clone(),
@@ -714,26 +757,34 @@ fn head(label: &'static str, num: bool, tip: &'static str) -> Head {
 }
 
 /// Sort key of a name with numbers compared as numbers: `fixed[size=64]` before
-/// `fixed[size=128]`.
-pub fn natural_key(s: &str) -> Vec<(String, u128)> {
+/// `fixed[size=128]`, `t=0.3` before `t=0.45` before `t=0.6`. Each part is the text before a
+/// number and the number's value (as ordered bits of a non-negative `f64`).
+pub fn natural_key(s: &str) -> Vec<(String, u64)> {
     let mut out = Vec::new();
     let mut word = String::new();
-    let mut digits = String::new();
-    for ch in s.chars() {
+    let mut chars = s.chars().peekable();
+    while let Some(ch) = chars.next() {
         if ch.is_ascii_digit() {
-            digits.push(ch);
-        } else {
-            if !digits.is_empty() {
-                out.push((
-                    std::mem::take(&mut word),
-                    digits.parse().unwrap_or(u128::MAX),
-                ));
-                digits.clear();
+            let mut num = String::from(ch);
+            while let Some(&c) = chars.peek() {
+                let decimal_point = c == '.' && !num.contains('.');
+                if c.is_ascii_digit() || decimal_point {
+                    num.push(c);
+                    chars.next();
+                } else {
+                    break;
+                }
             }
+            let value = num.trim_end_matches('.').parse::<f64>().unwrap_or(f64::MAX);
+            out.push((std::mem::take(&mut word), value.to_bits()));
+            if num.ends_with('.') {
+                word.push('.');
+            }
+        } else {
             word.push(ch);
         }
     }
-    out.push((word, digits.parse().unwrap_or(0)));
+    out.push((word, 0));
     out
 }
 
@@ -820,7 +871,7 @@ fn summary_tables(
                         m.map_or("–".into(), |m| {
                             format!("{} / {}", m.paired.mcnemar.b, m.paired.mcnemar.c)
                         }),
-                        m.map(|m| m.paired.mcnemar.b as f64 - m.paired.mcnemar.c as f64),
+                        m.map(|m| m.paired.mcnemar.b as f64),
                     ),
                     num(
                         m.map_or("–".into(), |m| {
@@ -889,7 +940,7 @@ fn summary_tables(
         if read {
             head_row.extend([
                 head("Δ acc pts [95% CI]", true, "against the baseline strategy's cell; paired bootstrap 95 % interval"),
-                head("lost / gained", true, "McNemar's discordant pairs: baseline right and this cell wrong (b) / the reverse (c)"),
+                head("lost / gained", true, "McNemar's discordant pairs: baseline right and this cell wrong (b) / the reverse (c); sorts by lost"),
                 head("McNemar p", true, "exact"),
                 head("Holm p", true, "Holm-adjusted over the run's comparisons"),
                 head("words reduction % [95% CI]", true, "fewer words than the baseline; paired bootstrap 95 % interval"),
@@ -1188,7 +1239,7 @@ pub fn write_compare_page(
                 ),
                 num(
                     format!("{} / {}", c.mcnemar.b, c.mcnemar.c),
-                    Some(c.mcnemar.b as f64 - c.mcnemar.c as f64),
+                    Some(c.mcnemar.b as f64),
                 ),
                 num(
                     crate::compare::fmt_p(c.mcnemar.exact_p),
@@ -1235,7 +1286,7 @@ pub fn write_compare_page(
             head(
                 "lost / gained",
                 true,
-                "McNemar's b (baseline right, candidate wrong) / c",
+                "McNemar's b (baseline right, candidate wrong) / c; sorts by lost",
             ),
             head("McNemar p", true, "exact"),
             head("Holm p", true, "Holm-adjusted over the matched cells"),
@@ -1423,6 +1474,24 @@ mod tests {
                 "fixed[size=1024]"
             ]
         );
+        let mut v = vec![
+            "m[c=0.9,t=0.6]",
+            "m[c=0.8,t=0.45]",
+            "m[c=0.8,t=0.3]",
+            "m[c=0.8,t=0.6]",
+        ];
+        v.sort_by_key(|s| natural_key(s));
+        assert_eq!(
+            v,
+            [
+                "m[c=0.8,t=0.3]",
+                "m[c=0.8,t=0.45]",
+                "m[c=0.8,t=0.6]",
+                "m[c=0.9,t=0.6]"
+            ]
+        );
+        // A trailing dot stays text.
+        assert!(natural_key("k=3.") < natural_key("k=8"));
     }
 
     #[test]

@@ -5,9 +5,11 @@
 //!   cell has fewer words and higher accuracy) joined by a line.
 //! - `forest--DATASET--READER`: accuracy delta against the baseline in points with its paired
 //!   bootstrap 95 % interval, one row per comparison, and the line Δ = 0.
-//! - `size-sweep--DATASET--READER`: accuracy (with Wilson 95 % bars) and, when the dataset has
-//!   gold evidence, recall@k against chunk size on a log axis ticked at the swept sizes, one
-//!   line per strategy family × retriever × k, when a strategy was swept over `size`.
+//! - `size-sweep--DATASET--READER` (and `sweep-PARAM--DATASET--READER` for any other numeric
+//!   swept parameter, e.g. Max-Min's `fixed_threshold`): accuracy (with Wilson 95 % bars)
+//!   and, when the dataset has gold evidence, recall@k against the parameter — on a log axis
+//!   for a geometric sweep such as chunk sizes, else linear — ticked exactly at the swept
+//!   values in numeric order, one line per curve (the other parameters, retriever and k).
 //! - `chunk-lengths--DATASET`: histogram of words per chunk, one panel per strategy; for a
 //!   strategy that makes its passages at query time (EAR windows, sentence windows, oracle
 //!   spans), of words per distinct retrieved passage — what its questions read — with the
@@ -233,12 +235,70 @@ struct Point {
     hi: f64,
 }
 
+/// Cells above which the accuracy-vs-words plot numbers its points and lists the labels in
+/// a key beside the chart (32 labels cannot all sit next to their points).
+const KEYED_POINTS: usize = 10;
+
+/// Width and height of the accuracy-vs-words figure for `pts`: 1100 × 720, plus a key column
+/// (and the height its lines need) when the points are numbered.
+fn pareto_size(pts: &[Point]) -> (u32, u32) {
+    if pts.len() <= KEYED_POINTS {
+        return (1100, 720);
+    }
+    let longest = pts
+        .iter()
+        .map(key_line)
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    (
+        1100 + (40 + longest * 7).min(900) as u32,
+        720.max(110 + 17 * pts.len()) as u32,
+    )
+}
+
+/// A point's line in the key: its label, accuracy and words.
+fn key_line(p: &Point) -> String {
+    format!("{}: {:.1} %, {:.0} words", p.label, p.acc * 100.0, p.words)
+}
+
 fn draw_pareto<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     pts: &[Point],
 ) -> Result<()> {
     root.fill(&WHITE).map_err(err)?;
+    let keyed = pts.len() > KEYED_POINTS;
+    let (root, key) = if keyed {
+        let (plot, key) = root.split_horizontally(1100);
+        (plot, Some(key))
+    } else {
+        (root.clone(), None)
+    };
+    let root = &root;
+    if let Some(key) = &key {
+        key.draw(&Text::new(
+            "key: point number, cell, accuracy, mean words".to_string(),
+            (10, 60),
+            ("sans-serif", 14).into_font(),
+        ))
+        .map_err(err)?;
+        for (i, p) in pts.iter().enumerate() {
+            key.draw(&Text::new(
+                format!("{:>2}  {}", i + 1, key_line(p)),
+                (10, 84 + 17 * i as i32),
+                ("sans-serif", 13).into_font(),
+            ))
+            .map_err(err)?;
+        }
+    }
+    let label_of = |i: usize| {
+        if keyed {
+            (i + 1).to_string()
+        } else {
+            pts[i].label.clone()
+        }
+    };
     let xmax = pts.iter().map(|p| p.words).fold(1.0, f64::max) * 1.3;
     let ymin = pts.iter().map(|p| p.lo).fold(1.0, f64::min);
     let ymax = pts.iter().map(|p| p.hi).fold(0.0, f64::max);
@@ -314,7 +374,7 @@ fn draw_pareto<DB: DrawingBackend>(
         .collect();
     let sizes: Vec<(f64, f64)> = order
         .iter()
-        .map(|&i| (text_width(root, &pts[i].label, 13), 13.0))
+        .map(|&i| (text_width(root, &label_of(i), 13), 13.0))
         .collect();
     let (xr, yr) = chart.plotting_area().get_pixel_range();
     let bounds = (
@@ -354,7 +414,7 @@ fn draw_pareto<DB: DrawingBackend>(
                     EmptyElement::at((p.words, p.acc * 100.0))
                         + PathElement::new(leader, BLACK.mix(0.45).stroke_width(1))
                         + Circle::new((0, 0), 4, BLUE.filled())
-                        + Text::new(p.label.clone(), off, ("sans-serif", 13).into_font())
+                        + Text::new(label_of(i), off, ("sans-serif", 13).into_font())
                 }),
         )
         .map_err(err)?;
@@ -436,8 +496,8 @@ fn draw_forest<DB: DrawingBackend>(
     Ok(())
 }
 
-/// A point of a size-sweep line: chunk size, accuracy % with its Wilson 95 % interval, and
-/// recall@k % where the dataset has gold evidence.
+/// A point of a sweep line: the swept parameter's value, accuracy % with its Wilson 95 %
+/// interval, and recall@k % where the dataset has gold evidence.
 #[derive(Clone, Copy)]
 struct SweepPoint {
     size: f64,
@@ -464,10 +524,55 @@ fn size_tick(v: f64, sizes: &[f64]) -> String {
     }
 }
 
+/// The x axis of a sweep plot: the swept parameter, on a log2 scale for a geometric sweep
+/// (every value positive, the largest at least 4 times the smallest: chunk sizes 64…1024),
+/// else linear (thresholds 0.3, 0.45, 0.6).
+struct SweepAxis {
+    /// The parameter's name (`size`, `fixed_threshold`, ...).
+    param: String,
+    log: bool,
+}
+
+impl SweepAxis {
+    fn of(param: &str, lines: &[SweepLine]) -> SweepAxis {
+        let vals = lines.iter().flat_map(|l| l.1.iter().map(|p| p.size));
+        let (lo, hi) = vals.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+        SweepAxis {
+            param: param.to_string(),
+            log: lo > 0.0 && hi >= 4.0 * lo,
+        }
+    }
+
+    /// Where a value sits on the axis.
+    fn x(&self, v: f64) -> f64 {
+        if self.log {
+            v.log2()
+        } else {
+            v
+        }
+    }
+
+    fn desc(&self) -> String {
+        let name = if self.param == "size" {
+            "chunk size"
+        } else {
+            self.param.as_str()
+        };
+        if self.log {
+            format!("{name} (log scale)")
+        } else {
+            name.to_string()
+        }
+    }
+}
+
 fn draw_sweep<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     lines: &[SweepLine],
+    axis: &SweepAxis,
 ) -> Result<()> {
     root.fill(&WHITE).map_err(err)?;
     let has_recall = has_recall(lines);
@@ -480,26 +585,53 @@ fn draw_sweep<DB: DrawingBackend>(
     sizes.sort_by(f64::total_cmp);
     sizes.dedup();
     let (lmin, lmax) = (
-        sizes.first().copied().unwrap_or(1.0).log2(),
-        sizes.last().copied().unwrap_or(2.0).log2(),
+        axis.x(sizes.first().copied().unwrap_or(1.0)),
+        axis.x(sizes.last().copied().unwrap_or(2.0)),
     );
-    let pad = ((lmax - lmin) * 0.08).max(0.25);
+    let pad = if axis.log {
+        ((lmax - lmin) * 0.08).max(0.25)
+    } else {
+        ((lmax - lmin) * 0.08).max(1e-3)
+    };
     for (panel, (what, recall)) in panels
         .iter()
         .zip([("accuracy (%)", false), ("recall@k (%)", true)])
     {
-        // The sizes on a log2 axis: one tick exactly at each swept size.
+        // The y range fits the values and their intervals, with room above them for the
+        // legend (one row per line).
+        let (vlo, vhi) = lines
+            .iter()
+            .flat_map(|l| &l.1)
+            .filter_map(|p| {
+                if recall {
+                    p.recall.map(|r| (r, r))
+                } else {
+                    Some((p.lo, p.hi))
+                }
+            })
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (lo, hi)| {
+                (a.min(lo), b.max(hi))
+            });
+        let (vlo, vhi) = if vlo.is_finite() {
+            (vlo, vhi)
+        } else {
+            (0.0, 100.0)
+        };
+        let span = (vhi - vlo).max(2.0);
+        let y0 = (vlo - 0.1 * span).max(0.0);
+        let y1 = (vhi + span * (0.15 + 0.09 * lines.len() as f64)).min(100.0);
+        // One tick exactly at each swept value.
         let mut chart = ChartBuilder::on(panel)
             .caption(format!("{title}: {what}"), ("sans-serif", 18))
             .margin(14)
             .x_label_area_size(44)
             .y_label_area_size(56)
-            .build_cartesian_2d(lmin - pad..lmax + pad, 0.0..100.0)
+            .build_cartesian_2d(lmin - pad..lmax + pad, y0..y1)
             .map_err(err)?;
         chart
             .configure_mesh()
             .x_labels(0)
-            .x_desc("chunk size (log scale)")
+            .x_desc(axis.desc())
             .y_desc(what)
             .y_label_formatter(&|v| tick(*v))
             .label_style(("sans-serif", 14))
@@ -508,15 +640,19 @@ fn draw_sweep<DB: DrawingBackend>(
             .map_err(err)?;
         // The x ticks by hand: exactly one at each swept size, a grid line through it.
         for &size in &sizes {
-            let x = size.log2();
+            let x = axis.x(size);
             chart
                 .draw_series(LineSeries::new(
-                    vec![(x, 0.0), (x, 100.0)],
+                    vec![(x, y0), (x, y1)],
                     BLACK.mix(0.12).stroke_width(1),
                 ))
                 .map_err(err)?;
-            let (px, py) = chart.backend_coord(&(x, 0.0));
-            let label = size_tick(x, &sizes);
+            let (px, py) = chart.backend_coord(&(x, y0));
+            let label = if axis.log {
+                size_tick(x, &sizes)
+            } else {
+                tick(size)
+            };
             let w = text_width(root, &label, 14);
             root.draw(&PathElement::new(vec![(px, py), (px, py + 5)], BLACK))
                 .map_err(err)?;
@@ -533,7 +669,7 @@ fn draw_sweep<DB: DrawingBackend>(
                 .iter()
                 .filter_map(|p| {
                     let y = if recall { p.recall? } else { p.acc };
-                    Some((p.size.log2(), y))
+                    Some((axis.x(p.size), y))
                 })
                 .collect();
             if data.is_empty() {
@@ -555,14 +691,14 @@ fn draw_sweep<DB: DrawingBackend>(
             if !recall {
                 chart
                     .draw_series(pts.iter().map(|p| {
-                        ErrorBar::new_vertical(p.size.log2(), p.lo, p.acc, p.hi, color, 6)
+                        ErrorBar::new_vertical(axis.x(p.size), p.lo, p.acc, p.hi, color, 6)
                     }))
                     .map_err(err)?;
             }
         }
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
+            .position(SeriesLabelPosition::UpperRight)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .label_font(("sans-serif", 13))
@@ -658,25 +794,46 @@ fn draw_hist<DB: DrawingBackend>(
     Ok(())
 }
 
-/// The numeric `size=` of a swept strategy name like `fixed[overlap=0,size=128]`, and the
-/// name with that assignment removed (the curve it belongs to).
-fn size_of(name: &str) -> Option<(f64, String)> {
-    let (base, rest) = name.split_once('[')?;
-    let inner = rest.strip_suffix(']')?;
-    let mut size = None;
-    let mut others = Vec::new();
-    for part in inner.split(',') {
-        match part.strip_prefix("size=") {
-            Some(v) => size = v.parse::<f64>().ok(),
-            None => others.push(part),
-        }
-    }
-    let family = if others.is_empty() {
-        base.to_string()
-    } else {
-        format!("{base}[{}]", others.join(","))
+/// The numeric assignments of a swept strategy name like `fixed[overlap=0,size=128]`: per
+/// parameter its value and the name with that assignment removed (the curve the point
+/// belongs to when that parameter is on the x axis).
+fn swept(name: &str) -> Vec<(String, f64, String)> {
+    let Some((base, inner)) = name
+        .split_once('[')
+        .and_then(|(b, r)| Some((b, r.strip_suffix(']')?)))
+    else {
+        return Vec::new();
     };
-    size.map(|s| (s, family))
+    let parts: Vec<&str> = inner.split(',').collect();
+    parts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, part)| {
+            let (param, value) = part.split_once('=')?;
+            let value = value.parse::<f64>().ok().filter(|v| v.is_finite())?;
+            let others: Vec<&str> = parts
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .map(|(_, p)| *p)
+                .collect();
+            let family = if others.is_empty() {
+                base.to_string()
+            } else {
+                format!("{base}[{}]", others.join(","))
+            };
+            Some((param.to_string(), value, family))
+        })
+        .collect()
+}
+
+/// The numeric `size=` of a swept strategy name and its curve's name ([`swept`]).
+#[cfg(test)]
+fn size_of(name: &str) -> Option<(f64, String)> {
+    swept(name)
+        .into_iter()
+        .find(|(p, _, _)| p == "size")
+        .map(|(_, v, f)| (v, f))
 }
 
 /// Writes every plot of a run into `dir/plots/` and returns the files written (PNG paths).
@@ -728,7 +885,8 @@ pub fn write_plots(
         }
         let stem = out.join(format!("accuracy-vs-words--{tag}"));
         let title = format!("{ds} · reader {rd}: accuracy vs words retrieved");
-        render!(font, stem.display(), 1100, 720, draw_pareto, &title, &pts);
+        let (w, h) = pareto_size(&pts);
+        render!(font, stem.display(), w, h, draw_pareto, &title, &pts);
         written.push(format!("{}.png", stem.display()));
 
         let rows: Vec<ForestRow> = group
@@ -756,41 +914,63 @@ pub fn write_plots(
             written.push(format!("{}.png", stem.display()));
         }
 
-        let mut lines: BTreeMap<String, Vec<SweepPoint>> = BTreeMap::new();
+        // One sweep plot per swept numeric parameter (x), one line per curve (the other
+        // parameters, retriever and k fixed) with at least two points.
+        let mut by_param: BTreeMap<String, BTreeMap<String, Vec<SweepPoint>>> = BTreeMap::new();
         for c in group {
             let s = &c.summary;
-            let (Some((size, family)), Some(acc), Some(lo), Some(hi)) = (
-                size_of(&c.cell.strategy),
-                s.accuracy,
-                s.accuracy_ci_low,
-                s.accuracy_ci_high,
-            ) else {
+            let (Some(acc), Some(lo), Some(hi)) =
+                (s.accuracy, s.accuracy_ci_low, s.accuracy_ci_high)
+            else {
                 continue;
             };
-            lines
-                .entry(format!("{family} · {} · k={}", c.cell.retriever, c.cell.k))
-                .or_default()
-                .push(SweepPoint {
-                    size,
-                    acc: acc * 100.0,
-                    lo: lo * 100.0,
-                    hi: hi * 100.0,
-                    recall: s.recall.map(|h| h * 100.0),
-                });
+            for (param, value, family) in swept(&c.cell.strategy) {
+                by_param
+                    .entry(param)
+                    .or_default()
+                    .entry(format!("{family} · {} · k={}", c.cell.retriever, c.cell.k))
+                    .or_default()
+                    .push(SweepPoint {
+                        size: value,
+                        acc: acc * 100.0,
+                        lo: lo * 100.0,
+                        hi: hi * 100.0,
+                        recall: s.recall.map(|h| h * 100.0),
+                    });
+            }
         }
-        let lines: Vec<SweepLine> = lines
-            .into_iter()
-            .filter(|(_, v)| v.len() >= 2)
-            .map(|(k, mut v)| {
-                v.sort_by(|a, b| a.size.total_cmp(&b.size));
-                (k, v)
-            })
-            .collect();
-        if !lines.is_empty() {
-            let stem = out.join(format!("size-sweep--{tag}"));
+        for (param, lines) in by_param {
+            let mut lines: Vec<SweepLine> = lines
+                .into_iter()
+                .filter(|(_, v)| v.len() >= 2)
+                .map(|(k, mut v)| {
+                    v.sort_by(|a, b| a.size.total_cmp(&b.size));
+                    (k, v)
+                })
+                .collect();
+            if lines.is_empty() {
+                continue;
+            }
+            lines.sort_by_cached_key(|l| crate::html::natural_key(&l.0));
+            let axis = SweepAxis::of(&param, &lines);
+            let stem = if param == "size" {
+                out.join(format!("size-sweep--{tag}"))
+            } else {
+                out.join(format!("sweep-{}--{tag}", file_safe(&param)))
+            };
             let title = format!("{ds} · {rd}");
             let w = if has_recall(&lines) { 1400 } else { 760 };
-            render!(font, stem.display(), w, 620, draw_sweep, &title, &lines);
+            let h = 620 + 18 * lines.len().saturating_sub(4) as u32;
+            render!(
+                font,
+                stem.display(),
+                w,
+                h,
+                draw_sweep,
+                &title,
+                &lines,
+                &axis
+            );
             written.push(format!("{}.png", stem.display()));
         }
     }

@@ -194,8 +194,23 @@ impl Browser {
     /// Opens `path` (a local file) and waits for its load event; returns the milliseconds from
     /// the navigation to the load event.
     pub fn open(&mut self, path: &Path) -> f64 {
+        self.open_at(path, "")
+    }
+
+    /// [`Browser::open`] with a URL fragment (`hash`, without the `#`).
+    pub fn open_at(&mut self, path: &Path, hash: &str) -> f64 {
+        let mut url = format!("file://{}", path.canonicalize().unwrap().display());
+        if !hash.is_empty() {
+            url = format!("{url}#{hash}");
+        }
+        // From a blank page, so that the same file with another hash loads anew (a change of
+        // hash alone is a navigation within the document, with no load event).
+        self.navigate("about:blank");
+        self.navigate(&url)
+    }
+
+    fn navigate(&mut self, url: &str) -> f64 {
         self.events.clear();
-        let url = format!("file://{}", path.canonicalize().unwrap().display());
         let t = Instant::now();
         self.call("Page.navigate", json!({ "url": url }));
         let deadline = Instant::now() + Duration::from_secs(120);

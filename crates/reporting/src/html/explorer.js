@@ -47,6 +47,8 @@
     th.addEventListener('keydown', function (e) { if (e.key === 'Enter') sortTable(th); });
   });
   document.querySelectorAll('table.sortable tbody tr[data-cell]').forEach(function (tr) {
+    tr.tabIndex = 0;
+    tr.addEventListener('keydown', function (e) { if (e.key === 'Enter') tr.click(); });
     tr.addEventListener('click', function () {
       var uid = tr.getAttribute('data-cell');
       if (!byUid[uid]) return;
@@ -90,7 +92,8 @@
   }
 
   // Renders `bytes` (a passage) into `node` with marks: `layers` are byte ranges relative to
-  // the passage ({s, e, cls, title}); `answers` are strings marked where they occur as words.
+  // the passage ({s, e, cls, title}); `answers` are marked wherever answer recall finds them
+  // (the trimmed answer as a case-insensitive substring).
   function renderMarked(node, bytes, layers, answers) {
     var text = dec.decode(bytes);
     var ranges = [];
@@ -104,11 +107,10 @@
     });
     answers.forEach(function (ans) {
       var t = (ans || '').trim();
-      if (t.length < 2) return;
+      if (!t.length) return;
       var re;
       try {
-        re = new RegExp('(?<![\\p{L}\\p{N}])' + t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') +
-                        '(?![\\p{L}\\p{N}])', 'giu');
+        re = new RegExp(t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'giu');
       } catch (err) { return; }
       var m;
       while ((m = re.exec(text)) !== null) {
@@ -184,17 +186,27 @@
   var shown = [];
   var $ = function (id) { return document.getElementById(id); };
 
+  // The view named by the URL hash (cell, beside, q, outcome, flip, search); a pair that
+  // cannot be decoded or names no such cell or filter is ignored.
   function readHash() {
     var h = location.hash.replace(/^#/, '');
     if (h.indexOf('=') < 0) return;
+    var allowed = function (id, v) {
+      return Array.prototype.some.call($(id).options, function (o) { return o.value === v; });
+    };
     h.split('&').forEach(function (kv) {
       var i = kv.indexOf('=');
       if (i < 0) return;
-      var k = decodeURIComponent(kv.slice(0, i)), v = decodeURIComponent(kv.slice(i + 1));
+      var k, v;
+      try {
+        k = decodeURIComponent(kv.slice(0, i));
+        v = decodeURIComponent(kv.slice(i + 1).replace(/\+/g, ' '));
+      } catch (err) { return; }
       if (k === 'cell' && byUid[v]) state.cell = v;
       else if (k === 'beside') state.beside = byUid[v] ? v : '';
       else if (k === 'q') state.qid = v;
-      else if (k === 'outcome' || k === 'flip' || k === 'search') state[k] = v;
+      else if ((k === 'outcome' || k === 'flip') && allowed(k, v)) state[k] = v;
+      else if (k === 'search') state.search = v;
     });
   }
   function writeHash() {
@@ -213,7 +225,7 @@
     var sel = $('cell');
     sel.textContent = '';
     D.cells.forEach(function (c) {
-      var o = el('option', null, c.label + (c.base ? ' (baseline)' : ''));
+      var o = el('option', null, c.label + (c.base && !c.side ? ' (baseline)' : ''));
       o.value = c.uid;
       sel.appendChild(o);
     });
@@ -360,7 +372,8 @@
         head.appendChild(det);
       }
     } else {
-      head.appendChild(el('div', 'missing', 'The question text is not shown: ' + (ds.note || 'not in the dataset')));
+      head.appendChild(el('div', 'missing', ds.note ? 'The question text is not shown (see the note at the top of the page).'
+        : 'This question is not in the dataset the page was built from.'));
     }
     detail.appendChild(head);
     var cols = el('div', 'cols');
@@ -379,16 +392,22 @@
       }
     }
     detail.appendChild(cols);
+    // A long passage scrolls to its first mark (evidence first), so a mark is never hidden
+    // below the fold of its box.
+    detail.querySelectorAll('.ptext').forEach(function (pt) {
+      var m = pt.querySelector('mark.ev') || pt.querySelector('mark.anc') || pt.querySelector('mark.ans');
+      if (m && m.offsetTop > pt.clientHeight - 40) pt.scrollTop = m.offsetTop - 40;
+    });
   }
 
   function cellColumn(cell, row, q) {
     var col = el('div', 'cellcol');
     col.setAttribute('data-cell', cell.uid);
-    col.appendChild(el('h4', null, cell.label + (cell.base ? ' (baseline)' : '')));
+    col.appendChild(el('h4', null, cell.label + (cell.base && !cell.side ? ' (baseline)' : '')));
     var oc = outcome(row);
     var text = {
       correct: '✓ correct', wrong: '✗ wrong', unread: 'not read (retrieval only)',
-      tie: '✗ wrong: a tie of ' + row.ti + ' options', invalid: '✗ wrong: invalid answer'
+      tie: '✗ wrong: a tie of ' + row.ti + ' options' + tiedLetters(row), invalid: '✗ wrong: invalid answer'
     }[oc];
     var line = el('div', 'outcome ' + (oc === 'correct' ? 'ok' : oc === 'unread' ? 'na' : 'no'), text);
     var f = flipOf(cell, row);
@@ -418,7 +437,7 @@
         tr.appendChild(td);
         var marks = [];
         if (i === row.ch) marks.push('chosen');
-        if (q && i === q.g) marks.push('gold');
+        if (i === (q ? q.g : row.g)) marks.push('gold');
         tr.appendChild(el('td', null, marks.join(', ')));
         t.appendChild(tr);
       });
@@ -447,13 +466,23 @@
         box.appendChild(ul);
       }
       col.appendChild(box);
-      row.ear.ps.forEach(function (p) { earBy[p.span.join(':')] = p; });
+      var recs = D.datasets[cell.ds].ear_passages;
+      row.ear.ps.forEach(function (i) { var p = recs[i]; earBy[p[0].join(':')] = p; });
     }
     row.p.forEach(function (p, i) {
       col.appendChild(passageNode(cell.ds, p, row, q, earBy[p.join(':')] || null, null, i, anchors));
     });
     if (!row.p.length) col.appendChild(el('div', 'kv', 'no passages retrieved'));
     return col;
+  }
+
+  // The options sharing the best score, as ` (A, C)`.
+  function tiedLetters(row) {
+    if (!row.sc.length) return '';
+    var best = Math.max.apply(null, row.sc);
+    var tied = [];
+    row.sc.forEach(function (x, i) { if (x === best) tied.push(LETTERS[i]); });
+    return tied.length > 1 ? ' (' + tied.join(', ') + ')' : '';
   }
 
   function kv(k, v) {
@@ -487,11 +516,13 @@
       if (row && layers.length) bits.push('holds gold evidence');
     }
     if (ear) {
-      if (ear.fb) bits.push('fallback parent');
-      else bits.push('EAR score ' + fmt(ear.score, 3) + ' = anchor ' + fmt(ear.parts[0], 2) +
-        ' · lexical ' + fmt(ear.parts[1], 2) + ' · date ' + fmt(ear.parts[2], 2) +
-        '; window ' + ear.win[0] + '-' + ear.win[1]);
-      ear.m.forEach(function (m) {
+      // [span, score, [anchor, lexical, date], fallback, window or null, matches]
+      var win = ear[4] || [ear[0][1], ear[0][2]];
+      if (ear[3]) bits.push('fallback parent');
+      else bits.push('EAR score ' + fmt(ear[1], 3) + ' = anchor ' + fmt(ear[2][0], 2) +
+        ' · lexical ' + fmt(ear[2][1], 2) + ' · date ' + fmt(ear[2][2], 2) +
+        '; window ' + win[0] + '-' + win[1]);
+      ear[5].forEach(function (m) {
         var a = (anchors || [])[m[2]];
         var title = (a ? a[0] + ' ' + a[1] + ' “' + a[2] + '”' : 'anchor') + ' ↔ corpus ' + D.corpus_kinds[m[3]];
         layers.push({ s: m[0] - s, e: m[1] - s, cls: 'anc', title: title });
@@ -510,7 +541,8 @@
     } else {
       textNode.className = 'ptext missing';
       textNode.setAttribute('data-missing', '1');
-      textNode.textContent = 'text not shown: ' + (ds.note || 'this span is not in the page');
+      textNode.textContent = ds.note ? 'text not shown (see the note at the top of the page)'
+        : 'text not shown: this span is not in its document';
     }
     box.appendChild(textNode);
     return box;
@@ -556,6 +588,28 @@
     for (var i = 0; i < shown.length; i++) if (qidOf(cell, shown[i]) === state.qid) { at = i; break; }
     select(Math.max(0, Math.min(shown.length - 1, at + (e.key === 'j' ? 1 : -1))));
   });
+  // A hash set while the page is open (a pasted link, Back) shows its view.
+  window.addEventListener('hashchange', function () {
+    // A link names the whole view: what it leaves out is the default.
+    state.outcome = 'all';
+    state.flip = 'all';
+    state.search = '';
+    state.qid = null;
+    var hadBeside = /(^#|&)beside=/.test(location.hash);
+    readHash();
+    if (!hadBeside && byUid[state.cell]) state.beside = byUid[state.cell].pair || '';
+    $('cell').value = state.cell;
+    fillBeside();
+    $('outcome').value = state.outcome;
+    $('flip').value = state.flip;
+    $('search').value = state.search;
+    update(true);
+  });
+  // The EAR legend only where some row has EAR records.
+  if (!D.cells.some(function (c) { return c.rows.some(function (r) { return r.ear; }); })) {
+    var legend = document.querySelector('.hint mark.anc');
+    if (legend) legend.remove();
+  }
   update(true);
   document.body.setAttribute('data-ready', '1');
   // Milliseconds from the start of navigation until the explorer was usable (benchmarks).
