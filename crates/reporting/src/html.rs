@@ -29,8 +29,9 @@
 //! # Size
 //! The data is one JSON value in a `<script type="application/json">` element: rows with
 //! short keys, passages as `[document index, start, end]`, texts as merged segments per
-//! document, so a passage retrieved by several cells is carried once. The EAR textbook run
-//! (12 cells × 153 questions) gives a page of 4.7 MB (BENCHMARKS.md).
+//! document, so a passage retrieved by several cells is carried once; EAR's anchor sets and
+//! passage records are shared by the cells too. The EAR textbook run (12 cells × 153
+//! questions) gives a page of 3.9 MB (BENCHMARKS.md).
 
 use crate::compare::{CompareReport, Verdict};
 use crate::explain::ExplainLine;

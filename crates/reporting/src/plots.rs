@@ -617,7 +617,8 @@ fn draw_sweep<DB: DrawingBackend>(
         } else {
             (0.0, 100.0)
         };
-        let span = (vhi - vlo).max(2.0);
+        // At least 10 points tall, so that a fitted axis does not magnify small differences.
+        let span = (vhi - vlo).max(10.0);
         let y0 = (vlo - 0.1 * span).max(0.0);
         let y1 = (vhi + span * (0.15 + 0.09 * lines.len() as f64)).min(100.0);
         // One tick exactly at each swept value.
