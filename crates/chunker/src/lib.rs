@@ -127,6 +127,20 @@ impl Chunk {
         format!("{}:{}-{}", self.doc_id, self.span.start, self.span.end)
     }
 
+    /// The document id and byte span of a passage id written by [`Chunk::id`]; `None` when
+    /// `id` is not `DOC_ID:START-END` (the document id may itself contain `:`).
+    pub fn parse_id(id: &str) -> Option<(&str, Span)> {
+        let (doc, span) = id.rsplit_once(':')?;
+        let (s, e) = span.split_once('-')?;
+        Some((
+            doc,
+            Span {
+                start: s.parse().ok()?,
+                end: e.parse().ok()?,
+            },
+        ))
+    }
+
     /// The chunk's text: the exact slice of its document.
     pub fn text<'a>(&self, doc: &'a Document) -> &'a str {
         &doc.text[self.span.start..self.span.end]

@@ -1158,14 +1158,18 @@ fn read_chunk_lengths(
                 }
                 let mut words = Vec::with_capacity(spans.len());
                 for id in spans {
-                    let (doc, span) = id
-                        .rsplit_once(':')
-                        .and_then(|(d, s)| Some((d, s.split_once('-')?)))
+                    let (doc, span) = chunker::Chunk::parse_id(id)
                         .with_context(|| format!("passage id {id:?} is not DOC:START-END"))?;
-                    let (a, b) = (span.0.parse::<usize>()?, span.1.parse::<usize>()?);
-                    if let Some(t) = docs.get(doc).and_then(|d| d.text.get(a..b)) {
-                        words.push(chunker::count_words(t));
-                    }
+                    let text = docs
+                        .get(doc)
+                        .and_then(|d| d.text.get(span.start..span.end))
+                        .with_context(|| {
+                            format!(
+                                "passage {id} of strategy `{name}` is not a slice of a document \
+                                 of `{ds}` in the store; re-run the config"
+                            )
+                        })?;
+                    words.push(chunker::count_words(text));
                 }
                 l.retrieved_words = Some(words);
             }
@@ -1203,7 +1207,7 @@ pub fn report(dir: &Path, store: &Path) -> Result<PathBuf> {
     let comparisons =
         reporting::report::compare_cells(&cfg.report_settings(), &cells, &rows_by_cell)?;
     let corpora = load_corpora(&cfg, store, &cells);
-    let mut plots: Vec<String> = std::fs::read_dir(dir.join("plots"))
+    let plots: Vec<String> = std::fs::read_dir(dir.join("plots"))
         .map(|rd| {
             rd.flatten()
                 .map(|e| e.path())
@@ -1212,7 +1216,6 @@ pub fn report(dir: &Path, store: &Path) -> Result<PathBuf> {
                 .collect()
         })
         .unwrap_or_default();
-    plots.sort();
     write_html(
         &cfg,
         dir,

@@ -340,19 +340,28 @@ pub fn explain(run_dir: &Path, question_id: &str, cell: Option<&str>) -> Result<
     Ok(out)
 }
 
-fn read_explain(run_dir: &Path, cell_id: &str, question_id: &str) -> Result<Option<ExplainLine>> {
+/// Reads `explain/ID.jsonl` of an EAR cell (empty when the cell has none).
+///
+/// # Errors
+/// A line that is not an explain record (naming file and line).
+pub fn read_explain_lines(run_dir: &Path, cell_id: &str) -> Result<Vec<ExplainLine>> {
     let p = run_dir.join("explain").join(format!("{cell_id}.jsonl"));
     let Ok(text) = std::fs::read_to_string(&p) else {
-        return Ok(None);
+        return Ok(Vec::new());
     };
-    for (i, line) in text.lines().enumerate() {
-        let v: ExplainLine = serde_json::from_str(line)
-            .with_context(|| format!("{}:{}: not an explain record", p.display(), i + 1))?;
-        if v.question_id == question_id {
-            return Ok(Some(v));
-        }
-    }
-    Ok(None)
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| {
+            serde_json::from_str(l)
+                .with_context(|| format!("{}:{}: not an explain record", p.display(), i + 1))
+        })
+        .collect()
+}
+
+fn read_explain(run_dir: &Path, cell_id: &str, question_id: &str) -> Result<Option<ExplainLine>> {
+    Ok(read_explain_lines(run_dir, cell_id)?
+        .into_iter()
+        .find(|l| l.question_id == question_id))
 }
 
 fn render_ear(out: &mut String, v: &ExplainLine) {

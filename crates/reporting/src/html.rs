@@ -193,24 +193,6 @@ impl PageCell<'_> {
     }
 }
 
-/// Reads `explain/ID.jsonl` of an EAR cell (empty when the cell has none).
-///
-/// # Errors
-/// A line that is not an explain record (naming file and line).
-pub fn read_explain_lines(run_dir: &Path, cell_id: &str) -> Result<Vec<ExplainLine>> {
-    let p = run_dir.join("explain").join(format!("{cell_id}.jsonl"));
-    let Ok(text) = std::fs::read_to_string(&p) else {
-        return Ok(Vec::new());
-    };
-    text.lines()
-        .enumerate()
-        .map(|(i, l)| {
-            serde_json::from_str(l)
-                .with_context(|| format!("{}:{}: not an explain record", p.display(), i + 1))
-        })
-        .collect()
-}
-
 // ---------------------------------------------------------------------------------------
 // The explorer's data.
 
@@ -439,11 +421,9 @@ fn r4(x: f64) -> f64 {
     (x * 1e4).round() / 1e4
 }
 
-/// Splits `DOC:START-END` into its parts.
+/// Splits `DOC:START-END` into its parts ([`chunker::Chunk::parse_id`]).
 fn parse_passage(id: &str) -> Option<(&str, usize, usize)> {
-    let (doc, span) = id.rsplit_once(':')?;
-    let (s, e) = span.split_once('-')?;
-    Some((doc, s.parse().ok()?, e.parse().ok()?))
+    chunker::Chunk::parse_id(id).map(|(doc, span)| (doc, span.start, span.end))
 }
 
 /// Interns document ids of one dataset and collects the spans whose text the page carries.
@@ -1058,7 +1038,7 @@ pub fn write_run_report(r: &RunReport<'_>) -> Result<PathBuf> {
                 side: None,
                 record: c,
                 rows: r.rows.get(&c.id).map_or(&[], Vec::as_slice),
-                explain: read_explain_lines(r.dir, &c.id)?,
+                explain: crate::explain::read_explain_lines(r.dir, &c.id)?,
                 pair: m.map(|m| m.baseline_cell_id.clone()),
                 is_baseline: c.cell.strategy == r.settings.baseline,
                 discordant: m.map(|m| (m.paired.mcnemar.b, m.paired.mcnemar.c)),
@@ -1184,7 +1164,7 @@ pub fn write_compare_page(
             side: Some("candidate run"),
             record: crec,
             rows: crows,
-            explain: read_explain_lines(candidate.dir, &m.cell_id)?,
+            explain: crate::explain::read_explain_lines(candidate.dir, &m.cell_id)?,
             pair: Some(b.clone()),
             is_baseline: false,
             discordant: Some((m.mcnemar.b, m.mcnemar.c)),
@@ -1194,7 +1174,7 @@ pub fn write_compare_page(
             side: Some("baseline run"),
             record: brec,
             rows: brows,
-            explain: read_explain_lines(baseline.dir, &m.cell_id)?,
+            explain: crate::explain::read_explain_lines(baseline.dir, &m.cell_id)?,
             pair: None,
             is_baseline: true,
             discordant: None,

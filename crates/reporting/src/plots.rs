@@ -828,15 +828,6 @@ fn swept(name: &str) -> Vec<(String, f64, String)> {
         .collect()
 }
 
-/// The numeric `size=` of a swept strategy name and its curve's name ([`swept`]).
-#[cfg(test)]
-fn size_of(name: &str) -> Option<(f64, String)> {
-    swept(name)
-        .into_iter()
-        .find(|(p, _, _)| p == "size")
-        .map(|(_, v, f)| (v, f))
-}
-
 /// Writes every plot of a run into `dir/plots/` and returns the files written (PNG paths).
 ///
 /// # Errors
@@ -1055,6 +1046,12 @@ mod tests {
 
     #[test]
     fn size_is_read_from_swept_names() {
+        let size_of = |name: &str| {
+            swept(name)
+                .into_iter()
+                .find(|(p, _, _)| p == "size")
+                .map(|(_, v, f)| (v, f))
+        };
         assert_eq!(
             size_of("fixed[overlap=0,size=128]"),
             Some((128.0, "fixed[overlap=0]".to_string()))
