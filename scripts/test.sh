@@ -30,10 +30,15 @@ bin=target/debug/chunkbench
 "$bin" models fetch
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+# What the reader tests measure against the real llama.cpp server (cargo hides a passing
+# test's output); printed after the suite.
+served="${CARGO_TARGET_DIR:-target}/tmp/llama-server.log"
+rm -f "$served"
 set +e
 cargo test --workspace 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
+if [ -f "$served" ]; then echo "--- reader tests against llama.cpp's server:"; cat "$served"; fi
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
 exit "$status"

@@ -26,6 +26,7 @@
 
 pub mod cache;
 pub mod chat;
+pub mod gguf_prompt;
 pub mod gguf_tokenizer;
 pub mod lexical;
 pub mod llm;
@@ -36,10 +37,11 @@ pub mod prompt;
 
 pub use cache::{CacheMode, CacheStats, CachedReader, ResponseCache};
 pub use chat::{ChatMessage, ChatTemplate};
+pub use gguf_prompt::GgufPrompt;
 pub use gguf_tokenizer::GgufTokenizer;
 pub use lexical::LexicalReader;
 pub use llm::{ChatFormat, LetterForm, LlmConfig, LlmReader, Scoring, WeightFormat};
-pub use openai::{LogprobsMode, OpenAiConfig, OpenAiReader, OpenAiStats};
+pub use openai::{LogprobsMode, OpenAiApi, OpenAiConfig, OpenAiReader, OpenAiStats};
 pub use oracle::{oracle_passages, OracleError};
 pub use parse::{parse_answer, ParsedAnswer};
 pub use prompt::{CuePlacement, PromptTemplate};

@@ -36,14 +36,14 @@
 //! option continues from a copy of the prompt's KV cache and is fed token by token; qwen2
 //! models (whose candle weights cannot be copied) re-run the prompt per option.
 //!
-//! **Context window.** The window is the smaller of the GGUF's `*.context_length`, candle's
-//! limit for the architecture (4096 for `quantized_llama`) and
-//! [`LlmConfig::max_context_tokens`]. When the prompt plus the longest letter continuation
-//! does not fit, passages are dropped from the end (the lowest-ranked first) until the prompt
-//! with the remaining passages fits; then the last dropped passage is re-admitted cut to the
-//! largest token prefix (of the passage tokenized alone, cut on a character boundary) for
-//! which the prompt still fits. The counts go to [`crate::ContextUse`]. A prompt that does not
-//! fit without any passage is [`ReaderError::ContextOverflow`].
+//! **Prompt and context window** ([`crate::GgufPrompt`], shared with the completions mode of
+//! [`crate::OpenAiReader`] so a server scores the same token ids): the window is the smaller
+//! of the GGUF's `*.context_length`, candle's limit for the architecture (4096 for
+//! `quantized_llama`) and [`LlmConfig::max_context_tokens`]. When the prompt plus the longest
+//! continuation does not fit, passages are dropped from the end (the lowest-ranked first) and
+//! the last dropped one is re-admitted cut to the largest token prefix that fits; the counts go
+//! to [`crate::ContextUse`]. A prompt that does not fit without any passage is
+//! [`ReaderError::ContextOverflow`].
 //!
 //! **Threads and determinism.** Inference runs on the CPU in a dedicated thread that owns the
 //! model and a private rayon pool for candle's kernels; `read` sends it the prompt and waits.
@@ -51,17 +51,14 @@
 //! lock is held across rayon work (so calling `read` from the runner's rayon `par_iter` cannot
 //! deadlock), and with no sampling the same input gives the same scores.
 
-use crate::chat::{ChatMessage, ChatTemplate};
+use crate::gguf_prompt::GgufPrompt;
 use crate::gguf_tokenizer::GgufTokenizer;
 use crate::prompt::PromptTemplate;
-use crate::{
-    argmax_with_ties, ContextUse, Reader, ReaderError, ReaderInput, ReaderOutput, MAX_OPTIONS,
-};
+use crate::{Reader, ReaderError, ReaderInput, ReaderOutput};
 use candle_core::quantized::{gguf_file, GgmlDType};
 use candle_core::{Device, Tensor, D};
 use candle_transformers::models::{quantized_llama, quantized_qwen2};
 use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -198,14 +195,10 @@ impl Model {
 pub struct LlmReader {
     jobs: Mutex<Option<mpsc::Sender<Job>>>,
     worker: Option<std::thread::JoinHandle<()>>,
-    tok: GgufTokenizer,
-    chat: ChatTemplate,
-    cfg: LlmConfig,
+    prompt: GgufPrompt,
     path: PathBuf,
     arch: String,
     file_sha256: String,
-    window: usize,
-    letter_ids: Vec<Vec<u32>>,
     identity: String,
 }
 
@@ -214,7 +207,7 @@ impl std::fmt::Debug for LlmReader {
         f.debug_struct("LlmReader")
             .field("path", &self.path)
             .field("arch", &self.arch)
-            .field("window", &self.window)
+            .field("window", &self.prompt.window())
             .field("identity", &self.identity)
             .finish()
     }
@@ -287,14 +280,6 @@ fn dequantized<R: Read + std::io::Seek>(
     ))
 }
 
-/// A prompt ready for the model.
-struct Prepared {
-    ids: Vec<u32>,
-    text: String,
-    context: ContextUse,
-    conts: Vec<Vec<u32>>,
-}
-
 impl LlmReader {
     /// Loads a GGUF model with `cfg`.
     ///
@@ -327,34 +312,6 @@ impl LlmReader {
             .and_then(|v| v.to_string().ok())
             .cloned()
             .ok_or_else(|| model_err("missing general.architecture"))?;
-        let tok = GgufTokenizer::from_metadata(&content.metadata)?;
-        let chat = match cfg.chat {
-            ChatFormat::Gguf => {
-                let src = tok.chat_template().ok_or_else(|| {
-                    ReaderError::Template(
-                        "the GGUF has no tokenizer.chat_template; use `chat: chat-ml` or \
-                         `chat: plain`"
-                            .into(),
-                    )
-                })?;
-                let t = ChatTemplate::from_jinja(src).map_err(|e| {
-                    ReaderError::Template(format!("{e}; use `chat: chat-ml` or `chat: plain`"))
-                })?;
-                // Fail at load, not mid-run, when the template cannot render our shape.
-                let probe = [
-                    ChatMessage::new("system", "s"),
-                    ChatMessage::new("user", "u"),
-                ];
-                t.render(&probe, true, tok.bos_token(), tok.eos_token())
-                    .and_then(|_| t.render(&probe[1..], true, tok.bos_token(), tok.eos_token()))
-                    .map_err(|e| {
-                        ReaderError::Template(format!("{e}; use `chat: chat-ml` or `chat: plain`"))
-                    })?;
-                t
-            }
-            ChatFormat::ChatMl => ChatTemplate::chatml(),
-            ChatFormat::Plain => ChatTemplate::plain(),
-        };
         let md_u32 = |k: &str| {
             content
                 .metadata
@@ -363,15 +320,32 @@ impl LlmReader {
                 .map(|x| x as usize)
         };
         let device = Device::Cpu;
-        let llama_ctx = md_u32("llama.context_length");
-        let qwen2_ctx = md_u32("qwen2.context_length");
-        if !matches!(arch.as_str(), "llama" | "qwen2") {
-            return Err(model_err(format!(
-                "unsupported architecture `{arch}` in {}; supported: llama (Llama, Mistral, \
-                 SmolLM2), qwen2",
-                path.display()
-            )));
-        }
+        let model_window = match arch.as_str() {
+            "llama" => md_u32("llama.context_length")
+                .unwrap_or(quantized_llama::MAX_SEQ_LEN)
+                .min(quantized_llama::MAX_SEQ_LEN),
+            "qwen2" => md_u32("qwen2.context_length")
+                .ok_or_else(|| model_err("missing qwen2.context_length"))?,
+            _ => {
+                return Err(model_err(format!(
+                    "unsupported architecture `{arch}` in {}; supported: llama (Llama, \
+                     Mistral, SmolLM2), qwen2",
+                    path.display()
+                )))
+            }
+        };
+        let window = cfg
+            .max_context_tokens
+            .map_or(model_window, |m| m.min(model_window));
+        // The tokenizer and chat template fail fast, before the weights load.
+        let prompt = GgufPrompt::from_metadata(
+            &content.metadata,
+            cfg.template.clone(),
+            cfg.chat,
+            cfg.scoring,
+            cfg.letters,
+            window,
+        )?;
         let f32_bytes: u64 = content
             .tensor_infos
             .values()
@@ -390,19 +364,15 @@ impl LlmReader {
         } else {
             (content, Box::new(f))
         };
-        let (model, model_window) = match arch.as_str() {
-            "llama" => {
-                let ctx = llama_ctx.unwrap_or(quantized_llama::MAX_SEQ_LEN);
-                let m = quantized_llama::ModelWeights::from_gguf(content, &mut source, &device)
-                    .map_err(load_err)?;
-                (Model::Llama(m), ctx.min(quantized_llama::MAX_SEQ_LEN))
-            }
-            "qwen2" => {
-                let ctx = qwen2_ctx.ok_or_else(|| model_err("missing qwen2.context_length"))?;
-                let m = quantized_qwen2::ModelWeights::from_gguf(content, &mut source, &device)
-                    .map_err(load_err)?;
-                (Model::Qwen2(m), ctx)
-            }
+        let model = match arch.as_str() {
+            "llama" => Model::Llama(
+                quantized_llama::ModelWeights::from_gguf(content, &mut source, &device)
+                    .map_err(load_err)?,
+            ),
+            "qwen2" => Model::Qwen2(
+                quantized_qwen2::ModelWeights::from_gguf(content, &mut source, &device)
+                    .map_err(load_err)?,
+            ),
             other => {
                 return Err(model_err(format!(
                     "unsupported architecture `{other}` in {}; supported: llama (Llama, \
@@ -411,24 +381,6 @@ impl LlmReader {
                 )))
             }
         };
-        let window = cfg
-            .max_context_tokens
-            .map_or(model_window, |m| m.min(model_window));
-        let letter_ids = (0..MAX_OPTIONS)
-            .map(|i| {
-                let l = crate::letter(i);
-                let s = match cfg.letters {
-                    LetterForm::Space => format!(" {l}"),
-                    LetterForm::Bare => l.to_string(),
-                };
-                tok.encode(&s)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        if letter_ids.iter().any(|l| l.is_empty()) {
-            return Err(ReaderError::Tokenizer(
-                "an answer letter encodes to no tokens".into(),
-            ));
-        }
         // Thread count does not change results; keep it out of the identity.
         let cfg_json = serde_json::to_string(&LlmConfig {
             threads: None,
@@ -438,7 +390,7 @@ impl LlmReader {
         let identity = format!(
             "llm-gguf-v1(sha256={file_sha256},arch={arch},chat={},chat_sha={},config_sha={},window={window})",
             serde_json::to_string(&cfg.chat).unwrap_or_default().trim_matches('"'),
-            &crate::sha256_hex(chat.source().as_bytes())[..16],
+            &crate::sha256_hex(prompt.chat().source().as_bytes())[..16],
             &crate::sha256_hex(cfg_json.as_bytes())[..16],
         );
         let threads = cfg
@@ -456,14 +408,10 @@ impl LlmReader {
         Ok(LlmReader {
             jobs: Mutex::new(Some(tx)),
             worker: Some(worker),
-            tok,
-            chat,
-            cfg,
+            prompt,
             path: path.to_path_buf(),
             arch,
             file_sha256,
-            window,
-            letter_ids,
             identity,
         })
     }
@@ -480,17 +428,23 @@ impl LlmReader {
 
     /// The window in tokens (prompt plus scored continuation).
     pub fn window(&self) -> usize {
-        self.window
+        self.prompt.window()
     }
 
     /// The tokenizer built from the GGUF.
     pub fn tokenizer(&self) -> &GgufTokenizer {
-        &self.tok
+        self.prompt.tokenizer()
     }
 
     /// The token ids of each answer letter's continuation (A..Z, per [`LetterForm`]).
     pub fn letter_token_ids(&self) -> &[Vec<u32>] {
-        &self.letter_ids
+        self.prompt.letter_ids()
+    }
+
+    /// The prompt builder this reader scores with (shared with the completions mode of
+    /// [`crate::OpenAiReader`]).
+    pub fn prompt(&self) -> &GgufPrompt {
+        &self.prompt
     }
 
     /// Sends one prompt to the inference thread and waits for the letter scores.
@@ -507,160 +461,6 @@ impl LlmReader {
                 .map_err(|_| stopped())?;
         }
         rx.recv().map_err(|_| stopped())?
-    }
-
-    /// Renders the full prompt text (chat template + assistant cue) for `passages`.
-    fn render_text<S: AsRef<str>>(
-        &self,
-        input: &ReaderInput<'_>,
-        passages: &[S],
-    ) -> Result<(String, usize), ReaderError> {
-        let r = match self.cfg.scoring {
-            Scoring::Letters => self
-                .cfg
-                .template
-                .render(input.question, input.options, passages),
-            Scoring::Cloze | Scoring::ClozeNorm => {
-                self.cfg.template.render_cloze(input.question, passages)
-            }
-        };
-        let mut msgs = Vec::with_capacity(2);
-        if let Some(s) = &r.system {
-            msgs.push(ChatMessage::new("system", s.clone()));
-        }
-        msgs.push(ChatMessage::new("user", r.user));
-        let mut text = self
-            .chat
-            .render(&msgs, true, self.tok.bos_token(), self.tok.eos_token())?;
-        text.push_str(&r.assistant_prefix);
-        Ok((text, r.passages_used))
-    }
-
-    /// Token ids of a rendered prompt, with a BOS when the model wants one and the template
-    /// did not write it.
-    fn ids(&self, text: &str) -> Result<Vec<u32>, ReaderError> {
-        let mut ids = Vec::new();
-        if self.tok.add_bos() && !(text.starts_with(self.tok.bos_token())) {
-            ids.extend(self.tok.bos_id());
-        }
-        ids.extend(self.tok.encode(text)?);
-        Ok(ids)
-    }
-
-    /// The scored continuation of each option: its letter, or `" " + text` for cloze.
-    fn continuations(&self, input: &ReaderInput<'_>) -> Result<Vec<Vec<u32>>, ReaderError> {
-        let n = input.options.len();
-        match self.cfg.scoring {
-            Scoring::Letters => Ok(self.letter_ids[..n].to_vec()),
-            Scoring::Cloze | Scoring::ClozeNorm => input
-                .options
-                .iter()
-                .map(|o| {
-                    let ids = self.tok.encode(&format!(" {}", o.trim()))?;
-                    if ids.is_empty() {
-                        return Err(ReaderError::Tokenizer(format!(
-                            "option {o:?} encodes to no tokens"
-                        )));
-                    }
-                    Ok(ids)
-                })
-                .collect(),
-        }
-    }
-
-    /// Renders and tokenizes the prompt, truncating passages by the documented rule.
-    fn prepare(&self, input: &ReaderInput<'_>) -> Result<Prepared, ReaderError> {
-        let conts = self.continuations(input)?;
-        let max_cont = conts.iter().map(Vec::len).max().unwrap_or(1);
-        let budget = self.window.saturating_sub(max_cont);
-        let passages: Vec<&str> = input
-            .passages
-            .iter()
-            .copied()
-            .filter(|p| !p.trim().is_empty())
-            .collect();
-        let mut context = ContextUse {
-            passages_given: input.passages.len(),
-            ..Default::default()
-        };
-        let attempt = |ps: &[Cow<'_, str>]| -> Result<(Vec<u32>, String, usize), ReaderError> {
-            let (text, used) = self.render_text(input, ps)?;
-            Ok((self.ids(&text)?, text, used))
-        };
-        let all: Vec<Cow<'_, str>> = passages.iter().map(|p| Cow::Borrowed(*p)).collect();
-        let (ids, text, used) = attempt(&all)?;
-        if ids.len() <= budget {
-            context.passages_used = used;
-            context.prompt_tokens = ids.len();
-            return Ok(Prepared {
-                ids,
-                text,
-                context,
-                conts,
-            });
-        }
-        let (ids0, _, _) = attempt(&[])?;
-        if ids0.len() > budget {
-            return Err(ReaderError::ContextOverflow {
-                tokens: ids0.len() + max_cont,
-                window: self.window,
-            });
-        }
-        // Largest k with passages[..k] fitting (k = 0 fits, k = len does not).
-        let (mut lo, mut hi) = (0usize, passages.len());
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            if attempt(&all[..mid])?.0.len() <= budget {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        let k = lo;
-        // Cut passage k to the largest token prefix that still fits.
-        let cut_src = passages[k];
-        let (ptoks, offsets) = self.tok.encode_with_offsets(cut_src)?;
-        let prefix = |t: usize| -> &str {
-            let mut end = offsets[t - 1].1.min(cut_src.len());
-            while !cut_src.is_char_boundary(end) {
-                end -= 1;
-            }
-            &cut_src[..end]
-        };
-        let (mut lo_t, mut hi_t) = (0usize, ptoks.len());
-        let mut best: Option<(Vec<u32>, String, usize)> = None;
-        while hi_t > lo_t {
-            let mid = (lo_t + hi_t).div_ceil(2);
-            let mut ps: Vec<Cow<'_, str>> = all[..k].to_vec();
-            ps.push(Cow::Borrowed(prefix(mid)));
-            let r = attempt(&ps)?;
-            if r.0.len() <= budget {
-                lo_t = mid;
-                best = Some(r);
-            } else {
-                hi_t = mid - 1;
-            }
-        }
-        let (ids, text, used) = match best {
-            Some(r) if lo_t > 0 && r.2 > k => {
-                context.passage_cut = true;
-                context.tokens_cut = ptoks.len() - lo_t;
-                context.passages_dropped = passages.len() - k - 1;
-                r
-            }
-            _ => {
-                context.passages_dropped = passages.len() - k;
-                attempt(&all[..k])?
-            }
-        };
-        context.passages_used = used;
-        context.prompt_tokens = ids.len();
-        Ok(Prepared {
-            ids,
-            text,
-            context,
-            conts,
-        })
     }
 }
 
@@ -801,7 +601,7 @@ impl Reader for LlmReader {
     }
 
     fn count_tokens(&self, text: &str) -> Option<usize> {
-        self.tok.encode(text).ok().map(|ids| ids.len())
+        self.tokenizer().encode(text).ok().map(|ids| ids.len())
     }
 
     fn tokenizer_name(&self) -> Option<String> {
@@ -810,49 +610,21 @@ impl Reader for LlmReader {
 
     fn read(&self, input: &ReaderInput<'_>) -> Result<ReaderOutput, ReaderError> {
         input.validate(&self.identity)?;
-        let prep = self.prepare(input)?;
-        let (mut scores, greedy) = self.infer(prep.ids.clone(), prep.conts.clone())?;
-        if self.cfg.scoring == Scoring::ClozeNorm {
-            for (s, o) in scores.iter_mut().zip(input.options) {
-                *s /= o.trim().chars().count().max(1) as f64;
-            }
-        }
-        // Round-trip-stable, finite scores (log-softmax is finite; guard anyway).
-        let scores: Vec<f64> = scores
-            .into_iter()
-            .map(|s| if s.is_finite() { s } else { -1e30 })
-            .collect();
-        let keys: Vec<(f64, f64)> = scores.iter().map(|s| (*s, 0.0)).collect();
-        let (choice, tied) = argmax_with_ties(&keys);
-        let letters = scores
-            .iter()
-            .enumerate()
-            .map(|(i, s)| format!("{}={:.4}", crate::letter(i), s))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let raw = format!(
-            "{}[{letters}] greedy={:?} tokens={}",
-            match self.cfg.scoring {
-                Scoring::Letters => "logp",
-                Scoring::Cloze => "cloze-logp",
-                Scoring::ClozeNorm => "cloze-logp/char",
-            },
-            self.tok.token(greedy).unwrap_or("?"),
+        let prep = self.prompt.prepare(input)?;
+        let (loglik, greedy) = self.infer(prep.ids.clone(), prep.conts.clone())?;
+        let extra = format!(
+            "greedy={:?} tokens={}",
+            self.tokenizer().token(greedy).unwrap_or("?"),
             prep.ids.len()
         );
-        Ok(ReaderOutput {
-            choice,
-            scores,
-            tied,
-            raw,
-            invalid: false,
-            context: prep.context,
-        })
+        Ok(self
+            .prompt
+            .output(input.options, loglik, prep.context, &extra))
     }
 
     fn cache_material(&self, input: &ReaderInput<'_>) -> Result<String, ReaderError> {
         input.validate(&self.identity)?;
-        Ok(self.prepare(input)?.text)
+        Ok(self.prompt.prepare(input)?.text)
     }
 }
 

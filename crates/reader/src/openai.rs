@@ -1,5 +1,34 @@
-//! A reader for OpenAI-compatible chat-completions servers (vLLM, llama.cpp server, Ollama,
-//! OpenAI).
+//! A reader for OpenAI-compatible servers (vLLM, llama.cpp server, Ollama, TGI, OpenAI), in
+//! two modes ([`OpenAiApi`]):
+//!
+//! - **`api: chat`** (default): the model writes an answer through `/chat/completions`, which is
+//!   parsed or scored by the letter's log-probs (below).
+//! - **`api: completions`**: log-likelihood scoring of each option's continuation, as
+//!   lm-evaluation-harness scores multiple choice. The prompt is built exactly as the local
+//!   reader builds it ([`crate::GgufPrompt`]: the GGUF's tokenizer and chat template, the same
+//!   truncation) from the GGUF named by [`OpenAiConfig::gguf`] (the file the server loaded);
+//!   the continuation is the letter, or `" " + option text` for cloze. Each continuation token
+//!   `c_j` is one `POST {base_url}/completions` request whose prompt is the prompt text plus
+//!   the continuation's first `j` tokens (decoded), with `max_tokens: 1`, `logprobs: 1`,
+//!   `temperature: 0` and `logit_bias: {c_j: 100}` ([`FORCE_BIAS`]): the server generates
+//!   `c_j` and reports its unbiased log-prob. The option's log-likelihood is the sum over its
+//!   tokens (divided by its length in characters for `cloze-norm`); the choice is the argmax
+//!   with ties. Checks, each a [`ReaderError::Protocol`], never a silent number: the server's
+//!   `usage.prompt_tokens` must equal the GGUF tokenizer's count (the server tokenized the same
+//!   ids), the log-prob must be present, and the first tokens of the options must not have
+//!   probabilities summing above 1 (a server reporting biased log-probs).
+//!
+//!   Why not lm-evaluation-harness's `local-completions` payload (`echo: true`, the prompt's
+//!   log-probs read back)? Measured on llama-cpp-python 0.3.36's server with SmolLM2: for a
+//!   model without a BOS token the echoed `token_logprobs[k]` is the log-prob of token `k`
+//!   under the distribution that predicts token `k + 1` (off by one), and every token whose
+//!   id equals the BOS id (SmolLM2's `<|im_start|>`) is dropped from the echo — a reply that
+//!   cannot be told from a right one. The forced request reads the one distribution the server
+//!   samples from, which every OpenAI-compatible server computes the same way. It costs one
+//!   request per continuation token; llama.cpp's prompt cache re-evaluates only the new tokens.
+//!
+//! The rest of this page describes the chat mode; retries, timeouts, concurrency and secrets
+//! apply to both.
 //!
 //! **Request** (OpenAI API reference, `POST {base_url}/chat/completions`): `model`,
 //! `messages` (optional system message, then the user message rendered by
@@ -32,10 +61,13 @@
 //! [`OpenAiConfig::api_key_env`]; it is sent only in the `Authorization` header and never
 //! appears in the identity, `Debug` output, errors or cache entries.
 
+use crate::gguf_prompt::GgufPrompt;
+use crate::llm::{ChatFormat, LetterForm, Scoring};
 use crate::parse::{parse_answer, ParsedAnswer};
 use crate::prompt::{CuePlacement, PromptTemplate};
 use crate::{argmax_with_ties, ContextUse, Reader, ReaderError, ReaderInput, ReaderOutput};
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
@@ -43,6 +75,11 @@ use std::time::Duration;
 /// Score of a letter absent from the `top_logprobs` list (natural log; below any listed
 /// value in practice).
 pub const ABSENT_LOGPROB: f64 = -1000.0;
+
+/// The `logit_bias` that forces the scored token in `api: completions` (far above any
+/// logit gap). llama.cpp's Python server and vLLM report the unbiased log-prob of the
+/// generated token; the reader detects a server that does not (module docs).
+pub const FORCE_BIAS: f64 = 100.0;
 
 /// Whether to ask the server for log-probs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -57,6 +94,18 @@ pub enum LogprobsMode {
     Off,
 }
 
+/// Which endpoint an [`OpenAiReader`] scores through (module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpenAiApi {
+    /// `POST /chat/completions`: the reply is parsed, or scored by its letter's log-probs.
+    #[default]
+    Chat,
+    /// `POST /completions`, one forced token per request: each option's continuation is
+    /// scored by its log-likelihood (lm-evaluation-harness multiple choice).
+    Completions,
+}
+
 /// Configuration of [`OpenAiReader`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -68,8 +117,31 @@ pub struct OpenAiConfig {
     pub model: String,
     /// Name of the environment variable holding the API key (`None`: no `Authorization`).
     pub api_key_env: Option<String>,
-    /// The multiple-choice prompt (the cue always ends the user message).
-    pub template: PromptTemplate,
+    /// The endpoint and scoring mode (module docs).
+    pub api: OpenAiApi,
+    /// The multiple-choice prompt. Default: with `api: chat` the cue ends the user message
+    /// (a standard server cannot prefill the assistant turn); with `api: completions` the
+    /// local reader's default (the cue opens the assistant turn).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub template: Option<PromptTemplate>,
+    /// `api: completions`: what is scored per option (`letters`, `cloze`, `cloze-norm`; as the
+    /// local reader's `scoring`).
+    pub scoring: Scoring,
+    /// `api: completions`: how a letter is written (`space`: `" A"`, `bare`: `"A"`).
+    pub letters: LetterForm,
+    /// `api: completions`: the chat formatting (`gguf`: the template in [`OpenAiConfig::gguf`];
+    /// `chat-ml`; `plain`).
+    pub chat: ChatFormat,
+    /// `api: completions` (required there): the GGUF file whose tokenizer and chat template
+    /// build the prompt — the file the server loaded, so that token ids mean the same on both
+    /// sides. Its SHA-256 is part of the identity.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gguf: Option<PathBuf>,
+    /// `api: completions`: the window in tokens (prompt plus continuation) passages are
+    /// truncated to; default the GGUF's `*.context_length`. Start the server with at least
+    /// this context (llama.cpp: `--n_ctx`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_context_tokens: Option<usize>,
     /// `max_tokens` of each completion.
     pub max_tokens: u32,
     /// Log-prob negotiation.
@@ -96,10 +168,13 @@ impl Default for OpenAiConfig {
             base_url: "http://localhost:8000/v1".into(),
             model: String::new(),
             api_key_env: None,
-            template: PromptTemplate {
-                cue_placement: CuePlacement::User,
-                ..PromptTemplate::default()
-            },
+            api: OpenAiApi::Chat,
+            template: None,
+            scoring: Scoring::Letters,
+            letters: LetterForm::Space,
+            chat: ChatFormat::Gguf,
+            gguf: None,
+            max_context_tokens: None,
             max_tokens: 16,
             logprobs: LogprobsMode::Auto,
             top_logprobs: 20,
@@ -120,7 +195,8 @@ pub struct OpenAiStats {
     pub requests: u64,
     /// Attempts that were retries (after 429, 5xx, timeouts, connection errors).
     pub retries: u64,
-    /// Answers scored from letter log-probs.
+    /// Answers scored from log-probs (chat: the letter's; completions: every option's
+    /// continuation).
     pub logprob_scored: u64,
     /// Answers scored by parsing the text.
     pub parsed: u64,
@@ -172,6 +248,10 @@ pub struct OpenAiReader {
     /// What the server reported serving (`GET /models`), set by
     /// [`OpenAiReader::probe_served_models`]; part of the identity.
     served: Option<String>,
+    /// The template in force (the configured one, or the api's default).
+    template: PromptTemplate,
+    /// `api: completions`: the prompt builder and the GGUF's SHA-256.
+    completions: Option<(GgufPrompt, String)>,
 }
 
 impl OpenAiReader {
@@ -179,8 +259,10 @@ impl OpenAiReader {
     ///
     /// # Errors
     /// [`ReaderError::Config`] for an empty model name, a base URL that is not http(s), a
-    /// non-positive timeout, `concurrency = 0`, or an `api_key_env` variable that is unset or
-    /// empty (the message names the variable, never a value).
+    /// non-positive timeout, `concurrency = 0`, an `api_key_env` variable that is unset or
+    /// empty (the message names the variable, never a value), or `api: completions` without
+    /// `gguf`; with `api: completions`, [`ReaderError::Model`] / [`ReaderError::Tokenizer`] /
+    /// [`ReaderError::Template`] when the GGUF's tokenizer or chat template cannot be built.
     pub fn new(cfg: OpenAiConfig) -> Result<Self, ReaderError> {
         let bad = |m: String| Err(ReaderError::Config(m));
         if cfg.model.trim().is_empty() {
@@ -206,8 +288,57 @@ impl OpenAiReader {
             },
         };
         let agent = httpio::agent(Duration::from_secs_f64(cfg.timeout_secs));
-        let url = format!("{}/chat/completions", cfg.base_url.trim_end_matches('/'));
+        let endpoint = match cfg.api {
+            OpenAiApi::Chat => "chat/completions",
+            OpenAiApi::Completions => "completions",
+        };
+        let url = format!("{}/{endpoint}", cfg.base_url.trim_end_matches('/'));
+        let template = cfg.template.clone().unwrap_or_else(|| match cfg.api {
+            OpenAiApi::Chat => PromptTemplate {
+                cue_placement: CuePlacement::User,
+                ..PromptTemplate::default()
+            },
+            OpenAiApi::Completions => PromptTemplate::default(),
+        });
+        let completions = match cfg.api {
+            OpenAiApi::Chat => None,
+            OpenAiApi::Completions => {
+                let path = cfg.gguf.as_ref().ok_or_else(|| {
+                    ReaderError::Config(
+                        "openai reader: `api: completions` needs `gguf`, the GGUF file whose \
+                         tokenizer and chat template build the prompt (the file the server \
+                         loaded)"
+                            .into(),
+                    )
+                })?;
+                let content = crate::gguf_prompt::read_metadata(path)?;
+                let window = crate::gguf_prompt::context_length(&content.metadata)
+                    .or(cfg.max_context_tokens)
+                    .ok_or_else(|| {
+                        ReaderError::Config(format!(
+                            "openai reader: {} declares no context length; set \
+                             `max_context_tokens`",
+                            path.display()
+                        ))
+                    })?;
+                let window = cfg.max_context_tokens.map_or(window, |m| m.min(window));
+                let prompt = GgufPrompt::from_metadata(
+                    &content.metadata,
+                    template.clone(),
+                    cfg.chat,
+                    cfg.scoring,
+                    cfg.letters,
+                    window,
+                )?;
+                let sha = fsio::sha256_file(path).map_err(|e| {
+                    ReaderError::Model(format!("cannot hash {}: {e}", path.display()))
+                })?;
+                Some((prompt, sha))
+            }
+        };
         Ok(OpenAiReader {
+            template,
+            completions,
             url,
             api_key,
             agent,
@@ -306,7 +437,7 @@ impl OpenAiReader {
     }
 
     fn messages(&self, input: &ReaderInput<'_>) -> Vec<serde_json::Value> {
-        let mut t = self.cfg.template.clone();
+        let mut t = self.template.clone();
         t.cue_placement = CuePlacement::User;
         let r = t.render(input.question, input.options, input.passages);
         let mut msgs = Vec::new();
@@ -334,9 +465,15 @@ impl OpenAiReader {
         b
     }
 
-    /// Sends the request with retries ([`httpio::with_retries`], the module docs' policy);
-    /// returns the response body of a 2xx reply.
+    /// Sends the chat request with retries ([`httpio::with_retries`], the module docs'
+    /// policy); returns the response body of a 2xx reply.
     fn complete(&self, input: &ReaderInput<'_>) -> Result<String, ReaderError> {
+        self.post(&|want_lp| self.body(input, want_lp))
+    }
+
+    /// POSTs `make_body(ask_for_logprobs)` to this reader's endpoint with retries; returns the
+    /// body of a 2xx reply. The HTTP 400 logprobs negotiation applies to `api: chat` only.
+    fn post(&self, make_body: &dyn Fn(bool) -> serde_json::Value) -> Result<String, ReaderError> {
         let backoff = httpio::Backoff {
             max_retries: self.cfg.max_retries,
             initial: Duration::from_millis(self.cfg.backoff_initial_ms),
@@ -344,7 +481,7 @@ impl OpenAiReader {
         };
         let attempt = || {
             let want_lp = !self.logprobs_off.load(Ordering::Relaxed);
-            let body = serde_json::to_vec(&self.body(input, want_lp))
+            let body = serde_json::to_vec(&make_body(want_lp))
                 .map_err(|e| ReaderError::Protocol(e.to_string()))?;
             let reply = {
                 let _permit = self.sem.acquire();
@@ -353,7 +490,12 @@ impl OpenAiReader {
             };
             match reply {
                 Ok(r) if r.ok() => Ok(httpio::Step::Done(r.text)),
-                Ok(r) if r.status == 400 && want_lp && self.cfg.logprobs == LogprobsMode::Auto => {
+                Ok(r)
+                    if r.status == 400
+                        && want_lp
+                        && self.cfg.logprobs == LogprobsMode::Auto
+                        && self.cfg.api == OpenAiApi::Chat =>
+                {
                     // The server does not take logprobs: stop asking, retry at once.
                     if !self.logprobs_off.swap(true, Ordering::Relaxed) {
                         self.bump(6);
@@ -386,15 +528,20 @@ impl OpenAiReader {
         httpio::with_retries(&backoff, |_| self.bump(1), attempt, give_up)
     }
 
-    /// Scores a chat-completion response body for `options`.
-    fn score(&self, body: &str, options: &[String]) -> Result<ReaderOutput, ReaderError> {
-        let v: serde_json::Value = serde_json::from_str(body).map_err(|e| {
+    /// Parses a reply body as JSON; [`ReaderError::Protocol`] quoting its start otherwise.
+    fn parse_json(&self, body: &str) -> Result<serde_json::Value, ReaderError> {
+        serde_json::from_str(body).map_err(|e| {
             ReaderError::Protocol(format!(
                 "malformed JSON from {}: {e}: {}",
                 self.url,
                 crate::clip(body, 200)
             ))
-        })?;
+        })
+    }
+
+    /// Scores a chat-completion response body for `options`.
+    fn score(&self, body: &str, options: &[String]) -> Result<ReaderOutput, ReaderError> {
+        let v = self.parse_json(body)?;
         let choice = v.get("choices").and_then(|c| c.get(0)).ok_or_else(|| {
             ReaderError::Protocol(format!(
                 "no `choices[0]` in the reply: {}",
@@ -537,14 +684,15 @@ fn score_reply(
     ))
 }
 
-impl Reader for OpenAiReader {
-    fn identity(&self) -> String {
+impl OpenAiReader {
+    /// The chat mode's identity.
+    fn chat_identity(&self) -> String {
         format!(
             "openai-chat-v1(endpoint={},model={},template={},max_tokens={},logprobs={},\
              top_logprobs={},seed={},temperature=0,served={})",
             self.cfg.base_url.trim_end_matches('/'),
             self.cfg.model,
-            self.cfg.template.fingerprint(),
+            self.template.fingerprint(),
             self.cfg.max_tokens,
             serde_json::to_string(&self.cfg.logprobs)
                 .unwrap_or_default()
@@ -557,8 +705,145 @@ impl Reader for OpenAiReader {
         )
     }
 
+    /// The log-likelihood of the continuation `cont` (token ids, text `cont_text`) after the
+    /// prompt `text` of `prompt_tokens` tokens: one forced `/completions` request per token
+    /// (module docs).
+    fn continuation_loglik(
+        &self,
+        tok: &crate::GgufTokenizer,
+        text: &str,
+        prompt_tokens: usize,
+        cont: &[u32],
+        cont_text: &str,
+    ) -> Result<f64, ReaderError> {
+        let mut sum = 0.0;
+        for j in 0..cont.len() {
+            let head = tok.decode(&cont[..j])?;
+            if !cont_text.starts_with(&head) {
+                return Err(ReaderError::Tokenizer(format!(
+                    "the continuation {cont_text:?} cannot be cut after its token {j} on a \
+                     character boundary (the server takes text prompts)"
+                )));
+            }
+            let prompt = format!("{text}{head}");
+            let body = self.post(&|_| {
+                let mut b = serde_json::json!({
+                    "model": self.cfg.model,
+                    "prompt": prompt,
+                    "max_tokens": 1,
+                    "logprobs": 1,
+                    "temperature": 0,
+                    "logit_bias": {cont[j].to_string(): FORCE_BIAS},
+                });
+                if let Some(seed) = self.cfg.seed {
+                    b["seed"] = seed.into();
+                }
+                b
+            })?;
+            sum += self.forced_logprob(&body, prompt_tokens + j)?;
+        }
+        Ok(sum)
+    }
+
+    /// Reads the forced token's log-prob from a `/completions` reply, checking that the
+    /// server tokenized the prompt into `want_prompt_tokens` tokens (`usage.prompt_tokens`,
+    /// when reported).
+    fn forced_logprob(&self, body: &str, want_prompt_tokens: usize) -> Result<f64, ReaderError> {
+        let v = self.parse_json(body)?;
+        if let Some(n) = v.pointer("/usage/prompt_tokens").and_then(|x| x.as_u64()) {
+            if n as usize != want_prompt_tokens {
+                return Err(ReaderError::Protocol(format!(
+                    "{} tokenized the prompt into {n} tokens where the GGUF tokenizer of \
+                     `gguf` gives {want_prompt_tokens}: is `gguf` the file the server loaded?",
+                    self.url
+                )));
+            }
+        }
+        v.pointer("/choices/0/logprobs/token_logprobs/0")
+            .and_then(|x| x.as_f64())
+            .ok_or_else(|| {
+                ReaderError::Protocol(format!(
+                    "{}: no number at `choices[0].logprobs.token_logprobs[0]` in the reply (the \
+                     server must return log-probs and honour `logit_bias`; llama.cpp's Python \
+                     server needs `--logits_all true`): {}",
+                    self.url,
+                    crate::clip(body, 300)
+                ))
+            })
+    }
+
+    /// `api: completions`: scores every option's continuation (module docs).
+    fn read_completions(
+        &self,
+        prompt: &GgufPrompt,
+        input: &ReaderInput<'_>,
+    ) -> Result<ReaderOutput, ReaderError> {
+        let prep = prompt.prepare(input)?;
+        let tok = prompt.tokenizer();
+        let loglik = prep
+            .conts
+            .iter()
+            .map(|c| {
+                let cont_text = tok.decode(c)?;
+                self.continuation_loglik(tok, &prep.text, prep.ids.len(), c, &cont_text)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        // Distinct first tokens are disjoint events of one distribution.
+        let mut first: Vec<(u32, f64)> = Vec::new();
+        for (c, lp) in prep.conts.iter().zip(&loglik) {
+            if c.len() == 1 && !first.iter().any(|(t, _)| *t == c[0]) {
+                first.push((c[0], *lp));
+            }
+        }
+        let mass: f64 = first.iter().map(|(_, lp)| lp.exp()).sum();
+        if mass > 1.0 + 1e-3 {
+            return Err(ReaderError::Protocol(format!(
+                "{}: the options' single-token continuations have probabilities summing to \
+                 {mass:.3} > 1: the server reports log-probs after `logit_bias`, which this \
+                 scoring cannot use",
+                self.url
+            )));
+        }
+        self.bump(2);
+        let extra = format!("tokens={}", prep.ids.len());
+        Ok(prompt.output(input.options, loglik, prep.context, &extra))
+    }
+}
+
+impl Reader for OpenAiReader {
+    fn identity(&self) -> String {
+        let Some((prompt, sha)) = &self.completions else {
+            return self.chat_identity();
+        };
+        format!(
+            "openai-completions-v1(endpoint={},model={},gguf_sha256={sha},chat={},chat_sha={},\
+             template={},scoring={},letters={},window={},seed={},temperature=0,served={})",
+            self.cfg.base_url.trim_end_matches('/'),
+            self.cfg.model,
+            serde_json::to_string(&self.cfg.chat)
+                .unwrap_or_default()
+                .trim_matches('"'),
+            &crate::sha256_hex(prompt.chat().source().as_bytes())[..16],
+            self.template.fingerprint(),
+            serde_json::to_string(&self.cfg.scoring)
+                .unwrap_or_default()
+                .trim_matches('"'),
+            serde_json::to_string(&self.cfg.letters)
+                .unwrap_or_default()
+                .trim_matches('"'),
+            prompt.window(),
+            self.cfg
+                .seed
+                .map_or_else(|| "none".to_string(), |s| s.to_string()),
+            self.served.as_deref().unwrap_or("not-probed"),
+        )
+    }
+
     fn read(&self, input: &ReaderInput<'_>) -> Result<ReaderOutput, ReaderError> {
         input.validate(&self.identity())?;
+        if let Some((prompt, _)) = &self.completions {
+            return self.read_completions(prompt, input);
+        }
         let body = self.complete(input)?;
         let mut out = self.score(&body, input.options)?;
         let used = input
@@ -575,8 +860,22 @@ impl Reader for OpenAiReader {
     }
 
     fn cache_material(&self, input: &ReaderInput<'_>) -> Result<String, ReaderError> {
+        if let Some((prompt, _)) = &self.completions {
+            input.validate(&self.identity())?;
+            return Ok(prompt.prepare(input)?.text);
+        }
         serde_json::to_string(&self.messages(input))
             .map_err(|e| ReaderError::Protocol(e.to_string()))
+    }
+
+    fn count_tokens(&self, text: &str) -> Option<usize> {
+        let (prompt, _) = self.completions.as_ref()?;
+        prompt.tokenizer().encode(text).ok().map(|ids| ids.len())
+    }
+
+    fn tokenizer_name(&self) -> Option<String> {
+        let (_, sha) = self.completions.as_ref()?;
+        Some(format!("gguf:sha256={}", &sha[..16]))
     }
 }
 
