@@ -278,8 +278,9 @@ pub trait Reader: Send + Sync {
     }
 
     /// Tokens of `text` in the reader's own tokenizer (no special tokens), for the context
-    /// cost of retrieved passages; `None` for readers without a tokenizer (lexical, server),
-    /// whose cost the runner counts with a named tokenizer instead. Wrappers must forward it.
+    /// cost of retrieved passages; `None` for readers without a tokenizer (lexical, a chat-mode
+    /// server), whose cost the runner counts with a named tokenizer instead. Wrappers must
+    /// forward it.
     fn count_tokens(&self, _text: &str) -> Option<usize> {
         None
     }

@@ -26,6 +26,12 @@ impl Params for Openai {
         true
     }
 
+    /// With `api: completions` the reader counts tokens with its GGUF's tokenizer (whose
+    /// sha256 is in its identity), so the run's `cost_tokenizer` is not used.
+    fn counts_own_tokens(&self) -> bool {
+        self.openai.api == reader::OpenAiApi::Completions
+    }
+
     fn preflight(&self, name: &str) -> Vec<String> {
         match reader::OpenAiReader::new(self.openai.clone()) {
             Err(e) => vec![format!("field `readers.{name}.openai`: {e}")],
