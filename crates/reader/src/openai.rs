@@ -15,8 +15,9 @@
 //!   tokens (divided by its length in characters for `cloze-norm`); the choice is the argmax
 //!   with ties. Checks, each a [`ReaderError::Protocol`], never a silent number: the server's
 //!   `usage.prompt_tokens` must equal the GGUF tokenizer's count (the server tokenized the same
-//!   ids), the log-prob must be present, and the first tokens of the options must not have
-//!   probabilities summing above 1 (a server reporting biased log-probs).
+//!   ids), the generated token (`logprobs.tokens[0]`) must be the forced one (a server
+//!   ignoring `logit_bias`), the log-prob must be present, and the first tokens of the options
+//!   must not have probabilities summing above 1 (a server reporting biased log-probs).
 //!
 //!   Why not lm-evaluation-harness's `local-completions` payload (`echo: true`, the prompt's
 //!   log-probs read back)? Measured on llama-cpp-python 0.3.36's server with SmolLM2: for a
@@ -740,16 +741,43 @@ impl OpenAiReader {
                 }
                 b
             })?;
-            sum += self.forced_logprob(&body, prompt_tokens + j)?;
+            // A byte-level token may decode to part of a character: compare only whole ones.
+            let want = tok.decode(&cont[j..=j])?;
+            let want = (!want.contains('\u{FFFD}')).then_some(want.as_str());
+            sum += self.forced_logprob(&body, prompt_tokens + j, want)?;
         }
         Ok(sum)
     }
 
     /// Reads the forced token's log-prob from a `/completions` reply, checking that the
     /// server tokenized the prompt into `want_prompt_tokens` tokens (`usage.prompt_tokens`,
-    /// when reported).
-    fn forced_logprob(&self, body: &str, want_prompt_tokens: usize) -> Result<f64, ReaderError> {
+    /// when reported) and generated the forced token, whose text is `want_token` when it
+    /// decodes to whole characters (`logprobs.tokens[0]`, which must be present).
+    fn forced_logprob(
+        &self,
+        body: &str,
+        want_prompt_tokens: usize,
+        want_token: Option<&str>,
+    ) -> Result<f64, ReaderError> {
         let v = self.parse_json(body)?;
+        let generated = v
+            .pointer("/choices/0/logprobs/tokens/0")
+            .and_then(|x| x.as_str())
+            .ok_or_else(|| {
+                ReaderError::Protocol(format!(
+                    "{}: no `choices[0].logprobs.tokens[0]` in the reply, so the forced token \
+                     cannot be checked: {}",
+                    self.url,
+                    crate::clip(body, 300)
+                ))
+            })?;
+        if let Some(want) = want_token.filter(|w| *w != generated) {
+            return Err(ReaderError::Protocol(format!(
+                "{} generated {generated:?} where `logit_bias` forced {want:?}: the server \
+                 ignores `logit_bias`, which this scoring needs",
+                self.url
+            )));
+        }
         if let Some(n) = v.pointer("/usage/prompt_tokens").and_then(|x| x.as_u64()) {
             if n as usize != want_prompt_tokens {
                 return Err(ReaderError::Protocol(format!(

@@ -159,8 +159,9 @@ fn serve(port: u16, log: &Path) -> Server {
     server
 }
 
-/// The server most tests share (started once per test binary; never killed by a test).
-fn shared() -> &'static str {
+/// The base URL of the server most tests share (started once per test binary; never killed
+/// by a test).
+fn shared() -> String {
     static S: OnceLock<Mutex<Server>> = OnceLock::new();
     let s = S.get_or_init(|| {
         let log = std::env::temp_dir().join(format!("chunkbench-llama-{}.log", std::process::id()));
@@ -168,8 +169,7 @@ fn shared() -> &'static str {
     });
     // Statics are never dropped: serve.sh's watchdog (CHUNKBENCH_WATCH_PID) stops the server
     // when the test binary exits.
-    let url = s.lock().unwrap().base_url.clone();
-    Box::leak(url.into_boxed_str())
+    s.lock().unwrap().base_url.clone()
 }
 
 fn config(base_url: &str, api: OpenAiApi) -> OpenAiConfig {
@@ -245,7 +245,7 @@ fn read_one(
 #[test]
 fn chat_answers_with_letter_logprobs_from_a_real_server() {
     let url = shared();
-    let mut r = OpenAiReader::new(config(url, OpenAiApi::Chat)).unwrap();
+    let mut r = OpenAiReader::new(config(&url, OpenAiApi::Chat)).unwrap();
     let served = r.probe_served_models().unwrap();
     assert!(
         served.ends_with("SmolLM2-135M-Instruct.Q4_1.gguf"),
@@ -285,7 +285,7 @@ fn parity(scoring: Scoring, n: usize) -> (usize, usize, usize) {
     let url = shared();
     let cfg = OpenAiConfig {
         scoring,
-        ..config(url, OpenAiApi::Completions)
+        ..config(&url, OpenAiApi::Completions)
     };
     let server = OpenAiReader::new(cfg).unwrap();
     let local = LlmReader::load(
@@ -359,7 +359,7 @@ fn concurrent_reads_give_the_sequential_answers() {
     let cfg = OpenAiConfig {
         scoring: Scoring::Cloze,
         concurrency: 4,
-        ..config(url, OpenAiApi::Completions)
+        ..config(&url, OpenAiApi::Completions)
     };
     let r = OpenAiReader::new(cfg).unwrap();
     let qs = sciq(8);
@@ -463,7 +463,7 @@ fn a_gguf_other_than_the_served_one_is_caught() {
     gguf_file::write(&mut std::fs::File::create(&other).unwrap(), &md, &[]).unwrap();
     let cfg = OpenAiConfig {
         gguf: Some(other),
-        ..config(url, OpenAiApi::Completions)
+        ..config(&url, OpenAiApi::Completions)
     };
     let r = OpenAiReader::new(cfg).unwrap();
     let e = read_one(&r, &sciq(1)[0]).unwrap_err();

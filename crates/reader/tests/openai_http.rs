@@ -391,3 +391,37 @@ fn case33_variable_option_counts_over_http() {
         "closed-book has no context block"
     );
 }
+
+/// A server that ignores `logit_bias` (it always generates " A") would report the log-prob
+/// of another token than the one scored: the completions reader checks the generated token
+/// and fails instead (no real server here behaves so, hence the scripted one).
+#[test]
+fn completions_scoring_refuses_a_server_that_ignores_logit_bias() {
+    let gguf = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../models/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf");
+    assert!(
+        gguf.is_file(),
+        "{}: run `chunkbench models fetch`",
+        gguf.display()
+    );
+    let always_a = serde_json::json!({
+        "choices": [{"index": 0, "text": " A", "finish_reason": "length",
+                     "logprobs": {"tokens": [" A"], "token_logprobs": [-0.7],
+                                  "text_offset": [0], "top_logprobs": [{" A": -0.7}]}}]
+    })
+    .to_string();
+    let (url, seen, _) = serve(vec![reply(200, always_a)]);
+    let r = OpenAiReader::new(OpenAiConfig {
+        api: reader::OpenAiApi::Completions,
+        gguf: Some(gguf),
+        ..config(&url)
+    })
+    .unwrap();
+    let e = ask(&r, &opts(&["2", "4", "6", "8"])).unwrap_err();
+    assert!(matches!(e, ReaderError::Protocol(_)), "{e}");
+    assert!(e.to_string().contains("ignores `logit_bias`"), "{e}");
+    // " A" was accepted, " B" was not: two requests, the second forcing another token.
+    let bodies = &seen.lock().unwrap().bodies;
+    assert_eq!(bodies.len(), 2);
+    assert_ne!(bodies[0]["logit_bias"], bodies[1]["logit_bias"]);
+}
