@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use candle_core::{CpuStorage, DType, Device, InplaceOp1, InplaceOp2, Layout, Storage, Tensor};
+use candle_core::{CpuStorage, DType, Device, InplaceOp1, InplaceOp2, Layout, Tensor};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
@@ -26,7 +26,8 @@ use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStr
 use crate::batching::{plan_batches, BatchConfig};
 use crate::config::{BertConfig, HiddenAct, Pooling, SentenceTransformerConfig};
 use crate::kernels::{
-    AddNormKernel, AttentionKernel, AttnScratch, AttnShape, BiasActKernel, EmbedKernel,
+    cpu_slice, cpu_slice_mut, with_slice, AddNormKernel, AttentionKernel, AttnScratch, AttnShape,
+    BiasActKernel, EmbedKernel,
 };
 use crate::{l2_normalize, EmbedError, EmbedStats, Embedder};
 
@@ -655,36 +656,6 @@ fn load_reference(
 
 /// Rows per rayon task in the row-wise kernels.
 const ROWS_PER_TASK: usize = 16;
-
-fn cpu_slice<'a>(s: &'a CpuStorage, l: &Layout) -> candle_core::Result<&'a [f32]> {
-    let (a, b) = l
-        .contiguous_offsets()
-        .ok_or_else(|| candle_core::Error::Msg("fused kernel: non-contiguous input".into()))?;
-    Ok(&s.as_slice::<f32>()?[a..b])
-}
-
-fn cpu_slice_mut<'a>(s: &'a mut CpuStorage, l: &Layout) -> candle_core::Result<&'a mut [f32]> {
-    let (a, b) = l
-        .contiguous_offsets()
-        .ok_or_else(|| candle_core::Error::Msg("fused kernel: non-contiguous output".into()))?;
-    match s {
-        CpuStorage::F32(v) => Ok(&mut v[a..b]),
-        _ => Err(candle_core::Error::Msg(
-            "fused kernel: expected f32 storage".into(),
-        )),
-    }
-}
-
-/// Runs `f` on a CPU tensor's contiguous `f32` data.
-fn with_slice<R>(t: &Tensor, f: impl FnOnce(&[f32]) -> R) -> candle_core::Result<R> {
-    let (storage, layout) = t.storage_and_layout();
-    match &*storage {
-        Storage::Cpu(s) => Ok(f(cpu_slice(s, layout)?)),
-        _ => Err(candle_core::Error::Msg(
-            "fused kernel: expected a CPU tensor".into(),
-        )),
-    }
-}
 
 /// In place on the linear output `a`: `a = LayerNorm(x + a + bias)`.
 struct AddNorm<'a> {

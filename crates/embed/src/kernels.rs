@@ -9,6 +9,12 @@
 //!
 //! Accuracy: `exp_f32` and `erf_f32` are within a few f32 ulps / 1e-7 absolute of the exact
 //! functions (tested below against `f64`), far below what the 1e-4 cosine parity budget needs.
+//!
+//! The row primitives ([`exp_f32`], [`sum`], [`max`]) and the tensor views ([`with_slice`])
+//! are public: the reader crate's decoder (SmolLM2 / Qwen2 GGUF models) builds its fused
+//! RMSNorm, SiLU and masked-softmax kernels from them.
+
+use candle_core::{CpuStorage, Layout, Storage, Tensor};
 
 /// Number of independent accumulators in reductions (one AVX-512 register of f32).
 const LANES: usize = 16;
@@ -16,7 +22,7 @@ const LANES: usize = 16;
 /// `e^x` for `f32`, branch-free (Cephes `expf` polynomial after `x = n ln2 + r` reduction).
 /// Inputs below -87.3 return ~1e-38 (effectively 0), above 88.3 are clamped.
 #[inline(always)]
-pub(crate) fn exp_f32(x: f32) -> f32 {
+pub fn exp_f32(x: f32) -> f32 {
     let x = x.clamp(-87.3, 88.3);
     let n = (x * std::f32::consts::LOG2_E + 0.5).floor();
     let r = x - n * 0.693_359_4 - n * -2.121_944_4e-4;
@@ -69,9 +75,10 @@ pub(crate) fn gelu_tanh(x: f32) -> f32 {
     0.5 * x * (1.0 + t)
 }
 
-/// Sum of a slice with [`LANES`] independent accumulators (vectorisable).
+/// Sum of a slice with 16 independent accumulators (vectorisable; the order of additions is
+/// fixed, so the result is deterministic).
 #[inline(always)]
-pub(crate) fn sum(x: &[f32]) -> f32 {
+pub fn sum(x: &[f32]) -> f32 {
     let mut acc = [0f32; LANES];
     let chunks = x.chunks_exact(LANES);
     let rem = chunks.remainder();
@@ -112,9 +119,9 @@ fn sum_sq_dev(x: &[f32], mean: f32) -> f32 {
     s
 }
 
-/// Maximum of a non-empty slice (vectorisable).
+/// Maximum of a slice (vectorisable); `-inf` when empty.
 #[inline(always)]
-fn max(x: &[f32]) -> f32 {
+pub fn max(x: &[f32]) -> f32 {
     let mut acc = [f32::NEG_INFINITY; LANES];
     let chunks = x.chunks_exact(LANES);
     let rem = chunks.remainder();
@@ -427,6 +434,47 @@ impl pulp::WithSimd for AttentionKernel<'_> {
             self.out,
             self.scratch,
         )
+    }
+}
+
+/// The contiguous `f32` data of a CPU storage under `l`.
+///
+/// # Errors
+/// A non-contiguous layout or a non-`f32` storage.
+pub fn cpu_slice<'a>(s: &'a CpuStorage, l: &Layout) -> candle_core::Result<&'a [f32]> {
+    let (a, b) = l
+        .contiguous_offsets()
+        .ok_or_else(|| candle_core::Error::Msg("fused kernel: non-contiguous input".into()))?;
+    Ok(&s.as_slice::<f32>()?[a..b])
+}
+
+/// The contiguous `f32` data of a CPU storage under `l`, mutable (for in-place ops).
+///
+/// # Errors
+/// A non-contiguous layout or a non-`f32` storage.
+pub fn cpu_slice_mut<'a>(s: &'a mut CpuStorage, l: &Layout) -> candle_core::Result<&'a mut [f32]> {
+    let (a, b) = l
+        .contiguous_offsets()
+        .ok_or_else(|| candle_core::Error::Msg("fused kernel: non-contiguous output".into()))?;
+    match s {
+        CpuStorage::F32(v) => Ok(&mut v[a..b]),
+        _ => Err(candle_core::Error::Msg(
+            "fused kernel: expected f32 storage".into(),
+        )),
+    }
+}
+
+/// Runs `f` on a CPU tensor's contiguous `f32` data without copying it.
+///
+/// # Errors
+/// A tensor that is not on the CPU, not contiguous or not `f32`.
+pub fn with_slice<R>(t: &Tensor, f: impl FnOnce(&[f32]) -> R) -> candle_core::Result<R> {
+    let (storage, layout) = t.storage_and_layout();
+    match &*storage {
+        Storage::Cpu(s) => Ok(f(cpu_slice(s, layout)?)),
+        _ => Err(candle_core::Error::Msg(
+            "fused kernel: expected a CPU tensor".into(),
+        )),
     }
 }
 

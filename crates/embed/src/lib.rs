@@ -26,7 +26,7 @@ mod bert;
 mod cache;
 mod config;
 mod http;
-mod kernels;
+pub mod kernels;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -26,6 +26,7 @@
 
 pub mod cache;
 pub mod chat;
+mod decoder;
 pub mod gguf_prompt;
 pub mod gguf_tokenizer;
 pub mod lexical;

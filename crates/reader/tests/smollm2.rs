@@ -228,15 +228,14 @@ fn reads_inside_rayon_par_iter() {
     assert_eq!(serial, parallel);
 }
 
-/// Chunked prefill through the KV cache gives the same letter scores as one pass, up to the
-/// numerical noise of candle's shape-dependent quantized matmul kernels (measured ≤ 0.1 nats
-/// between chunk sizes 512, 7 and 1 on SciQ prompts).
+/// Chunked prefill through the KV cache gives the same letter scores as one pass (the
+/// decoder's default), up to floating-point order.
 #[test]
 fn chunked_prefill_matches_single_pass() {
     let chunked = LlmReader::load(
         &model_path(),
         LlmConfig {
-            prefill_chunk: 7,
+            prefill_chunk: Some(7),
             ..Default::default()
         },
     )
@@ -251,8 +250,48 @@ fn chunked_prefill_matches_single_pass() {
     let b = chunked.read(&input).unwrap();
     assert_eq!(a.choice, b.choice);
     for (x, y) in a.scores.iter().zip(&b.scores) {
-        assert!((x - y).abs() < 0.25, "{:?} vs {:?}", a.scores, b.scores);
+        assert!((x - y).abs() < 1e-3, "{:?} vs {:?}", a.scores, b.scores);
     }
+}
+
+/// Determinism whatever the thread count: the decoder's scores with 1, 2 and 3 inference
+/// threads are bit-identical (no reduction is split across threads), for cloze options of
+/// several tokens after a passage.
+#[test]
+fn scores_do_not_depend_on_the_thread_count() {
+    let o = opts(&[
+        "lactic acids",
+        "amino acids",
+        "fatty acids",
+        "hydrochloric acid",
+    ]);
+    let input = ReaderInput {
+        question: "Each specific polypeptide has a unique linear sequence of which acids?",
+        options: &o,
+        passages: &[
+            "Proteins are chains of amino acids joined by peptide bonds. \
+                     The sequence of amino acids in a polypeptide is set by the gene.",
+        ],
+    };
+    let scores: Vec<Vec<f64>> = [1, 2, 3]
+        .into_iter()
+        .map(|threads| {
+            LlmReader::load(
+                &model_path(),
+                LlmConfig {
+                    scoring: Scoring::Cloze,
+                    threads: Some(threads),
+                    ..Default::default()
+                },
+            )
+            .unwrap()
+            .read(&input)
+            .unwrap()
+            .scores
+        })
+        .collect();
+    assert_eq!(scores[0], scores[1]);
+    assert_eq!(scores[0], scores[2]);
 }
 
 /// Over-long context: passages dropped from the end, the last kept one cut, all counted.

@@ -1,7 +1,8 @@
 //! Tiny synthetic GGUF models (random weights, a small byte-level vocabulary) written by the
 //! test with candle's GGUF writer: exercise architecture dispatch (llama, qwen2, unsupported),
-//! chat-template handling, and the scoring paths that the SmolLM2 tests cannot reach (qwen2's
-//! non-copyable KV cache re-runs the prompt per multi-token option).
+//! chat-template handling, the scoring paths that the SmolLM2 tests cannot reach (qwen2's
+//! non-copyable KV cache re-runs the prompt per multi-token option in candle's models), and
+//! chunkbench's decoder against candle's models on the same f32 weights.
 
 use candle_core::quantized::gguf_file::{self, Value};
 use candle_core::quantized::{GgmlDType, QTensor};
@@ -60,8 +61,11 @@ fn weights(shape: &[usize], seed: u64, scale: f32) -> QTensor {
     QTensor::quantize(&t, GgmlDType::F32).unwrap()
 }
 
-fn ones(n: usize) -> QTensor {
-    let t = Tensor::ones(n, candle_core::DType::F32, &Device::Cpu).unwrap();
+/// RMSNorm weights around 1 (in [0.7, 1.3]), distinct per tensor, so a norm weight applied to
+/// the wrong rows or not at all changes the scores.
+fn norm_weights(n: usize, seed: u64) -> QTensor {
+    let t = weights(&[n], seed, 0.3).dequantize(&Device::Cpu).unwrap();
+    let t = (t + 1.0).unwrap();
     QTensor::quantize(&t, GgmlDType::F32).unwrap()
 }
 
@@ -122,8 +126,15 @@ fn write_model(dir: &Path, arch: &str, chat_template: Option<&str>) -> PathBuf {
             "token_embd.weight".into(),
             weights(&[vocab_size, HIDDEN], 1, 0.5),
         ),
-        ("output_norm.weight".into(), ones(HIDDEN)),
+        ("output_norm.weight".into(), norm_weights(HIDDEN, 2)),
     ];
+    // llama gets its own output head; qwen2 ties it to the embedding (both occur in GGUFs).
+    if arch == "llama" {
+        tensors.push((
+            "output.weight".into(),
+            weights(&[vocab_size, HIDDEN], 3, 0.5),
+        ));
+    }
     for l in 0..LAYERS {
         let p = format!("blk.{l}");
         let s = 100 * (l as u64 + 1);
@@ -155,8 +166,11 @@ fn write_model(dir: &Path, arch: &str, chat_template: Option<&str>) -> PathBuf {
             format!("{p}.ffn_down.weight"),
             weights(&[HIDDEN, FF], s + 7, 0.2),
         ));
-        tensors.push((format!("{p}.attn_norm.weight"), ones(HIDDEN)));
-        tensors.push((format!("{p}.ffn_norm.weight"), ones(HIDDEN)));
+        tensors.push((
+            format!("{p}.attn_norm.weight"),
+            norm_weights(HIDDEN, s + 11),
+        ));
+        tensors.push((format!("{p}.ffn_norm.weight"), norm_weights(HIDDEN, s + 12)));
         if arch == "qwen2" {
             tensors.push((format!("{p}.attn_q.bias"), weights(&[HIDDEN], s + 8, 0.1)));
             tensors.push((format!("{p}.attn_k.bias"), weights(&[kv_dim], s + 9, 0.1)));
@@ -212,17 +226,72 @@ fn llama_and_qwen2_load_score_and_repeat() {
     }
 }
 
-/// Multi-token cloze options: scored from a KV-cache copy (llama) or by re-running the
-/// prompt (qwen2); either way an option's score does not depend on the other options.
+/// chunkbench's decoder (f32 weights: all options' tokens in one batched pass after the
+/// prompt) against candle-transformers' `quantized_llama` / `quantized_qwen2` run on the same
+/// f32 tensors (`weights: quantized` with an all-F32 GGUF: no quantization anywhere, so the
+/// two differ only by floating-point order). Letters and multi-token cloze options, with a
+/// passage, a prompt split into prefill chunks, interleaved (llama) and half-split (qwen2)
+/// rotary pairs, q/k/v biases (qwen2), a separate (llama) and a tied (qwen2) output head.
+#[test]
+fn decoder_matches_candle_reference_models() {
+    let dir = tempfile::tempdir().unwrap();
+    for arch in ["llama", "qwen2"] {
+        let path = write_model(dir.path(), arch, Some(CHATML));
+        for scoring in [Scoring::Letters, Scoring::Cloze] {
+            let load = |weights, prefill_chunk| {
+                LlmReader::load(
+                    &path,
+                    LlmConfig {
+                        scoring,
+                        weights,
+                        prefill_chunk,
+                        ..Default::default()
+                    },
+                )
+                .unwrap()
+            };
+            let reference = load(WeightFormat::Quantized, None);
+            let o = opts(&["red paint", "blue sky at noon", "green grass!", "Q"]);
+            let input = ReaderInput {
+                question: "Which colour is the sky on a clear day?",
+                options: &o,
+                passages: &["The sky is blue because air scatters short wavelengths."],
+            };
+            let want = reference.read(&input).unwrap();
+            for chunk in [None, Some(5)] {
+                let got = load(WeightFormat::F32, chunk).read(&input).unwrap();
+                assert_eq!(got.choice, want.choice, "{arch} {scoring:?} {chunk:?}");
+                for (g, w) in got.scores.iter().zip(&want.scores) {
+                    assert!(
+                        (g - w).abs() < 1e-4,
+                        "{arch} {scoring:?} {chunk:?}: {:?} vs {:?}",
+                        got.scores,
+                        want.scores
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Multi-token cloze options, with both engines (the decoder's batched options; candle's
+/// KV-cache copy for llama and prompt re-run for qwen2): an option's score does not depend
+/// on the other options.
 #[test]
 fn cloze_multi_token_options_both_paths() {
     let dir = tempfile::tempdir().unwrap();
-    for arch in ["llama", "qwen2"] {
+    for (arch, weights) in [
+        ("llama", WeightFormat::F32),
+        ("qwen2", WeightFormat::F32),
+        ("llama", WeightFormat::Quantized),
+        ("qwen2", WeightFormat::Quantized),
+    ] {
         let path = write_model(dir.path(), arch, Some(CHATML));
         let r = LlmReader::load(
             &path,
             LlmConfig {
                 scoring: Scoring::Cloze,
+                weights,
                 ..Default::default()
             },
         )
