@@ -4,8 +4,8 @@
 #   lexical-153   all six strategies, top-3/8, lexical reader, the 153-question sample
 #   lexical-all   the same on every supported question (openstax-mmlu)
 #   smollm2-153   SmolLM2-135M-Instruct (cloze) on fixed 260/60 chunks and EAR windows, top-3/8,
-#                 the 153-question sample (4–15 s per read on 2 cores: about 1.5 h uncached;
-#                 answers are cached in .cache/responses, so a re-run takes seconds)
+#                 the 153-question sample (4–16 s per read on 2 AVX2 cores: 1 h 24 min
+#                 uncached; answers are cached in .cache/responses, so a re-run takes seconds)
 # Completed cells are reused (runs resume), so re-running only computes what is missing.
 # Needs `chunkbench data fetch` (with the OpenStax mirror: --data-dir or CHUNKBENCH_DATA) and
 # `chunkbench models fetch`. Env: CHUNKBENCH_BIN (default: the release binary, built).

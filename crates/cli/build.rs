@@ -8,7 +8,11 @@ use std::path::Path;
 use std::process::Command;
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    // The manifest directory of *this* build, read at run time: `env!` would bake in the
+    // directory the build script was compiled in, which in a shared target directory may be
+    // another checkout's (then `git` fails there and every run records `unknown`).
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into());
+    let root = Path::new(&manifest_dir).join("../..");
     // Several checkouts may share one target directory (CI reuses one; cargo hashes
     // workspace members by their path relative to the workspace, so two clones share build
     // outputs): the paths recorded below would then be another checkout's. Re-run on every

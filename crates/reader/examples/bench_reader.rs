@@ -18,6 +18,9 @@
 //! f32 matmul throughput measured here on the model's own shapes (`[512, d] × [d, ff]`
 //! through candle/gemm, the kernels the reader uses), at the same thread count.
 //!
+//! `--gemm-only` prints the matmul throughput of the model's shapes (weights `[in, out]`
+//! contiguous, as the decoder holds them, and transposed) and exits.
+//!
 //! `--dump FILE` writes one JSON line per question (`id`, `ids`, `conts`, `scores`, `seconds`)
 //! for `scripts/bench_reader.py`, which scores the same token ids with llama.cpp. Prints one
 //! JSON object with the figures on stdout.
@@ -103,6 +106,8 @@ fn main() {
     });
     let dump = arg(&args, "--dump").map(PathBuf::from);
     if args.iter().any(|a| a == "--gemm-only") {
+        // Prompt-pass shapes of SmolLM2-135M (d 576, ff 1536, 9 heads of 64) at ~1,074 tokens,
+        // a 50-row tail, the attention products of one 128-row block, and a square reference.
         for (m, k, n) in [
             (512, 576, 3072),
             (1074, 576, 3072),
@@ -224,7 +229,7 @@ fn main() {
     let nq = prepared.len() as f64;
     let bound_s = flops / (gflops * 1e9) / nq;
     let out = serde_json::json!({
-        "engine": "candle",
+        "engine": "chunkbench-decoder",
         "model": model.display().to_string(),
         "arch": arch,
         "scoring": scoring,
