@@ -10,9 +10,9 @@
 //! Accuracy: `exp_f32` and `erf_f32` are within a few f32 ulps / 1e-7 absolute of the exact
 //! functions (tested below against `f64`), far below what the 1e-4 cosine parity budget needs.
 //!
-//! The row primitives ([`exp_f32`], [`sum`], [`max`]) and the tensor views ([`with_slice`])
-//! are public: the reader crate's decoder (SmolLM2 / Qwen2 GGUF models) builds its fused
-//! RMSNorm, SiLU and masked-softmax kernels from them.
+//! The row primitives ([`exp_f32`], [`sum`], [`max`], [`sum_sq_dev`]) and the tensor views
+//! ([`with_slice`]) are public: the reader crate's decoder (SmolLM2 / Qwen2 GGUF models) builds
+//! its fused RMSNorm, SiLU and masked-softmax kernels from them.
 
 use candle_core::{CpuStorage, Layout, Storage, Tensor};
 
@@ -97,9 +97,9 @@ pub fn sum(x: &[f32]) -> f32 {
     s
 }
 
-/// Sum of squared deviations from `mean` (vectorisable).
+/// Sum of squared deviations from `mean` (vectorisable; `mean = 0` gives the sum of squares).
 #[inline(always)]
-fn sum_sq_dev(x: &[f32], mean: f32) -> f32 {
+pub fn sum_sq_dev(x: &[f32], mean: f32) -> f32 {
     let mut acc = [0f32; LANES];
     let chunks = x.chunks_exact(LANES);
     let rem = chunks.remainder();

@@ -33,23 +33,15 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
+#[path = "common/mod.rs"]
+mod common;
+use common::read_jsonl;
+
 #[derive(Deserialize)]
 struct Question {
     id: String,
     question: String,
     options: Vec<String>,
-}
-
-fn read_jsonl<T: for<'de> Deserialize<'de>>(path: &PathBuf) -> Vec<T> {
-    std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .enumerate()
-        .map(|(i, l)| {
-            serde_json::from_str(l).unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), i + 1))
-        })
-        .collect()
 }
 
 fn arg(args: &[String], name: &str) -> Option<String> {
@@ -58,27 +50,18 @@ fn arg(args: &[String], name: &str) -> Option<String> {
         .and_then(|i| args.get(i + 1).cloned())
 }
 
-/// Best-of-3 f32 matmul throughput (FLOP/s) of `[m, k] × [k, n]` on the current pool.
-fn matmul_flops(m: usize, k: usize, n: usize) -> f64 {
-    use candle_core::{Device, Tensor};
-    let a = Tensor::ones((m, k), candle_core::DType::F32, &Device::Cpu).expect("a");
-    // Weights as the reader holds them: [n, k] row-major, used transposed.
-    let b = Tensor::ones((n, k), candle_core::DType::F32, &Device::Cpu).expect("b");
-    let bt = b.t().expect("t");
-    let mut best = f64::INFINITY;
-    for _ in 0..5 {
-        let t = Instant::now();
-        let c = a.matmul(&bt).expect("matmul");
-        let _ = c.sum_all().expect("sum");
-        best = best.min(t.elapsed().as_secs_f64());
+/// Best-of-5 f32 matmul throughput (FLOP/s) of `[m, k] × [k, n]` on the current pool, with the
+/// weights `[k, n]` contiguous (as the decoder holds them) or, with `transposed`, the GGUF's
+/// `[n, k]` rows used transposed.
+fn matmul_flops(m: usize, k: usize, n: usize, transposed: bool) -> f64 {
+    use candle_core::{DType, Device, Tensor};
+    let a = Tensor::ones((m, k), DType::F32, &Device::Cpu).expect("a");
+    let b = if transposed {
+        Tensor::ones((n, k), DType::F32, &Device::Cpu).and_then(|b| b.t())
+    } else {
+        Tensor::ones((k, n), DType::F32, &Device::Cpu)
     }
-    2.0 * (m * k * n) as f64 / best
-}
-
-fn matmul_flops_c(m: usize, k: usize, n: usize) -> f64 {
-    use candle_core::{Device, Tensor};
-    let a = Tensor::ones((m, k), candle_core::DType::F32, &Device::Cpu).expect("a");
-    let b = Tensor::ones((k, n), candle_core::DType::F32, &Device::Cpu).expect("b");
+    .expect("b");
     let mut best = f64::INFINITY;
     for _ in 0..5 {
         let t = Instant::now();
@@ -120,8 +103,8 @@ fn main() {
         ] {
             println!(
                 "{m}x{k}x{n}: {:.1} GFLOP/s (weights transposed) {:.1} (contiguous)",
-                matmul_flops(m, k, n) / 1e9,
-                matmul_flops_c(m, k, n) / 1e9
+                matmul_flops(m, k, n, true) / 1e9,
+                matmul_flops(m, k, n, false) / 1e9
             );
         }
         return;
@@ -217,7 +200,7 @@ fn main() {
             .num_threads(threads)
             .build()
             .expect("pool");
-        pool.install(|| matmul_flops(512, d as usize, ff as usize)) / 1e9
+        pool.install(|| matmul_flops(512, d as usize, ff as usize, false)) / 1e9
     };
     if let Some(path) = dump {
         let mut f =

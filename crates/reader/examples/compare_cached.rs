@@ -17,6 +17,10 @@ use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+#[path = "common/mod.rs"]
+mod common;
+use common::read_jsonl;
+
 #[derive(Deserialize)]
 struct Doc {
     id: String,
@@ -28,15 +32,6 @@ struct Question {
     id: String,
     question: String,
     options: Vec<String>,
-}
-
-fn jsonl<T: for<'de> Deserialize<'de>>(path: &PathBuf) -> Vec<T> {
-    std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
-        .collect()
 }
 
 fn main() {
@@ -52,11 +47,11 @@ fn main() {
     let cfg: LlmConfig =
         serde_json::from_str(&format!("{{\"scoring\":\"{scoring}\"}}")).expect("scoring");
     let reader = LlmReader::load(&model, cfg).unwrap_or_else(|e| panic!("{e}"));
-    let docs: HashMap<String, String> = jsonl::<Doc>(&data.join("documents.jsonl"))
+    let docs: HashMap<String, String> = read_jsonl::<Doc>(&data.join("documents.jsonl"))
         .into_iter()
         .map(|d| (d.id, d.text))
         .collect();
-    let qs: HashMap<String, Question> = jsonl::<Question>(&data.join("questions.jsonl"))
+    let qs: HashMap<String, Question> = read_jsonl::<Question>(&data.join("questions.jsonl"))
         .into_iter()
         .map(|q| (q.id.clone(), q))
         .collect();

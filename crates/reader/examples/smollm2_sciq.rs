@@ -23,6 +23,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+#[path = "common/mod.rs"]
+mod common;
+use common::read_jsonl;
+
 #[derive(Deserialize)]
 struct Evidence {
     doc_id: String,
@@ -38,18 +42,6 @@ struct Question {
     answer: usize,
     #[serde(default)]
     evidence: Option<Vec<Evidence>>,
-}
-
-fn read_jsonl<T: for<'de> Deserialize<'de>>(path: &PathBuf) -> Vec<T> {
-    std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .enumerate()
-        .map(|(i, l)| {
-            serde_json::from_str(l).unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), i + 1))
-        })
-        .collect()
 }
 
 #[derive(Default)]

@@ -28,7 +28,7 @@
 
 use candle_core::quantized::gguf_file;
 use candle_core::{CpuStorage, DType, Device, Layout, Tensor, D};
-use embed::kernels::{cpu_slice_mut, exp_f32, max, sum, with_slice};
+use embed::kernels::{cpu_slice_mut, exp_f32, max, sum, sum_sq_dev, with_slice};
 use rayon::prelude::*;
 use std::io::{Read, Seek};
 
@@ -524,15 +524,7 @@ impl pulp::WithSimd for RmsNorm<'_> {
     fn with_simd<S: pulp::Simd>(self, _simd: S) {
         let d = self.w.len();
         for (o, x) in self.out.chunks_exact_mut(d).zip(self.x.chunks_exact(d)) {
-            let mut acc = [0f32; 16];
-            let chunks = x.chunks_exact(16);
-            let rem = chunks.remainder();
-            for c in chunks {
-                for (a, v) in acc.iter_mut().zip(c) {
-                    *a = v.mul_add(*v, *a);
-                }
-            }
-            let ss = sum(&acc) + rem.iter().map(|v| v * v).sum::<f32>();
+            let ss = sum_sq_dev(x, 0.0);
             let inv = 1.0 / (ss / d as f32 + self.eps).sqrt();
             for ((o, x), w) in o.iter_mut().zip(x).zip(self.w) {
                 *o = x * inv * w;
