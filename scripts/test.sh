@@ -7,9 +7,11 @@ cd "$(dirname "$0")/.."
 if [ -z "${CHUNKBENCH_DATA:-}" ] && [ -d ../shared/datasets ]; then
   export CHUNKBENCH_DATA="$(cd ../shared/datasets && pwd)"
 fi
-# The report tests drive a real headless Chromium (Debian's `chromium`) and the plots need
-# DejaVu Sans (`fonts-dejavu-core`): install them when missing (as root, through apt).
+# The report tests drive a real headless Chromium (Debian's `chromium`), the plots need
+# DejaVu Sans (`fonts-dejavu-core`) and the Slurm test a real single-node Slurm (`slurm-wlm`,
+# `munge`; started by scripts/slurm-local.sh): install them when missing (as root, via apt).
 need=()
+command -v slurmctld >/dev/null && command -v munged >/dev/null || need+=(slurm-wlm munge)
 [ -x /usr/bin/chromium ] || [ -n "${CHUNKBENCH_CHROMIUM:-}" ] || need+=(chromium)
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || [ -n "${CHUNKBENCH_FONT:-}" ] || need+=(fonts-dejavu-core)
 if [ ${#need[@]} -gt 0 ]; then
@@ -18,8 +20,8 @@ if [ ${#need[@]} -gt 0 ]; then
     exit 2
   fi
   export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y "${need[@]}" >/dev/null \
-    || { apt-get update >/dev/null && apt-get install -y "${need[@]}" >/dev/null; }
+  apt-get install -y --no-install-recommends "${need[@]}" >/dev/null \
+    || { apt-get update >/dev/null && apt-get install -y --no-install-recommends "${need[@]}" >/dev/null; }
 fi
 # Build the tests first: this also builds the chunkbench binary with the same features, so
 # the test run below compiles nothing twice.
@@ -33,12 +35,14 @@ trap 'rm -f "$log"' EXIT
 # What the reader tests measure against the real llama.cpp server (cargo hides a passing
 # test's output); printed after the suite.
 served="${CARGO_TARGET_DIR:-target}/tmp/llama-server.log"
-rm -f "$served"
+slurm_log="${CARGO_TARGET_DIR:-target}/tmp/slurm-test.log"
+rm -f "$served" "$slurm_log"
 set +e
 cargo test --workspace 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 if [ -f "$served" ]; then echo "--- reader tests against llama.cpp's server:"; cat "$served"; fi
+if [ -f "$slurm_log" ]; then echo "--- the sweep on a real Slurm (crates/cli/tests/slurm.rs):"; cat "$slurm_log"; fi
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
 exit "$status"

@@ -4,7 +4,8 @@
 //! models), `run CONFIG` (a YAML sweep), `validate CONFIG`, `chunk FILE` (print chunks with
 //! byte offsets), `explain RUN QID` (why a question was answered as it was), `compare
 //! BASELINE CANDIDATE` (the regression gate; exit 0 pass, 1 regression, 2 unusable input;
-//! writes compare.md, compare.json and compare.html), `report RUN` (rebuild report.html).
+//! writes compare.md, compare.json and compare.html), `report RUN` (rebuild report.html),
+//! `cache stats | prune` (the embedding and response caches).
 //! See README.md for the tour.
 
 use anyhow::{bail, Context, Result};
@@ -22,16 +23,18 @@ use std::process::ExitCode;
 /// gone (`chunkbench run … | head`), instead of panicking; other write errors exit 2.
 macro_rules! out {
     ($($arg:tt)*) => {
-        write_stdout(format_args!($($arg)*), false)
+        $crate::write_stdout(format_args!($($arg)*), false)
     };
 }
 
 /// `println!` with the behaviour of [`out!`].
 macro_rules! outln {
     ($($arg:tt)*) => {
-        write_stdout(format_args!($($arg)*), true)
+        $crate::write_stdout(format_args!($($arg)*), true)
     };
 }
+
+mod cache_cmd;
 
 fn write_stdout(args: std::fmt::Arguments<'_>, newline: bool) {
     use std::io::Write as _;
@@ -196,6 +199,12 @@ enum Command {
         /// Any other field of the kind's entry: FIELD=VALUE (YAML), e.g. window_size=2.
         #[arg(long = "with", value_name = "FIELD=VALUE")]
         with: Vec<String>,
+    },
+    /// The embedding and reader-response caches: what they hold per identity (`stats`), and
+    /// removing entries by identity, age or validity (`prune`).
+    Cache {
+        #[command(subcommand)]
+        action: cache_cmd::CacheAction,
     },
     /// Explain one question of a finished run: per cell its answer, failure attribution and
     /// retrieved passages; for EAR cells the anchors, which query anchor matched which corpus
@@ -610,6 +619,7 @@ fn real_main() -> Result<()> {
             output.as_deref(),
             &store,
         ),
+        Command::Cache { action } => cache_cmd::run(action),
         Command::Report { run, store } => {
             let path = run::report(&run, &store)?;
             outln!("{}", path.display());

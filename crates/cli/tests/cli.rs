@@ -415,3 +415,67 @@ fn sigkilled_run_resumes_to_identical_results() {
         assert!(a == b, "{f} differs after resuming a killed run");
     }
 }
+
+#[test]
+fn cache_stats_and_prune_report_and_remove_entries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("emb");
+    let cache = embed::EmbeddingCache::open(&dir).unwrap();
+    for i in 0..5 {
+        cache
+            .put("model-a", &format!("text {i}"), &[0.6, 0.8])
+            .unwrap();
+    }
+    cache.put("model-b", "other", &[1.0, 0.0]).unwrap();
+    // Damage one entry inside the database.
+    let key = embed::EmbeddingCache::key("model-a", "text 3");
+    cache.db().put("model-a", &key, b"garbage").unwrap();
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        v.extend(["--which", "embeddings", "--embeddings"].map(String::from));
+        v.push(dir.display().to_string());
+        v
+    };
+    let call = |a: Vec<String>| {
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        chunkbench(&refs, &[])
+    };
+    let o = call(args(&["cache", "stats", "--check"]));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("6 entries under 2 identities"), "{out}");
+    assert!(
+        out.contains("        5  ") && out.contains("model-a"),
+        "{out}"
+    );
+    assert!(
+        out.contains("check: 6 entries, 5 valid, 1 corrupt"),
+        "{out}"
+    );
+    assert!(out.contains("quick_check: ok"), "{out}");
+
+    let o = call(args(&["cache", "prune", "--corrupt", "--dry-run"]));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains("1 entries would be removed"), "{out}");
+    let o = call(args(&["cache", "prune", "--corrupt"]));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success() && out.contains("removed 1 entries"),
+        "{out}"
+    );
+    let o = call(args(&["cache", "prune", "--identity", "model-b"]));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains("removed 1 entries"), "{out}");
+    let o = call(args(&["cache", "prune", "--older-than", "1"]));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("removed 0 entries"));
+    assert_eq!(cache.db().len().unwrap(), 4);
+    // No condition: refused, with the alternatives.
+    let o = call(args(&["cache", "prune"]));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("--identity TEXT, --older-than DAYS, --corrupt"));
+}

@@ -1,30 +1,33 @@
-//! A content-addressed on-disk embedding cache and the [`CachedEmbedder`] wrapper.
+//! The content-addressed embedding cache and the [`CachedEmbedder`] wrapper.
 //!
-//! Layout under the cache root:
-//! ```text
-//! v1/<first 16 hex of sha256(identity)>/identity.txt      the identity, for humans
-//! v1/<first 16 hex of sha256(identity)>/<kk>/<key>.emb     one entry per (identity, text)
-//! ```
-//! `key` is the hex sha256 of a domain tag, the identity's length and bytes, and the text's
-//! bytes; `kk` its first two hex digits (256 shards). The identity of a [`crate::BertEmbedder`]
-//! carries the model name, the weights' and tokenizer's sha256, pooling, `max_seq_length`,
-//! normalisation and lower-casing, so two configurations never share an entry (an early
-//! lm-evaluation-harness cache was keyed without the model: docs/reference.md §6).
+//! **Store.** One SQLite database, `ROOT/embeddings.sqlite3` (the `cachedb` crate: WAL on a
+//! local file system, the rollback journal on a network one; several processes may read and
+//! write it at once). Each entry is filed under the embedder's identity, so
+//! `chunkbench cache stats` can say how much each model configuration holds and
+//! `chunkbench cache prune` can drop one.
 //!
-//! Entry format (little-endian): magic `CBEMB\x01\0\0` (8 bytes), `dim: u32`, reserved `u32`
+//! **Key.** The sha256 of a domain tag, the identity's length and bytes, and the text's bytes
+//! ([`EmbeddingCache::key`]). The identity of a [`crate::BertEmbedder`] carries the model name,
+//! the weights' and tokenizer's sha256, pooling, `max_seq_length`, normalisation and
+//! lower-casing, so two configurations never share an entry (an early lm-evaluation-harness
+//! cache was keyed without the model: docs/reference.md §6).
+//!
+//! **Entry** (little-endian): magic `CBEMB\x01\0\0` (8 bytes), `dim: u32`, reserved `u32`
 //! (0), the 32-byte key, `dim` × `f32`, then the sha256 of everything before it (32 bytes).
-//! A file whose length, magic, dimension, key, checksum or values (non-finite) do not check
+//! An entry whose length, magic, dimension, key, checksum or values (non-finite) do not check
 //! out is *corrupt*: it is counted, recomputed and replaced.
 //!
-//! Writes go to a temporary file in the entry's shard directory, then are renamed over the
-//! entry (atomic on POSIX file systems), so a reader sees either no entry or a complete one;
-//! two processes that compute the same entry at once both write identical bytes. Entries are
-//! not fsynced: after a crash an entry may be empty or partial, which the checksum catches.
+//! **Files from before the database.** Earlier versions kept one file per entry under
+//! `ROOT/v1/<identity hash>/<kk>/<key>.emb` with the identity in `identity.txt`. The first open
+//! of a root that has them imports every valid entry into the database (in one transaction;
+//! another process opening the root meanwhile waits, then finds the import done), counts the
+//! invalid ones, and removes the `v1` directory ([`EmbeddingCache::imported`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
-use rayon::prelude::*;
+use cachedb::CacheDb;
 use sha2::{Digest, Sha256};
 
 use crate::{EmbedError, EmbedStats, Embedder};
@@ -32,6 +35,12 @@ use crate::{EmbedError, EmbedStats, Embedder};
 const MAGIC: &[u8; 8] = b"CBEMB\x01\0\0";
 const HEADER: usize = 8 + 4 + 4 + 32;
 const TRAILER: usize = 32;
+
+/// The database file under a cache root.
+pub const DB_FILE: &str = "embeddings.sqlite3";
+
+/// The `kind` recorded in the database.
+pub const DB_KIND: &str = "embeddings";
 
 /// Counters of one [`EmbeddingCache`] user (cumulative).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -53,34 +62,128 @@ pub enum Lookup {
     Hit(Vec<f32>),
     /// No entry.
     Miss,
-    /// An entry exists but fails validation (the reason is given).
+    /// An entry exists but fails validation, or the database could not be read (the reason
+    /// is given).
     Corrupt(String),
 }
 
-/// A content-addressed directory of embedding vectors (see the module docs for the layout and
-/// the guarantees). Cheap to clone the path; safe to share between threads and processes.
+/// What the one-time import of a file-per-entry cache found ([`EmbeddingCache::imported`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Imported {
+    /// Valid entries copied into the database.
+    pub entries: u64,
+    /// Entry files that failed validation and were dropped.
+    pub invalid: u64,
+}
+
+/// A content-addressed store of embedding vectors (see the module docs for the layout and the
+/// guarantees). Cheap to clone (the database handle is shared); safe to share between threads
+/// and processes.
 #[derive(Debug, Clone)]
 pub struct EmbeddingCache {
     root: PathBuf,
+    db: Arc<CacheDb>,
+    imported: Option<Imported>,
 }
 
 impl EmbeddingCache {
-    /// Opens (creating if needed) a cache rooted at `root`.
+    /// Opens (creating if needed) a cache rooted at `root`; imports a file-per-entry cache
+    /// found there (module docs).
     ///
     /// # Errors
-    /// [`EmbedError::Cache`] if the directory cannot be created.
+    /// [`EmbedError::Cache`] naming the directory or database file if it cannot be created or
+    /// opened, or holds another kind of cache.
     pub fn open(root: impl AsRef<Path>) -> Result<Self, EmbedError> {
         let root = root.as_ref().to_path_buf();
-        std::fs::create_dir_all(root.join("v1")).map_err(|e| EmbedError::Cache {
+        std::fs::create_dir_all(&root).map_err(|e| EmbedError::Cache {
             path: root.clone(),
             message: format!("cannot create: {e}"),
         })?;
-        Ok(Self { root })
+        let path = root.join(DB_FILE);
+        let db = CacheDb::open(&path, DB_KIND, cachedb::Sync::Normal).map_err(|e| {
+            EmbedError::Cache {
+                path: path.clone(),
+                message: e.to_string(),
+            }
+        })?;
+        let mut cache = Self {
+            root,
+            db: Arc::new(db),
+            imported: None,
+        };
+        cache.import_files()?;
+        Ok(cache)
+    }
+
+    /// Imports `ROOT/v1` once (module docs).
+    fn import_files(&mut self) -> Result<(), EmbedError> {
+        let old = self.root.join("v1");
+        if !old.is_dir() {
+            return Ok(());
+        }
+        let mut invalid = 0u64;
+        let n = self
+            .db
+            .import_once("imported-v1-files", || {
+                let mut rows = Vec::new();
+                for ident_dir in read_dir_sorted(&old)? {
+                    let Ok(identity) = std::fs::read_to_string(ident_dir.join("identity.txt"))
+                    else {
+                        continue;
+                    };
+                    for shard in read_dir_sorted(&ident_dir)?
+                        .into_iter()
+                        .filter(|p| p.is_dir())
+                    {
+                        for file in read_dir_sorted(&shard)? {
+                            let Some(stem) = file
+                                .file_name()
+                                .and_then(|n| n.to_str())
+                                .and_then(|n| n.strip_suffix(".emb"))
+                            else {
+                                continue;
+                            };
+                            let key: Option<[u8; 32]> =
+                                hex::decode(stem).ok().and_then(|k| k.try_into().ok());
+                            let bytes = std::fs::read(&file).unwrap_or_default();
+                            let dim = bytes.len().saturating_sub(HEADER + TRAILER) / 4;
+                            match key {
+                                Some(k) if decode(&bytes, &k, dim).is_ok() => {
+                                    rows.push((identity.clone(), k, bytes))
+                                }
+                                _ => invalid += 1,
+                            }
+                        }
+                    }
+                }
+                Ok(rows)
+            })
+            .map_err(|e| EmbedError::Cache {
+                path: old.clone(),
+                message: format!("importing the file-per-entry cache: {e}"),
+            })?;
+        if let Some(entries) = n {
+            self.imported = Some(Imported { entries, invalid });
+        }
+        // Committed (by this process or another): the files are no longer read.
+        let _ = std::fs::remove_dir_all(&old);
+        Ok(())
+    }
+
+    /// What this open imported from a file-per-entry cache (`None`: nothing to import, or
+    /// another process did it).
+    pub fn imported(&self) -> Option<Imported> {
+        self.imported
     }
 
     /// The cache root.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The database (for statistics, pruning and tests).
+    pub fn db(&self) -> &CacheDb {
+        &self.db
     }
 
     /// The 32-byte key of `(identity, text)`.
@@ -93,59 +196,78 @@ impl EmbeddingCache {
         h.finalize().into()
     }
 
-    fn identity_dir(&self, identity: &str) -> PathBuf {
-        let ih = fsio::sha256_hex(identity.as_bytes());
-        self.root.join("v1").join(&ih[..16])
-    }
-
-    /// Path of the entry for `(identity, text)` (which may not exist).
-    pub fn entry_path(&self, identity: &str, text: &str) -> PathBuf {
-        let k = hex::encode(Self::key(identity, text));
-        self.identity_dir(identity)
-            .join(&k[..2])
-            .join(format!("{k}.emb"))
-    }
-
     /// Looks up `(identity, text)`, expecting a vector of `dim` values.
     pub fn get(&self, identity: &str, text: &str, dim: usize) -> Lookup {
-        let path = self.entry_path(identity, text);
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
-            Err(e) => return Lookup::Corrupt(format!("unreadable: {e}")),
-        };
-        match decode(&bytes, &Self::key(identity, text), dim) {
-            Ok(v) => Lookup::Hit(v),
-            Err(reason) => Lookup::Corrupt(reason),
+        self.get_many(identity, &[text], dim)
+            .pop()
+            .unwrap_or(Lookup::Miss)
+    }
+
+    /// Looks up every text of `texts` under `identity` in one read transaction.
+    pub fn get_many(&self, identity: &str, texts: &[&str], dim: usize) -> Vec<Lookup> {
+        let keys: Vec<[u8; 32]> = texts.iter().map(|t| Self::key(identity, t)).collect();
+        match self.db.get_many(&keys) {
+            Ok(values) => values
+                .into_iter()
+                .zip(&keys)
+                .map(|(v, k)| match v {
+                    None => Lookup::Miss,
+                    Some(bytes) => match decode(&bytes, k, dim) {
+                        Ok(v) => Lookup::Hit(v),
+                        Err(reason) => Lookup::Corrupt(reason),
+                    },
+                })
+                .collect(),
+            Err(e) => vec![Lookup::Corrupt(e.to_string()); texts.len()],
         }
     }
 
-    /// Stores `vector` for `(identity, text)` atomically (temporary file + rename).
+    /// Stores `vector` for `(identity, text)`.
     ///
     /// # Errors
-    /// [`EmbedError::Cache`] naming the entry if it cannot be written.
+    /// [`EmbedError::Cache`] naming the database if it cannot be written.
     pub fn put(&self, identity: &str, text: &str, vector: &[f32]) -> Result<(), EmbedError> {
-        let path = self.entry_path(identity, text);
-        let shard = path.parent().unwrap_or(&self.root).to_path_buf();
-        let err = |message: String| EmbedError::Cache {
-            path: path.clone(),
-            message,
-        };
-        std::fs::create_dir_all(&shard)
-            .map_err(|e| err(format!("cannot create shard directory: {e}")))?;
-        let id_file = self.identity_dir(identity).join("identity.txt");
-        if !id_file.exists() {
-            // Informational only; a lost race just writes the same text twice.
-            let _ = write_atomic(&id_file, identity.as_bytes());
-        }
-        let bytes = encode(&Self::key(identity, text), vector);
-        write_atomic(&path, &bytes).map_err(|e| err(format!("cannot write: {e}")))
+        self.put_many(identity, &[(text, vector)])
+    }
+
+    /// Stores several `(text, vector)` pairs for `identity` in one write transaction.
+    ///
+    /// # Errors
+    /// [`EmbedError::Cache`] naming the database if it cannot be written.
+    pub fn put_many(&self, identity: &str, entries: &[(&str, &[f32])]) -> Result<(), EmbedError> {
+        let encoded: Vec<([u8; 32], Vec<u8>)> = entries
+            .iter()
+            .map(|(t, v)| {
+                let k = Self::key(identity, t);
+                (k, encode(&k, v))
+            })
+            .collect();
+        let rows: Vec<([u8; 32], &[u8])> =
+            encoded.iter().map(|(k, b)| (*k, b.as_slice())).collect();
+        self.db
+            .put_many(identity, &rows)
+            .map_err(|e| EmbedError::Cache {
+                path: self.db.path().to_path_buf(),
+                message: format!("cannot write: {e}"),
+            })
+    }
+
+    /// Checks one stored value against its key (`Err`: why it is corrupt); the dimension is
+    /// read from the entry. For `chunkbench cache stats --check`.
+    pub fn verify(key: &[u8; 32], value: &[u8]) -> Result<usize, String> {
+        let dim = value.len().saturating_sub(HEADER + TRAILER) / 4;
+        decode(value, key, dim).map(|v| v.len())
     }
 }
 
-/// Cache entries are checksummed and recomputed when corrupt: renamed into place, no fsync.
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    fsio::write_atomic(path, bytes, fsio::Durability::Renamed)
+/// The entries of `dir`, sorted by name.
+fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    v.sort();
+    Ok(v)
 }
 
 fn encode(key: &[u8; 32], v: &[f32]) -> Vec<u8> {
@@ -272,10 +394,7 @@ impl<E: Embedder> Embedder for CachedEmbedder<E> {
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let dim = self.inner.dim();
-        let looked: Vec<Lookup> = texts
-            .par_iter()
-            .map(|t| self.cache.get(&self.identity, t, dim))
-            .collect();
+        let looked: Vec<Lookup> = self.cache.get_many(&self.identity, texts, dim);
         let mut out: Vec<Option<Vec<f32>>> = Vec::with_capacity(texts.len());
         // Unique texts to compute, and for each input the index of its text in that list.
         let mut todo: Vec<&str> = Vec::new();
@@ -317,13 +436,15 @@ impl<E: Embedder> Embedder for CachedEmbedder<E> {
                     ),
                 });
             }
-            let failed = todo
-                .par_iter()
+            let rows: Vec<(&str, &[f32])> = todo
+                .iter()
                 .zip(&computed)
-                .filter(|(t, v)| self.cache.put(&self.identity, t, v).is_err())
-                .count();
-            self.write_errors
-                .fetch_add(failed as u64, Ordering::Relaxed);
+                .map(|(t, v)| (*t, v.as_slice()))
+                .collect();
+            if self.cache.put_many(&self.identity, &rows).is_err() {
+                self.write_errors
+                    .fetch_add(rows.len() as u64, Ordering::Relaxed);
+            }
             for (i, j) in pending {
                 out[i] = Some(computed[j].clone());
             }

@@ -23,7 +23,7 @@
 
 mod batching;
 mod bert;
-mod cache;
+pub mod cache;
 mod config;
 mod http;
 pub mod kernels;

@@ -1,5 +1,6 @@
-//! The on-disk cache: second runs hit, corrupt entries are recomputed, concurrent users agree,
-//! keys depend on the embedder identity.
+//! The on-disk cache: second runs hit, corrupt entries are recomputed, concurrent users (threads
+//! and processes) agree, keys depend on the embedder identity, file-per-entry caches are
+//! imported once.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -105,11 +106,20 @@ fn identity_is_part_of_the_key() {
     let b = m2.embed(&["same text"]).unwrap();
     assert_ne!(a, b);
     assert_eq!(m2.stats().cache_hits, 0);
-    let cache = EmbeddingCache::open(dir.path()).unwrap();
     assert_ne!(
-        cache.entry_path("hash:m1", "same text"),
-        cache.entry_path("hash:m2", "same text")
+        EmbeddingCache::key("hash:m1", "same text"),
+        EmbeddingCache::key("hash:m2", "same text")
     );
+    // Both are filed under their own identity.
+    let cache = EmbeddingCache::open(dir.path()).unwrap();
+    let ids: Vec<(String, u64)> = cache
+        .db()
+        .identities()
+        .unwrap()
+        .into_iter()
+        .map(|i| (i.identity, i.entries))
+        .collect();
+    assert_eq!(ids, vec![("hash:m1".into(), 1), ("hash:m2".into(), 1)]);
 }
 
 #[test]
@@ -120,15 +130,26 @@ fn truncated_and_corrupt_entries_are_detected_and_recomputed() {
     let texts = ["one", "two", "three", "four"];
     let want = c.embed(&texts).unwrap();
 
-    // Truncate one entry, flip a byte in another, empty a third.
-    let p1 = cache.entry_path("hash:m", "one");
-    let bytes = std::fs::read(&p1).unwrap();
-    std::fs::write(&p1, &bytes[..bytes.len() - 7]).unwrap();
-    let p2 = cache.entry_path("hash:m", "two");
-    let mut bytes = std::fs::read(&p2).unwrap();
+    // Truncate one entry, flip a byte in another, empty a third (inside the database).
+    let raw = |t: &str| {
+        cache
+            .db()
+            .get(&EmbeddingCache::key("hash:m", t))
+            .unwrap()
+            .unwrap()
+    };
+    let store = |t: &str, bytes: &[u8]| {
+        cache
+            .db()
+            .put("hash:m", &EmbeddingCache::key("hash:m", t), bytes)
+            .unwrap()
+    };
+    let bytes = raw("one");
+    store("one", &bytes[..bytes.len() - 7]);
+    let mut bytes = raw("two");
     bytes[60] ^= 0x40;
-    std::fs::write(&p2, &bytes).unwrap();
-    std::fs::write(cache.entry_path("hash:m", "three"), b"").unwrap();
+    store("two", &bytes);
+    store("three", b"");
     assert!(matches!(cache.get("hash:m", "two", 16), Lookup::Corrupt(r) if r.contains("checksum")));
     assert!(matches!(cache.get("hash:m", "one", 16), Lookup::Corrupt(r) if r.contains("length")));
 
@@ -136,16 +157,18 @@ fn truncated_and_corrupt_entries_are_detected_and_recomputed() {
     assert_eq!(again.embed(&texts).unwrap(), want);
     let s = again.stats();
     assert_eq!((s.cache_hits, s.cache_misses, s.cache_corrupt), (1, 3, 3));
-    // Repaired on disk.
+    // Repaired in the database.
     for t in texts {
         assert!(matches!(cache.get("hash:m", t, 16), Lookup::Hit(_)));
     }
-    // No temporary files left behind.
-    let leftovers = walk(dir.path())
+    // One database file (and SQLite's WAL files), nothing else.
+    let mut files: Vec<String> = walk(dir.path())
         .into_iter()
-        .filter(|p| p.to_string_lossy().contains(".tmp-"))
-        .count();
-    assert_eq!(leftovers, 0);
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    files.retain(|f| !f.ends_with("-wal") && !f.ends_with("-shm"));
+    assert_eq!(files, vec![embed::cache::DB_FILE.to_string()]);
 }
 
 fn walk(p: &std::path::Path) -> Vec<std::path::PathBuf> {
@@ -223,4 +246,114 @@ fn unwritable_cache_directory_is_a_clear_error() {
         err.contains("a-file") && err.contains("cannot create"),
         "{err}"
     );
+}
+
+/// Texts of writer process `w`: overlapping ranges, so processes write some keys at once.
+fn process_texts(w: usize) -> Vec<String> {
+    corpus(400)[w * 60..w * 60 + 160].to_vec()
+}
+
+/// Child half of `several_processes_write_one_database` (runs only when spawned by it).
+#[test]
+#[ignore = "child process of several_processes_write_one_database"]
+fn child_writer_process() {
+    let root = std::env::var("CHUNKBENCH_TEST_CACHE_ROOT").expect("spawned by the parent test");
+    let w: usize = std::env::var("CHUNKBENCH_TEST_WRITER")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let texts = process_texts(w);
+    let c = CachedEmbedder::new(HashEmbedder::new("m"), &root).unwrap();
+    // Several small batches: many write transactions interleave with the other processes'.
+    for batch in texts.chunks(10) {
+        let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
+        let got = c.embed(&refs).unwrap();
+        for (t, v) in refs.iter().zip(&got) {
+            assert_eq!(v, &HashEmbedder::vector("m", t));
+        }
+    }
+    let s = c.stats();
+    assert_eq!((s.cache_corrupt, s.cache_write_errors), (0, 0));
+}
+
+#[test]
+fn several_processes_write_one_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let writers = 5;
+    let spawned: Vec<_> = (0..writers)
+        .map(|w| {
+            std::process::Command::new(&exe)
+                .args([
+                    "child_writer_process",
+                    "--exact",
+                    "--ignored",
+                    "--nocapture",
+                ])
+                .env("CHUNKBENCH_TEST_CACHE_ROOT", dir.path().join("concurrent"))
+                .env("CHUNKBENCH_TEST_WRITER", w.to_string())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (w, child) in spawned.into_iter().enumerate() {
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("1 passed"),
+            "writer {w}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let cache = EmbeddingCache::open(dir.path().join("concurrent")).unwrap();
+    let all: std::collections::BTreeSet<String> = (0..writers).flat_map(process_texts).collect();
+    assert_eq!(cache.db().len().unwrap(), all.len() as u64);
+    for t in &all {
+        assert_eq!(
+            cache.get("hash:m", t, 16),
+            Lookup::Hit(HashEmbedder::vector("m", t))
+        );
+    }
+    assert_eq!(cache.db().quick_check().unwrap(), "ok");
+}
+
+#[test]
+fn a_file_per_entry_cache_is_imported_once() {
+    // The layout before the database: v1/<identity hash>/<kk>/<key>.emb + identity.txt.
+    let dir = tempfile::tempdir().unwrap();
+    let texts = ["alpha", "beta", "gamma"];
+    let ident_dir = dir.path().join("v1/0123456789abcdef");
+    std::fs::create_dir_all(&ident_dir).unwrap();
+    std::fs::write(ident_dir.join("identity.txt"), "hash:m").unwrap();
+    // Encode entries as the old writer did: the same bytes the database now stores.
+    let scratch = tempfile::tempdir().unwrap();
+    let enc = EmbeddingCache::open(scratch.path()).unwrap();
+    for t in texts {
+        enc.put("hash:m", t, &HashEmbedder::vector("m", t)).unwrap();
+        let k = EmbeddingCache::key("hash:m", t);
+        let hexkey = hex::encode(k);
+        let shard = ident_dir.join(&hexkey[..2]);
+        std::fs::create_dir_all(&shard).unwrap();
+        let mut bytes = enc.db().get(&k).unwrap().unwrap();
+        if t == "gamma" {
+            bytes.truncate(20); // an entry a crash left partial
+        }
+        std::fs::write(shard.join(format!("{hexkey}.emb")), bytes).unwrap();
+    }
+    let cache = EmbeddingCache::open(dir.path()).unwrap();
+    assert_eq!(
+        cache.imported(),
+        Some(embed::cache::Imported {
+            entries: 2,
+            invalid: 1
+        })
+    );
+    assert!(!dir.path().join("v1").exists(), "the files are removed");
+    let c = CachedEmbedder::with_cache(HashEmbedder::new("m"), cache);
+    c.embed(&texts).unwrap();
+    assert_eq!((c.stats().cache_hits, c.stats().cache_misses), (2, 1));
+    // A second open has nothing to import.
+    assert_eq!(EmbeddingCache::open(dir.path()).unwrap().imported(), None);
 }

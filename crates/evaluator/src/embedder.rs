@@ -290,8 +290,19 @@ impl LazyEmbedder {
             return Ok(e.clone());
         }
         let cache = || {
-            embed::EmbeddingCache::open(&cfg.cache)
-                .with_context(|| format!("field `embedder.cache`: {}", cfg.cache.display()))
+            let c = embed::EmbeddingCache::open(&cfg.cache)
+                .with_context(|| format!("field `embedder.cache`: {}", cfg.cache.display()))?;
+            if let Some(i) = c.imported() {
+                eprintln!(
+                    "embedding cache {}: imported {} entries from the file-per-entry layout \
+                     into {} ({} invalid files dropped)",
+                    cfg.cache.display(),
+                    i.entries,
+                    c.db().path().display(),
+                    i.invalid
+                );
+            }
+            anyhow::Ok(c)
         };
         let built: Arc<dyn embed::Embedder> = match cfg.model_dir() {
             Some(dir) => {

@@ -6,10 +6,16 @@
 //! prompt for the LLM readers, the canonical JSON of the input otherwise). Keying by the model
 //! identity, not only the prompt, avoids the mistake lm-evaluation-harness's cache once made.
 //!
-//! **Layout.** `DIR/ab/abcdef….json` (first two hex digits as a shard directory), one JSON
-//! document per entry: `{format, key, identity, output, score_bits, output_sha256}`
-//! (`score_bits` keeps the scores bit-exact; the decimal `output.scores` are for people). Writes go to a
-//! temporary file in the same directory, then an atomic rename.
+//! **Store.** One SQLite database, `DIR/responses.sqlite3` (the `cachedb` crate: WAL on a local
+//! file system, the rollback journal on a network one, `synchronous=FULL`; several processes —
+//! the shards of a sweep — may read and write it at once). Each entry is one JSON document,
+//! `{format, key, identity, output, score_bits, output_sha256}` (`score_bits` keeps the scores
+//! bit-exact; the decimal `output.scores` are for people), filed under the reader identity.
+//!
+//! **Files from before the database.** Earlier versions kept one file per entry,
+//! `DIR/ab/abcdef….json`. The first read-write open of a directory that has them imports every
+//! valid one in one transaction (another process opening it meanwhile waits, then finds the
+//! import done), counts the invalid ones ([`ResponseCache::imported`]) and removes the files.
 //!
 //! **Integrity.** An entry whose JSON does not parse, whose key or identity differ from the
 //! request, or whose `output_sha256` does not match its output is *corrupt*: it is counted
@@ -104,31 +110,161 @@ fn output_sha(o: &ReaderOutput) -> String {
 pub struct ResponseCache {
     dir: PathBuf,
     mode: CacheMode,
+    /// `None` in mode `never`, and in mode `read-only` when no database exists yet.
+    db: Option<cachedb::CacheDb>,
+    imported: Option<(u64, u64)>,
     hits: AtomicU64,
     misses: AtomicU64,
     writes: AtomicU64,
     corrupt: AtomicU64,
 }
 
+/// The database file in a response-cache directory.
+pub const DB_FILE: &str = "responses.sqlite3";
+
+/// The `kind` recorded in the database.
+pub const DB_KIND: &str = "responses";
+
+/// The 32 database key bytes of a cache key: the 64 hex digits [`ResponseCache::key`] makes,
+/// decoded; any other string is hashed (sha256) so that every key maps to one entry.
+fn key_bytes(key: &str) -> [u8; 32] {
+    match hex::decode(key)
+        .ok()
+        .and_then(|k| <[u8; 32]>::try_from(k).ok())
+    {
+        Some(k) => k,
+        None => crate::sha256_bytes(key.as_bytes()),
+    }
+}
+
+/// Checks a stored entry document: `Ok(identity)` when it parses and its checksum holds.
+/// For `chunkbench cache stats --check`.
+pub fn verify_entry(key: &[u8; 32], value: &[u8]) -> Result<String, String> {
+    let e: Entry = serde_json::from_slice(value).map_err(|e| format!("unparsable: {e}"))?;
+    if e.format != FORMAT {
+        return Err(format!("format `{}`, expected `{FORMAT}`", e.format));
+    }
+    if key_bytes(&e.key) != *key {
+        return Err("key mismatch".into());
+    }
+    let identity = e.identity.clone();
+    let sha = e.output_sha256.clone();
+    match e.restore() {
+        Some(o) if output_sha(&o) == sha => Ok(identity),
+        _ => Err("output checksum mismatch".into()),
+    }
+}
+
 impl ResponseCache {
-    /// Opens (creating it for read-write) the cache directory `dir` in `mode`.
+    /// Opens the cache directory `dir` in `mode`: read-write creates the directory and its
+    /// database (importing a file-per-entry cache found there, module docs); read-only opens
+    /// the database if there is one; never opens nothing.
     ///
     /// # Errors
-    /// [`ReaderError::Cache`] when the directory cannot be created.
+    /// [`ReaderError::Cache`] naming the directory or database when it cannot be created or
+    /// opened, or holds another kind of cache.
     pub fn new(dir: impl Into<PathBuf>, mode: CacheMode) -> Result<Self, ReaderError> {
         let dir = dir.into();
-        if mode == CacheMode::ReadWrite {
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| ReaderError::Cache(format!("cannot create {}: {e}", dir.display())))?;
-        }
-        Ok(ResponseCache {
+        let db_path = dir.join(DB_FILE);
+        let open = |sync| {
+            cachedb::CacheDb::open(&db_path, DB_KIND, sync)
+                .map_err(|e| ReaderError::Cache(e.to_string()))
+        };
+        let db = match mode {
+            CacheMode::Never => None,
+            CacheMode::ReadOnly if !db_path.exists() => None,
+            CacheMode::ReadOnly => Some(open(cachedb::Sync::Full)?),
+            CacheMode::ReadWrite => {
+                std::fs::create_dir_all(&dir).map_err(|e| {
+                    ReaderError::Cache(format!("cannot create {}: {e}", dir.display()))
+                })?;
+                Some(open(cachedb::Sync::Full)?)
+            }
+        };
+        let mut cache = ResponseCache {
             dir,
             mode,
+            db,
+            imported: None,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             writes: AtomicU64::new(0),
             corrupt: AtomicU64::new(0),
-        })
+        };
+        if mode == CacheMode::ReadWrite {
+            cache.import_files()?;
+        }
+        Ok(cache)
+    }
+
+    /// The entry files of a file-per-entry cache: `DIR/<2 hex>/<64 hex>.json`.
+    fn old_entry_files(&self) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        let Ok(shards) = std::fs::read_dir(&self.dir) else {
+            return files;
+        };
+        for shard in shards.flatten().map(|e| e.path()) {
+            let name = shard.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if name.len() != 2 || !shard.is_dir() || !name.chars().all(|c| c.is_ascii_hexdigit()) {
+                continue;
+            }
+            if let Ok(entries) = std::fs::read_dir(&shard) {
+                files.extend(
+                    entries
+                        .flatten()
+                        .map(|e| e.path())
+                        .filter(|p| p.extension().is_some_and(|x| x == "json")),
+                );
+            }
+        }
+        files.sort();
+        files
+    }
+
+    fn import_files(&mut self) -> Result<(), ReaderError> {
+        let files = self.old_entry_files();
+        let Some(db) = &self.db else { return Ok(()) };
+        if files.is_empty() {
+            return Ok(());
+        }
+        let mut invalid = 0u64;
+        let n = db
+            .import_once("imported-json-files", || {
+                let mut rows = Vec::new();
+                for f in &files {
+                    let stem = f.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+                    let key = key_bytes(stem);
+                    let bytes = std::fs::read(f).unwrap_or_default();
+                    match verify_entry(&key, &bytes) {
+                        Ok(identity) => rows.push((identity, key, bytes)),
+                        Err(_) => invalid += 1,
+                    }
+                }
+                Ok(rows)
+            })
+            .map_err(|e| ReaderError::Cache(format!("importing {}: {e}", self.dir.display())))?;
+        if let Some(n) = n {
+            self.imported = Some((n, invalid));
+        }
+        // Committed (here or by another process): the files are no longer read.
+        for f in &files {
+            let _ = std::fs::remove_file(f);
+            if let Some(parent) = f.parent() {
+                let _ = std::fs::remove_dir(parent); // only when empty
+            }
+        }
+        Ok(())
+    }
+
+    /// What this open imported from a file-per-entry cache: `(entries, invalid files)`
+    /// (`None`: nothing to import, or another process did it).
+    pub fn imported(&self) -> Option<(u64, u64)> {
+        self.imported
+    }
+
+    /// The database (`None` in mode `never`, or read-only without a database).
+    pub fn db(&self) -> Option<&cachedb::CacheDb> {
+        self.db.as_ref()
     }
 
     /// The mode.
@@ -152,13 +288,6 @@ impl ResponseCache {
         crate::sha256_hex(&bytes)
     }
 
-    /// Path of the entry for `key`.
-    pub fn path(&self, key: &str) -> PathBuf {
-        self.dir
-            .join(&key[..2.min(key.len())])
-            .join(format!("{key}.json"))
-    }
-
     /// Counters so far.
     pub fn stats(&self) -> CacheStats {
         CacheStats {
@@ -175,9 +304,15 @@ impl ResponseCache {
         if self.mode == CacheMode::Never {
             return None;
         }
-        let bytes = match std::fs::read(self.path(key)) {
-            Ok(b) => b,
-            Err(_) => {
+        let bytes = match self.db.as_ref().map(|db| db.get(&key_bytes(key))) {
+            Some(Ok(Some(b))) => b,
+            Some(Ok(None)) | None => {
+                self.misses.fetch_add(1, Ordering::Relaxed);
+                return None;
+            }
+            Some(Err(_)) => {
+                // An unreadable database counts as corrupt, like an unreadable entry.
+                self.corrupt.fetch_add(1, Ordering::Relaxed);
                 self.misses.fetch_add(1, Ordering::Relaxed);
                 return None;
             }
@@ -202,7 +337,7 @@ impl ResponseCache {
         }
     }
 
-    /// Stores `output` under `key` (only in read-write mode), atomically.
+    /// Stores `output` under `key` (only in read-write mode), in one transaction.
     ///
     /// # Errors
     /// [`ReaderError::Cache`] for I/O failures, or an output with non-finite scores (which
@@ -224,10 +359,11 @@ impl ResponseCache {
             score_bits: output.scores.iter().map(|s| s.to_bits()).collect(),
             output_sha256: output_sha(output),
         };
-        let path = self.path(key);
         let json = serde_json::to_vec(&entry).map_err(|e| ReaderError::Cache(e.to_string()))?;
-        fsio::write_atomic(&path, &json, fsio::Durability::Synced)
-            .map_err(|e| ReaderError::Cache(e.to_string()))?;
+        if let Some(db) = &self.db {
+            db.put(identity, &key_bytes(key), &json)
+                .map_err(|e| ReaderError::Cache(e.to_string()))?;
+        }
         self.writes.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -412,26 +548,85 @@ mod tests {
         );
         let good = r.read(&input).unwrap();
         let key = ResponseCache::key("counting-a", &input.canonical_json());
-        let path = r.cache().path(&key);
+        let db = r.cache().db().unwrap();
+        let kb = key_bytes(&key);
         // 1. Truncated JSON.
-        let bytes = std::fs::read(&path).unwrap();
-        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        let bytes = db.get(&kb).unwrap().unwrap();
+        db.put("counting-a", &kb, &bytes[..bytes.len() / 2])
+            .unwrap();
         assert_eq!(r.read(&input).unwrap(), good);
         assert_eq!(r.cache().stats().corrupt, 1);
         // 2. Valid JSON whose output was edited (checksum mismatch).
-        let text = std::fs::read_to_string(&path).unwrap();
+        let text = String::from_utf8(db.get(&kb).unwrap().unwrap()).unwrap();
         let edited = text.replacen("\"choice\":0", "\"choice\":1", 1);
         assert_ne!(text, edited);
-        std::fs::write(&path, edited).unwrap();
+        assert!(verify_entry(&kb, edited.as_bytes()).is_err());
+        db.put("counting-a", &kb, edited.as_bytes()).unwrap();
         assert_eq!(r.read(&input).unwrap(), good);
         assert_eq!(r.cache().stats().corrupt, 2);
         // Rewritten: now a clean hit.
         assert_eq!(r.read(&input).unwrap(), good);
         assert_eq!(r.cache().stats().corrupt, 2);
         assert_eq!(r.inner().calls.load(Ordering::SeqCst), 3);
-        // No temporary files are left behind.
-        let n = std::fs::read_dir(path.parent().unwrap()).unwrap().count();
-        assert_eq!(n, 1);
+        assert_eq!(
+            verify_entry(&kb, &db.get(&kb).unwrap().unwrap()).unwrap(),
+            "counting-a"
+        );
+    }
+
+    #[test]
+    fn a_file_per_entry_cache_is_imported_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = opts();
+        let input = ReaderInput::closed_book("Which valve was replaced?", &o);
+        // Make a valid entry document, then lay it out as the old writer did.
+        let scratch = tempfile::tempdir().unwrap();
+        let w = CachedReader::new(
+            counting("a"),
+            ResponseCache::new(scratch.path(), CacheMode::ReadWrite).unwrap(),
+        );
+        let good = w.read(&input).unwrap();
+        let key = ResponseCache::key("counting-a", &input.canonical_json());
+        let doc = w
+            .cache()
+            .db()
+            .unwrap()
+            .get(&key_bytes(&key))
+            .unwrap()
+            .unwrap();
+        std::fs::create_dir_all(dir.path().join(&key[..2])).unwrap();
+        std::fs::write(dir.path().join(&key[..2]).join(format!("{key}.json")), &doc).unwrap();
+        std::fs::create_dir_all(dir.path().join("ff")).unwrap();
+        std::fs::write(
+            dir.path()
+                .join("ff")
+                .join(format!("{}.json", "f".repeat(64))),
+            b"{",
+        )
+        .unwrap();
+        // Read-only does not import (it writes nothing).
+        let ro = ResponseCache::new(dir.path(), CacheMode::ReadOnly).unwrap();
+        assert!(ro.db().is_none() && ro.imported().is_none());
+        let r = CachedReader::new(
+            counting("a"),
+            ResponseCache::new(dir.path(), CacheMode::ReadWrite).unwrap(),
+        );
+        assert_eq!(r.cache().imported(), Some((1, 1)));
+        assert_eq!(r.read(&input).unwrap(), good);
+        assert_eq!(
+            r.inner().calls.load(Ordering::SeqCst),
+            0,
+            "served from the import"
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with(DB_FILE))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+        let again = ResponseCache::new(dir.path(), CacheMode::ReadWrite).unwrap();
+        assert_eq!(again.imported(), None);
     }
 
     /// Scores come back bit-identical (decimal JSON alone does not guarantee that).

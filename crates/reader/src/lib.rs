@@ -36,7 +36,9 @@ pub mod oracle;
 pub mod parse;
 pub mod prompt;
 
-pub use cache::{CacheMode, CacheStats, CachedReader, ResponseCache};
+pub use cache::{verify_entry, CacheMode, CacheStats, CachedReader, ResponseCache};
+/// The response cache's database file name and kind.
+pub use cache::{DB_FILE as RESPONSE_DB_FILE, DB_KIND as RESPONSE_DB_KIND};
 pub use chat::{ChatMessage, ChatTemplate};
 pub use gguf_prompt::GgufPrompt;
 pub use gguf_tokenizer::GgufTokenizer;
@@ -318,6 +320,12 @@ pub fn argmax_with_ties(keys: &[(f64, f64)]) -> (usize, usize) {
 /// SHA-256 of `bytes` as lowercase hex.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     fsio::sha256_hex(bytes)
+}
+
+/// SHA-256 of `bytes`.
+pub(crate) fn sha256_bytes(bytes: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).into()
 }
 
 /// Cuts a string to at most `max` bytes on a character boundary, marking the cut with "…".

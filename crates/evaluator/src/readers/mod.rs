@@ -123,11 +123,19 @@ pub fn response_cache(
     mode: Option<reader::CacheMode>,
 ) -> Result<reader::ResponseCache> {
     use anyhow::Context;
-    reader::ResponseCache::new(
+    let cache = reader::ResponseCache::new(
         std::path::Path::new(RESPONSE_CACHE),
         mode.unwrap_or(reader::CacheMode::ReadWrite),
     )
-    .with_context(|| format!("field `readers.{name}.cache`"))
+    .with_context(|| format!("field `readers.{name}.cache`"))?;
+    if let Some((entries, invalid)) = cache.imported() {
+        eprintln!(
+            "response cache {RESPONSE_CACHE}: imported {entries} entries from the \
+             file-per-entry layout into {} ({invalid} invalid files dropped)",
+            reader::RESPONSE_DB_FILE
+        );
+    }
+    Ok(cache)
 }
 
 impl ReaderConfig {

@@ -1,0 +1,310 @@
+//! `chunkbench cache stats | prune`: what the embedding and response caches hold, and removing
+//! entries by identity, age or validity.
+//!
+//! Both caches are one SQLite database each (the `cachedb` crate): `embeddings.sqlite3` under
+//! the embedder's `cache:` directory (default `.cache/embeddings`) and `responses.sqlite3`
+//! under `.cache/responses`. Every entry is filed under the identity of what produced it (the
+//! embedding model's or the reader's), which is what `stats` groups by and `prune --identity`
+//! matches.
+
+use anyhow::{bail, Context, Result};
+use cachedb::{CacheDb, Prune};
+use std::path::{Path, PathBuf};
+
+/// Which cache a command looks at.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Which {
+    /// Both caches.
+    All,
+    /// The embedding cache.
+    Embeddings,
+    /// The reader-response cache.
+    Responses,
+}
+
+/// The options `stats` and `prune` share.
+#[derive(clap::Args)]
+pub struct Caches {
+    /// The embedding cache directory (the embedder's `cache:` field).
+    #[arg(long, value_name = "DIR", default_value = ".cache/embeddings")]
+    embeddings: PathBuf,
+    /// The response cache directory.
+    #[arg(long, value_name = "DIR", default_value = evaluator::readers::RESPONSE_CACHE)]
+    responses: PathBuf,
+    /// Which cache.
+    #[arg(long, value_enum, default_value = "all")]
+    which: Which,
+}
+
+/// The `cache` subcommands.
+#[derive(clap::Subcommand)]
+pub enum CacheAction {
+    /// Entries, bytes and age per identity in each cache database; `--check` also validates
+    /// every entry (its checksum) and the database file.
+    Stats {
+        #[command(flatten)]
+        caches: Caches,
+        /// Validate every entry and run SQLite's quick_check.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Delete entries matching every given condition, then compact the file. Run it when no
+    /// sweep is writing to the cache.
+    Prune {
+        #[command(flatten)]
+        caches: Caches,
+        /// Entries whose identity contains TEXT (as `cache stats` prints it).
+        #[arg(long, value_name = "TEXT")]
+        identity: Option<String>,
+        /// Entries written more than DAYS days ago.
+        #[arg(long, value_name = "DAYS")]
+        older_than: Option<f64>,
+        /// Entries that fail validation (a damaged value).
+        #[arg(long)]
+        corrupt: bool,
+        /// Count what would go; delete nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
+/// One cache to visit: its name, database file and entry validator.
+struct Target {
+    name: &'static str,
+    db: PathBuf,
+    verify: fn(&[u8; 32], &[u8]) -> Result<(), String>,
+}
+
+fn targets(c: &Caches) -> Vec<Target> {
+    let mut t = Vec::new();
+    if c.which != Which::Responses {
+        t.push(Target {
+            name: embed::cache::DB_KIND,
+            db: c.embeddings.join(embed::cache::DB_FILE),
+            verify: |k, v| embed::EmbeddingCache::verify(k, v).map(|_| ()),
+        });
+    }
+    if c.which != Which::Embeddings {
+        t.push(Target {
+            name: reader::RESPONSE_DB_KIND,
+            db: c.responses.join(reader::RESPONSE_DB_FILE),
+            verify: |k, v| reader::verify_entry(k, v).map(|_| ()),
+        });
+    }
+    t
+}
+
+fn open(t: &Target) -> Result<Option<CacheDb>> {
+    let dir = t.db.parent().unwrap_or(Path::new("."));
+    let old = old_entry_files(dir);
+    if old > 0 {
+        outln!(
+            "{}: {} entry files of the file-per-entry layout in {}: the next run that opens \
+             this cache imports them into {}",
+            t.name,
+            old,
+            dir.display(),
+            t.db.display()
+        );
+    }
+    if !t.db.exists() {
+        outln!("{}: no database at {}", t.name, t.db.display());
+        return Ok(None);
+    }
+    CacheDb::open(&t.db, t.name, cachedb::Sync::Normal)
+        .map(Some)
+        .with_context(|| format!("{} cache", t.name))
+}
+
+/// Entry files of the layout before the databases (`v1/**/*.emb`, `<2 hex>/*.json`).
+fn old_entry_files(dir: &Path) -> usize {
+    fn walk(p: &Path, depth: usize) -> usize {
+        let Ok(rd) = std::fs::read_dir(p) else {
+            return 0;
+        };
+        rd.flatten()
+            .map(|e| {
+                let p = e.path();
+                if p.is_dir() && depth > 0 {
+                    walk(&p, depth - 1)
+                } else {
+                    usize::from(p.extension().is_some_and(|x| x == "emb" || x == "json"))
+                }
+            })
+            .sum()
+    }
+    let mut n = walk(&dir.join("v1"), 2);
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.len() == 2 && name.chars().all(|c| c.is_ascii_hexdigit()) {
+                n += walk(&e.path(), 0);
+            }
+        }
+    }
+    n
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// Bytes of the database file and its WAL.
+fn file_bytes(db: &Path) -> u64 {
+    let mut n = std::fs::metadata(db).map(|m| m.len()).unwrap_or(0);
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-wal");
+    n += std::fs::metadata(PathBuf::from(wal))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    n
+}
+
+fn mb(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+fn days_ago(t: i64, now: i64) -> String {
+    format!("{:.1} d", (now - t).max(0) as f64 / 86_400.0)
+}
+
+/// Keys of the entries that fail `verify`, and the number checked.
+fn invalid_keys(db: &CacheDb, t: &Target) -> Result<(Vec<[u8; 32]>, u64)> {
+    let (mut bad, mut n) = (Vec::new(), 0u64);
+    db.for_each(|e| {
+        n += 1;
+        if (t.verify)(&e.key, &e.value).is_err() {
+            bad.push(e.key);
+        }
+        true
+    })?;
+    Ok((bad, n))
+}
+
+/// Runs a `cache` subcommand.
+///
+/// # Errors
+/// A database that cannot be opened or read (naming it), or `prune` without a condition.
+pub fn run(action: CacheAction) -> Result<()> {
+    match action {
+        CacheAction::Stats { caches, check } => {
+            let now = now();
+            for t in targets(&caches) {
+                let Some(db) = open(&t)? else { continue };
+                let ids = db.identities()?;
+                let total: u64 = ids.iter().map(|i| i.entries).sum();
+                outln!(
+                    "{}: {} ({} journal, {} on disk), {} entries under {} identit{}",
+                    t.name,
+                    t.db.display(),
+                    db.journal().as_str(),
+                    mb(file_bytes(&t.db)),
+                    total,
+                    ids.len(),
+                    if ids.len() == 1 { "y" } else { "ies" }
+                );
+                outln!(
+                    "  {:>9}  {:>10}  {:>9}  {:>9}  identity",
+                    "entries",
+                    "values",
+                    "oldest",
+                    "newest"
+                );
+                for i in &ids {
+                    outln!(
+                        "  {:>9}  {:>10}  {:>9}  {:>9}  {}",
+                        i.entries,
+                        mb(i.value_bytes),
+                        days_ago(i.created.0, now),
+                        days_ago(i.created.1, now),
+                        i.identity
+                    );
+                }
+                if check {
+                    let (bad, n) = invalid_keys(&db, &t)?;
+                    outln!(
+                        "  check: {} entries, {} valid, {} corrupt{}; sqlite quick_check: {}",
+                        n,
+                        n - bad.len() as u64,
+                        bad.len(),
+                        if bad.is_empty() {
+                            ""
+                        } else {
+                            " (remove them with `chunkbench cache prune --corrupt`; a run \
+                             also recomputes and replaces them)"
+                        },
+                        db.quick_check()?
+                    );
+                }
+            }
+            Ok(())
+        }
+        CacheAction::Prune {
+            caches,
+            identity,
+            older_than,
+            corrupt,
+            dry_run,
+        } => {
+            if identity.is_none() && older_than.is_none() && !corrupt {
+                bail!(
+                    "cache prune: give at least one of --identity TEXT, --older-than DAYS, \
+                     --corrupt (to empty a cache, delete its database file)"
+                );
+            }
+            if let Some(d) = older_than {
+                if !(d.is_finite() && d >= 0.0) {
+                    bail!("--older-than: {d} is not a number of days ≥ 0");
+                }
+            }
+            let cutoff = older_than.map(|d| now() - (d * 86_400.0) as i64);
+            for t in targets(&caches) {
+                let Some(db) = open(&t)? else { continue };
+                let corrupt_keys = if corrupt {
+                    Some(invalid_keys(&db, &t)?.0)
+                } else {
+                    None
+                };
+                // Count what matches (the same conditions the delete applies).
+                let mut matching = 0u64;
+                let bad: std::collections::HashSet<[u8; 32]> =
+                    corrupt_keys.iter().flatten().copied().collect();
+                db.for_each(|e| {
+                    let ok = identity
+                        .as_ref()
+                        .is_none_or(|s| e.identity.contains(s.as_str()))
+                        && cutoff.is_none_or(|c| e.created < c)
+                        && (!corrupt || bad.contains(&e.key));
+                    matching += ok as u64;
+                    true
+                })?;
+                if dry_run {
+                    outln!(
+                        "{}: {} entries would be removed (dry run)",
+                        t.name,
+                        matching
+                    );
+                    continue;
+                }
+                let before = file_bytes(&t.db);
+                let removed = db.prune(&Prune {
+                    identity_contains: identity.clone(),
+                    created_before: cutoff,
+                    keys: corrupt_keys,
+                })?;
+                db.vacuum()?;
+                outln!(
+                    "{}: removed {} entries; {} → {} on disk",
+                    t.name,
+                    removed,
+                    mb(before),
+                    mb(file_bytes(&t.db))
+                );
+            }
+            Ok(())
+        }
+    }
+}
