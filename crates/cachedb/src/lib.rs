@@ -19,8 +19,11 @@
 //! **Schema** (`format` = [`FORMAT`] in table `meta`):
 //! ```text
 //! identities(id INTEGER PRIMARY KEY, sha256 BLOB UNIQUE, identity TEXT)
-//! entries(key BLOB PRIMARY KEY, identity INTEGER, value BLOB, created INTEGER) WITHOUT ROWID
+//! entries(key BLOB UNIQUE, identity INTEGER, value BLOB, created INTEGER)
 //! ```
+//! A rowid table with 8 KiB pages: an embedding entry (1.6 KB for 384 dimensions) fits in its
+//! leaf page, where a `WITHOUT ROWID` table (whose rows should stay under ~1/20 of a page)
+//! spilled each one into an overflow page of its own and made the file 2.7x larger.
 //! `created` is Unix seconds. Values are opaque bytes: each cache stores an encoding that
 //! carries its own checksum, so an entry damaged inside the database is still detected by the
 //! cache that reads it, counted as corrupt, recomputed and replaced.
@@ -191,6 +194,8 @@ impl CacheDb {
         })?;
         let conn = Connection::open(&path).map_err(err)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
+        // Takes effect only on a new, empty database (before the journal mode is set).
+        conn.execute_batch("PRAGMA page_size=8192;").map_err(err)?;
         let journal = if is_network_fs(dir) {
             Journal::Delete
         } else {
@@ -252,8 +257,8 @@ impl CacheDb {
              CREATE TABLE IF NOT EXISTS identities (
                  id INTEGER PRIMARY KEY, sha256 BLOB NOT NULL UNIQUE, identity TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS entries (
-                 key BLOB PRIMARY KEY, identity INTEGER NOT NULL REFERENCES identities(id),
-                 value BLOB NOT NULL, created INTEGER NOT NULL) WITHOUT ROWID;
+                 key BLOB NOT NULL UNIQUE, identity INTEGER NOT NULL REFERENCES identities(id),
+                 value BLOB NOT NULL, created INTEGER NOT NULL);
              CREATE INDEX IF NOT EXISTS entries_identity ON entries(identity);",
         )
         .map_err(|e| self.sqlite(e))?;
@@ -730,5 +735,30 @@ mod tests {
             .unwrap()
             .unwrap()
             .starts_with("1 entries at "));
+    }
+
+    #[test]
+    fn embedding_sized_entries_are_stored_without_overflow_pages() {
+        // 2,000 entries of 1,616 bytes (a 384-dimension embedding entry): the file must stay
+        // close to the payload (a WITHOUT ROWID table put each in an overflow page: ~2.7x).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("size.sqlite3");
+        let db = CacheDb::open(&path, "t", Sync::Normal).unwrap();
+        let value = vec![7u8; 1616];
+        let rows: Vec<([u8; 32], &[u8])> = (0..2000u32)
+            .map(|i| {
+                use sha2::{Digest, Sha256};
+                let k: [u8; 32] = Sha256::digest(i.to_le_bytes()).into();
+                (k, value.as_slice())
+            })
+            .collect();
+        db.put_many("id", &rows).unwrap();
+        db.vacuum().unwrap();
+        let size = std::fs::metadata(&path).unwrap().len() as f64;
+        let payload = 2000.0 * 1616.0;
+        assert!(
+            size < 1.35 * payload,
+            "file {size} bytes for {payload} bytes of values"
+        );
     }
 }
