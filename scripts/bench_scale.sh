@@ -48,7 +48,7 @@ if [[ " $RETRIEVERS " == *" dense "* ]]; then
   "$BIN" run "$WORK/warm.yaml" --store "$WORK/store" >"$WORK/logs/warm.log" 2>&1
 fi
 
-echo "| passages | questions | retriever | wall s | chunk s | retrieve s | read + score + write s | peak RSS GiB |"
+echo "| passages | questions | retriever | wall s | chunk s | retrieve s | other s | peak RSS GiB |"
 echo "|---:|---:|---|---:|---:|---:|---:|---:|"
 for n in $SIZES; do
   for q in $QUESTIONS; do

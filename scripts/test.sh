@@ -42,7 +42,7 @@ cargo test --workspace 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 if [ -f "$served" ]; then echo "--- reader tests against llama.cpp's server:"; cat "$served"; fi
-if [ -f "$slurm_log" ]; then echo "--- the sweep on a real Slurm (crates/cli/tests/slurm.rs):"; cat "$slurm_log"; fi
+if [ -f "$slurm_log" ]; then echo "--- the sweep on a real Slurm (crates/cli/tests/cluster.rs):"; cat "$slurm_log"; fi
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
 exit "$status"

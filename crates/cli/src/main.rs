@@ -505,8 +505,13 @@ fn real_main() -> Result<()> {
             if let Some(o) = output {
                 cfg.output = o;
             }
+            let sharded = shard.is_some();
             let out = run::run(&cfg, &store, shard)?;
             outln!("{}", out.summary_md);
+            if sharded {
+                // The shard's line above says what it did; the run-level files come from `merge`.
+                return Ok(());
+            }
             outln!(
                 "{} cells ({} reused from an earlier run) -> {}\n  report.html  per_question.csv  summary.csv  summary.md  manifest.json  cells/{}",
                 out.cells.len(),

@@ -382,13 +382,19 @@ impl Runner<'_> {
                 &run_meta,
             )?;
             return Ok(RunOutcome {
-                dir,
+                dir: dir.clone(),
                 cells: Vec::new(),
                 reused: done.reused,
                 ignored: 0,
                 summary_md: format!(
-                    "shard {}/{}: {} cells done; join the shards with `chunkbench merge`",
-                    s.index, s.count, done.cells
+                    "shard {}/{}: {} cells done ({} computed, {} reused from an earlier run) -> {}; \
+                     join the shards with `chunkbench merge`",
+                    s.index,
+                    s.count,
+                    done.cells,
+                    done.cells - done.reused,
+                    done.reused,
+                    dir.display()
                 ),
             });
         }

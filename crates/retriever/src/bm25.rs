@@ -135,10 +135,18 @@ impl Bm25 {
         (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
     }
 
-    /// Sparse scores of the passages sharing at least one term with `terms` (inside `scope`).
-    /// Each passage's sum runs in query-term order, so scores are bit-identical across runs.
-    fn sparse_scores(&self, terms: &[String], scope: Option<&[bool]>) -> HashMap<u32, f64> {
-        let mut scores: HashMap<u32, f64> = HashMap::new();
+    /// Adds the scores of the passages sharing at least one term with `terms` (inside
+    /// `scope`) into `acc` (length [`Bm25::len`], all 0.0 on entry for those passages) and
+    /// lists each such passage once in `touched`. Each passage's sum runs in query-term order,
+    /// so scores are bit-identical across runs; every listed passage scores > 0 (the idf is
+    /// positive), so 0.0 marks an untouched one.
+    fn accumulate(
+        &self,
+        terms: &[String],
+        scope: Option<&[bool]>,
+        acc: &mut [f64],
+        touched: &mut Vec<u32>,
+    ) {
         let Bm25Params { k1, b } = self.params;
         for term in terms {
             let Some(list) = self.postings.get(term) else {
@@ -151,10 +159,21 @@ impl Bm25 {
                 }
                 let tf = tf as f64;
                 let norm = k1 * (1.0 - b + b * self.lengths[p as usize] / self.avgdl);
-                *scores.entry(p).or_default() += idf * tf * (k1 + 1.0) / (tf + norm);
+                let slot = &mut acc[p as usize];
+                if *slot == 0.0 {
+                    touched.push(p);
+                }
+                *slot += idf * tf * (k1 + 1.0) / (tf + norm);
             }
         }
-        scores
+    }
+
+    /// Sparse scores of the passages sharing at least one term with `terms` (inside `scope`).
+    fn sparse_scores(&self, terms: &[String], scope: Option<&[bool]>) -> Vec<(u32, f64)> {
+        let mut acc = vec![0.0; self.len()];
+        let mut touched = Vec::new();
+        self.accumulate(terms, scope, &mut acc, &mut touched);
+        touched.into_iter().map(|p| (p, acc[p as usize])).collect()
     }
 
     /// BM25 score of every passage for the pre-analysed query `terms` (length [`Bm25::len`];
@@ -189,25 +208,66 @@ impl Bm25 {
         k: usize,
         scope: Option<&[bool]>,
     ) -> Vec<Hit> {
-        let mut pooled: HashMap<u32, f64> = HashMap::new();
+        self.search_pooled_with(&mut Bm25Scratch::default(), queries, k, scope)
+    }
+
+    /// [`Bm25::search_pooled`] with the per-query buffers in `scratch`, reused across calls
+    /// (one scratch per thread: a question then costs the postings it reads plus O(matches),
+    /// not a fresh buffer of [`Bm25::len`] scores). Results are identical to
+    /// [`Bm25::search_pooled`]'s.
+    pub fn search_pooled_with<S: AsRef<str>>(
+        &self,
+        scratch: &mut Bm25Scratch,
+        queries: &[S],
+        k: usize,
+        scope: Option<&[bool]>,
+    ) -> Vec<Hit> {
+        let n = self.len();
+        let Bm25Scratch {
+            acc,
+            pooled,
+            touched,
+            matched,
+        } = scratch;
+        acc.clear();
+        acc.resize(n, 0.0);
+        pooled.clear();
+        pooled.resize(n, f64::NEG_INFINITY);
+        matched.clear();
         for q in queries {
             let terms = self.analyzer.terms(q.as_ref());
-            for (p, s) in self.sparse_scores(&terms, scope) {
-                let e = pooled.entry(p).or_insert(s);
-                if s > *e {
+            touched.clear();
+            self.accumulate(&terms, scope, acc, touched);
+            for &p in touched.iter() {
+                let s = std::mem::take(&mut acc[p as usize]);
+                let e = &mut pooled[p as usize];
+                if *e == f64::NEG_INFINITY {
+                    matched.push(p);
+                    *e = s;
+                } else if s > *e {
                     *e = s;
                 }
             }
         }
-        let hits = pooled
-            .into_iter()
-            .map(|(p, score)| Hit {
+        let hits = matched
+            .iter()
+            .map(|&p| Hit {
                 passage: p as usize,
-                score,
+                score: pooled[p as usize],
             })
             .collect();
         top_k(hits, k)
     }
+}
+
+/// Reusable buffers of [`Bm25::search_pooled_with`]: one score slot per passage for the
+/// current query and for the pooled maximum, and the passages each has touched.
+#[derive(Debug, Default)]
+pub struct Bm25Scratch {
+    acc: Vec<f64>,
+    pooled: Vec<f64>,
+    touched: Vec<u32>,
+    matched: Vec<u32>,
 }
 
 #[cfg(test)]
@@ -263,5 +323,54 @@ mod tests {
         let hits = bm.search("valve", 5, Some(&mask));
         assert_eq!(hits.len(), 1);
         assert_eq!(idx.passages()[hits[0].passage].doc_id, "d1");
+    }
+
+    /// One scratch reused across questions (as each rayon thread does) gives exactly the
+    /// results of fresh buffers, and equals a brute-force max over every passage's score.
+    #[test]
+    fn reused_scratch_equals_fresh_buffers_and_brute_force() {
+        let texts: Vec<String> = (0..60)
+            .map(|i| {
+                format!(
+                    "valve {} pump {} seal {}",
+                    i % 7,
+                    i % 3,
+                    "flow ".repeat(i % 5)
+                )
+            })
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let idx = corpus(&refs);
+        let bm = Bm25::new(&idx, Bm25Params::default());
+        let mask = idx
+            .scope_mask(Some(&[
+                "d3".to_string(),
+                "d10".to_string(),
+                "d11".to_string(),
+            ]))
+            .unwrap();
+        let questions: Vec<(Vec<&str>, Option<&[bool]>)> = vec![
+            (vec!["valve 3 flow", "pump 1"], None),
+            (vec!["seal"], Some(&mask)),
+            (vec!["nothing matches"], None),
+            (vec!["flow flow 2", "valve 6", "pump"], None),
+            (vec!["pump 0", "seal flow"], Some(&mask)),
+        ];
+        let mut scratch = Bm25Scratch::default();
+        for (qs, scope) in &questions {
+            let reused = bm.search_pooled_with(&mut scratch, qs, 7, *scope);
+            assert_eq!(reused, bm.search_pooled(qs, 7, *scope));
+            let brute: Vec<Hit> = (0..idx.len())
+                .filter(|&p| scope.is_none_or(|m| m[p]))
+                .filter_map(|p| {
+                    qs.iter()
+                        .map(|q| bm.scores(q)[p])
+                        .filter(|&s| s > 0.0)
+                        .reduce(f64::max)
+                        .map(|score| Hit { passage: p, score })
+                })
+                .collect();
+            assert_eq!(reused, top_k(brute, 7), "{qs:?}");
+        }
     }
 }

@@ -22,7 +22,7 @@ pub mod metrics;
 pub mod query;
 pub mod trec;
 
-pub use bm25::{Bm25, Bm25Params};
+pub use bm25::{Bm25, Bm25Params, Bm25Scratch};
 /// The word analysers live with words, in `chunker` (shared with the lexical reader).
 pub use chunker::analyzer::{self, Analyzer, Stemming, StopWords, TextAnalyzer};
 pub use dense::{is_degenerate, DenseError, DenseIndex, DEFAULT_QUERY_BLOCK, PASSAGE_TILE};
@@ -164,24 +164,53 @@ impl PassageIndex {
 
 /// Sorts `(passage, score)` pairs by descending score with ties broken by ascending passage
 /// index (deterministic under any thread count), NaN scores ranked last, and keeps `k`.
+///
+/// Cost: O(n) selection of the `k` best, then O(k log k) to sort them; the result owns only
+/// `k` slots (a caller keeping one list per question must not hold the candidates' memory:
+/// 14k questions × 100k candidates of 16 bytes is 22 GB).
 pub fn top_k(mut hits: Vec<Hit>, k: usize) -> Vec<Hit> {
-    hits.sort_by(|a, b| {
-        let key = |h: &Hit| {
-            if h.score.is_nan() {
-                f64::NEG_INFINITY
-            } else {
-                h.score
-            }
-        };
-        key(b).total_cmp(&key(a)).then(a.passage.cmp(&b.passage))
-    });
-    hits.truncate(k);
+    fn key(h: &Hit) -> f64 {
+        if h.score.is_nan() {
+            f64::NEG_INFINITY
+        } else {
+            h.score
+        }
+    }
+    let order = |a: &Hit, b: &Hit| key(b).total_cmp(&key(a)).then(a.passage.cmp(&b.passage));
+    if k == 0 {
+        return Vec::new();
+    }
+    if hits.len() > k {
+        hits.select_nth_unstable_by(k - 1, order);
+        hits.truncate(k);
+        hits.shrink_to_fit();
+    }
+    hits.sort_unstable_by(order);
     hits
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kept list owns `k` slots, not the candidates' (a list per question is kept for
+    /// the whole run), and selection gives the order a full sort gives.
+    #[test]
+    fn top_k_keeps_k_slots_and_equals_a_full_sort() {
+        let hits: Vec<Hit> = (0..10_000)
+            .map(|i| Hit {
+                passage: i,
+                score: ((i * 7919) % 101) as f64,
+            })
+            .collect();
+        let mut sorted = hits.clone();
+        sorted.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.passage.cmp(&b.passage)));
+        let top = top_k(hits.clone(), 8);
+        assert_eq!(top.capacity(), 8);
+        assert_eq!(top, sorted[..8]);
+        assert!(top_k(hits.clone(), 0).is_empty());
+        assert_eq!(top_k(hits, 20_000), sorted);
+    }
 
     #[test]
     fn top_k_breaks_ties_by_passage_order_and_sinks_nan() {

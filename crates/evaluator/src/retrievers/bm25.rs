@@ -103,8 +103,8 @@ impl Retriever for Bm25 {
             .queries
             .par_iter()
             .zip(input.scopes)
-            .map(|(qs, m)| {
-                let h = bm25.search_pooled(qs, depth, m.as_deref());
+            .map_init(retriever::Bm25Scratch::default, |scratch, (qs, m)| {
+                let h = bm25.search_pooled_with(scratch, qs, depth, m.as_deref());
                 bar.inc(1);
                 h
             })
