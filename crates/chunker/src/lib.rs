@@ -92,6 +92,58 @@ impl Span {
     }
 }
 
+/// Largest document, in bytes, chunkbench indexes: the per-word tables of the anchor
+/// index and of EAR store offsets as [`CompactSpan`]s (`u32`, half a [`Span`]'s 16 bytes, which
+/// is what lets a million-passage EAR index fit in 8 GiB). `datasets` rejects larger documents
+/// when a dataset is loaded.
+pub const MAX_DOCUMENT_BYTES: usize = u32::MAX as usize;
+
+/// A [`Span`] stored as two `u32` byte offsets (8 bytes instead of 16), for the per-word
+/// tables kept for every document of a corpus. Only for texts of at most
+/// [`MAX_DOCUMENT_BYTES`] bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct CompactSpan {
+    start: u32,
+    end: u32,
+}
+
+impl CompactSpan {
+    /// Packs `span`.
+    ///
+    /// # Panics
+    /// When `span.end > MAX_DOCUMENT_BYTES` (a document larger than 4 GiB, which dataset
+    /// loading rejects with an error naming it).
+    pub fn new(span: Span) -> Self {
+        let pack = |v: usize| {
+            u32::try_from(v).unwrap_or_else(|_| {
+                panic!("byte offset {v} is past MAX_DOCUMENT_BYTES ({MAX_DOCUMENT_BYTES})")
+            })
+        };
+        CompactSpan {
+            start: pack(span.start),
+            end: pack(span.end),
+        }
+    }
+
+    /// First byte (inclusive).
+    pub fn start(self) -> usize {
+        self.start as usize
+    }
+
+    /// One past the last byte (exclusive).
+    pub fn end(self) -> usize {
+        self.end as usize
+    }
+
+    /// The span, unpacked.
+    pub fn span(self) -> Span {
+        Span {
+            start: self.start(),
+            end: self.end(),
+        }
+    }
+}
+
 /// A chunk: a byte span of a document plus its word count.
 ///
 /// Invariant: `text == document.text[span.start..span.end]`, never empty, never trimmed
@@ -223,6 +275,26 @@ pub fn unique_words(text: &str, spans: &[Span]) -> usize {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn compact_spans_keep_offsets_up_to_the_limit() {
+        use super::{CompactSpan, Span, MAX_DOCUMENT_BYTES};
+        for (start, end) in [
+            (0, 0),
+            (3, 17),
+            (MAX_DOCUMENT_BYTES - 1, MAX_DOCUMENT_BYTES),
+        ] {
+            let s = Span { start, end };
+            let c = CompactSpan::new(s);
+            assert_eq!((c.span(), c.start(), c.end()), (s, start, end));
+        }
+        assert!(std::panic::catch_unwind(|| CompactSpan::new(Span {
+            start: 0,
+            end: MAX_DOCUMENT_BYTES + 1
+        }))
+        .is_err());
+        assert_eq!(std::mem::size_of::<CompactSpan>(), 8);
+    }
 
     /// Every variant's `as_str` (strum) equals its serde name, so the two derives agree.
     fn names_agree<T>()

@@ -8,8 +8,9 @@
 //! invalid JSON, unknown fields, a missing or out-of-range gold answer, fewer than two or more
 //! than 26 options, empty ids or ids with whitespace or control characters (which a TREC run
 //! file or a `DOC:START-END` passage id cannot carry), duplicate ids, an empty retrieval scope
-//! (`doc_ids: []`), retrieval scopes or evidence spans that name unknown documents, and spans
-//! outside the text or inside a UTF-8 character.
+//! (`doc_ids: []`), documents over 4 GiB ([`chunker::MAX_DOCUMENT_BYTES`]), retrieval scopes
+//! or evidence spans that name unknown documents, and spans outside the text or inside a
+//! UTF-8 character.
 
 use crate::io::{sha256_hex, write_json};
 use anyhow::{bail, Context, Result};
@@ -343,6 +344,15 @@ pub fn validate(
             bail!("{at}: field `id` is empty; give every document a unique id");
         }
         check_id(&at, "document", &d.id)?;
+        if d.text.len() > chunker::MAX_DOCUMENT_BYTES {
+            bail!(
+                "{at}: field `text`: document {:?} is {} bytes; chunkbench indexes documents \
+                 of up to {} bytes (4 GiB, u32 offsets): split it into several documents",
+                d.id,
+                d.text.len(),
+                chunker::MAX_DOCUMENT_BYTES
+            );
+        }
         if docs.insert(&d.id, d).is_some() {
             bail!(
                 "{at}: field `id`: duplicate document id {:?}; ids must be unique",

@@ -203,21 +203,22 @@ impl EmbeddingCache {
             .unwrap_or(Lookup::Miss)
     }
 
-    /// Looks up every text of `texts` under `identity` in one read transaction.
+    /// Looks up every text of `texts` under `identity` in one read transaction, decoding
+    /// each value as it is read (the raw bytes are never all held at once).
     pub fn get_many(&self, identity: &str, texts: &[&str], dim: usize) -> Vec<Lookup> {
         let keys: Vec<[u8; 32]> = texts.iter().map(|t| Self::key(identity, t)).collect();
-        match self.db.get_many(&keys) {
-            Ok(values) => values
-                .into_iter()
-                .zip(&keys)
-                .map(|(v, k)| match v {
-                    None => Lookup::Miss,
-                    Some(bytes) => match decode(&bytes, k, dim) {
-                        Ok(v) => Lookup::Hit(v),
-                        Err(reason) => Lookup::Corrupt(reason),
-                    },
-                })
-                .collect(),
+        let mut out = Vec::with_capacity(texts.len());
+        let read = self.db.get_each(&keys, |i, v| {
+            out.push(match v {
+                None => Lookup::Miss,
+                Some(bytes) => match decode(bytes, &keys[i], dim) {
+                    Ok(v) => Lookup::Hit(v),
+                    Err(reason) => Lookup::Corrupt(reason),
+                },
+            })
+        });
+        match read {
+            Ok(()) => out,
             Err(e) => vec![Lookup::Corrupt(e.to_string()); texts.len()],
         }
     }

@@ -321,7 +321,7 @@ struct DatasetStage<'a> {
     questions: &'a [Question],
     docs: HashMap<&'a str, &'a chunker::Document>,
     lexical: LexicalReader,
-    word_map: retriever::metrics::WordMap,
+    word_map: retriever::metrics::WordMap<'a>,
     char_map: retriever::metrics::CharMap,
     /// Per dataset: the memo is keyed by passage id, which two datasets may share.
     tokens: TokenCounters,
@@ -1542,7 +1542,7 @@ struct RetrievalScores {
 /// documents).
 struct ScoreContext<'a> {
     docs: &'a HashMap<&'a str, &'a chunker::Document>,
-    words: &'a retriever::metrics::WordMap,
+    words: &'a retriever::metrics::WordMap<'a>,
     chars: &'a retriever::metrics::CharMap,
     index: &'a PassageIndex,
 }

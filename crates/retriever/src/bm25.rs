@@ -229,10 +229,15 @@ impl Bm25 {
             touched,
             matched,
         } = scratch;
-        acc.clear();
-        acc.resize(n, 0.0);
-        pooled.clear();
-        pooled.resize(n, f64::NEG_INFINITY);
+        // Between calls every slot is at rest (acc 0, pooled -inf): a query takes back the
+        // slots it touched and the pooled slots are reset below, so a call costs the
+        // postings it reads, not the corpus size (only a new size refills the buffers).
+        if acc.len() != n || pooled.len() != n {
+            acc.clear();
+            acc.resize(n, 0.0);
+            pooled.clear();
+            pooled.resize(n, f64::NEG_INFINITY);
+        }
         matched.clear();
         for q in queries {
             let terms = self.analyzer.terms(q.as_ref());
@@ -253,7 +258,7 @@ impl Bm25 {
             .iter()
             .map(|&p| Hit {
                 passage: p as usize,
-                score: pooled[p as usize],
+                score: std::mem::replace(&mut pooled[p as usize], f64::NEG_INFINITY),
             })
             .collect();
         top_k(hits, k)

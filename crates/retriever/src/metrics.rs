@@ -53,7 +53,7 @@
 //! [`words_retrieved`]: with multiplicity (the sum of the passages' word counts) and unique
 //! (words covered by the union of the passages' spans, per document; docs/reference.md §3).
 
-use chunker::{unique_words, word_spans, Chunk, Document, Span};
+use chunker::{unique_words, Chunk, Document, Span};
 use std::collections::{BTreeMap, HashMap};
 
 /// A span of one document: a retrieved passage or a gold evidence span.
@@ -302,43 +302,122 @@ pub fn answer_recall_at_k<S: AsRef<str>>(passages: &[S], answer: &str, k: usize)
     Some(if found { 1.0 } else { 0.0 })
 }
 
+/// Words between two word-index checkpoints of a [`WordMap`]: a lookup scans at most this
+/// many words of the document text from the nearest checkpoint.
+pub const WORD_CHECKPOINT: usize = 32;
+
 /// Maps byte spans to word-index spans, per document, for the word-unit span metrics.
 ///
 /// Words are [`chunker::word_spans`] (whitespace-separated tokens, docs/reference.md §3). A byte span
 /// covers the words that share at least one byte with it (the rule of
 /// [`chunker::unique_words`]), which always form a contiguous range `[first, last + 1)`; so
 /// the word length of a chunk's span is its [`Chunk::words`].
+///
+/// Memory: the map borrows the documents' texts and keeps, per document, the byte offset of
+/// every [`WORD_CHECKPOINT`]-th word (8 bytes per 32 words); a lookup scans at most that many
+/// words from the checkpoint before it. (Keeping every word's span cost 16 bytes per word:
+/// 1.6 GB for a million 100-word passages.)
 #[derive(Debug, Clone, Default)]
-pub struct WordMap {
-    words: HashMap<String, Vec<Span>>,
+pub struct WordMap<'a> {
+    docs: HashMap<&'a str, DocWords<'a>>,
 }
 
-impl WordMap {
-    /// Segments every document once.
-    pub fn new(documents: &[Document]) -> Self {
+/// One document's text and the byte start of its words `0, C, 2C, …` (`C` =
+/// [`WORD_CHECKPOINT`]).
+#[derive(Debug, Clone)]
+struct DocWords<'a> {
+    text: &'a str,
+    checkpoints: Vec<usize>,
+}
+
+impl<'a> DocWords<'a> {
+    fn new(text: &'a str) -> Self {
+        let checkpoints = WordsFrom::new(text, 0)
+            .step_by(WORD_CHECKPOINT)
+            .map(|w| w.start)
+            .collect();
+        DocWords { text, checkpoints }
+    }
+
+    /// Number of words `w` with `pred(w)`, for a predicate that holds for a prefix of the
+    /// words and is monotone in their byte offsets (`w.end <= a`, `w.start < b`); `key` is
+    /// the byte offset the prefix ends before: checkpoints starting at or past it are
+    /// skipped.
+    fn count_prefix(&self, key: usize, pred: impl Fn(Span) -> bool) -> usize {
+        let c = self.checkpoints.partition_point(|&s| s < key);
+        let Some(block) = c.checked_sub(1) else {
+            return 0;
+        };
+        let base = block * WORD_CHECKPOINT;
+        base + WordsFrom::new(self.text, self.checkpoints[block])
+            .take_while(|w| pred(*w))
+            .count()
+    }
+}
+
+/// The words of `text` starting at byte `from`, which must be a word start or 0 (so the
+/// segmentation equals [`chunker::word_spans`]'s from there on).
+struct WordsFrom<'t> {
+    text: &'t str,
+    pos: usize,
+}
+
+impl<'t> WordsFrom<'t> {
+    fn new(text: &'t str, from: usize) -> Self {
+        WordsFrom { text, pos: from }
+    }
+}
+
+impl Iterator for WordsFrom<'_> {
+    type Item = Span;
+
+    fn next(&mut self) -> Option<Span> {
+        let rest = &self.text[self.pos..];
+        let skip = rest
+            .char_indices()
+            .find(|&(_, c)| !chunker::is_word_separator(c))
+            .map(|(i, _)| i)?;
+        let start = self.pos + skip;
+        let len = self.text[start..]
+            .char_indices()
+            .find(|&(_, c)| chunker::is_word_separator(c))
+            .map_or(self.text.len() - start, |(i, _)| i);
+        self.pos = start + len;
+        Some(Span {
+            start,
+            end: start + len,
+        })
+    }
+}
+
+impl<'a> WordMap<'a> {
+    /// Indexes every document's word checkpoints once (the texts are borrowed).
+    pub fn new(documents: &'a [Document]) -> Self {
         WordMap {
-            words: documents
+            docs: documents
                 .iter()
-                .map(|d| (d.id.clone(), word_spans(&d.text)))
+                .map(|d| (d.id.as_str(), DocWords::new(&d.text)))
                 .collect(),
         }
     }
 
     /// The word-index span of a byte span; `None` when the document is unknown. An empty
     /// byte span, or one covering only separators, maps to an empty word span.
-    pub fn to_words<'a>(&self, s: DocSpan<'a>) -> Option<DocSpan<'a>> {
-        let words = self.words.get(s.doc_id)?;
+    pub fn to_words<'s>(&self, s: DocSpan<'s>) -> Option<DocSpan<'s>> {
+        let words = self.docs.get(s.doc_id)?;
         let (a, b) = (s.span.start, s.span.end);
         if a >= b {
             return Some(DocSpan::new(s.doc_id, 0, 0));
         }
-        let first = words.partition_point(|w| w.end <= a);
-        let end = words.partition_point(|w| w.start < b);
+        // first = words ending at or before a; end = words starting before b. A word whose
+        // checkpoint starts at or after `a` ends after `a`, so the scan starts earlier.
+        let first = words.count_prefix(a, |w| w.end <= a);
+        let end = words.count_prefix(b, |w| w.start < b);
         Some(DocSpan::new(s.doc_id, first, end.max(first)))
     }
 
     /// Maps every span; spans of unknown documents are dropped.
-    pub fn all_to_words<'a>(&self, spans: &[DocSpan<'a>]) -> Vec<DocSpan<'a>> {
+    pub fn all_to_words<'s>(&self, spans: &[DocSpan<'s>]) -> Vec<DocSpan<'s>> {
         spans.iter().filter_map(|s| self.to_words(*s)).collect()
     }
 
@@ -367,23 +446,58 @@ impl WordMap {
 /// A byte span `[a, b)` on character boundaries maps to `[chars before a, chars before b)`;
 /// a span inside a character (which a valid passage or evidence span never is) covers the
 /// characters it touches.
+///
+/// Memory: per document, one entry per multi-byte character only (ASCII text costs
+/// nothing), from which the character count before any byte offset follows. (Keeping every
+/// character's offset cost 8 bytes per character: 4.8 GB for a million 600-byte passages.)
 #[derive(Debug, Clone, Default)]
 pub struct CharMap {
-    /// Per document, the byte offset of each character's first byte, ascending.
-    starts: HashMap<String, Vec<usize>>,
+    docs: HashMap<String, Vec<WideChar>>,
+}
+
+/// A character of more than one byte: where it starts, its length, and the continuation
+/// bytes (bytes that start no character) before it in the document.
+#[derive(Debug, Clone, Copy)]
+struct WideChar {
+    start: usize,
+    len: usize,
+    continuation_before: usize,
+}
+
+/// Characters starting before byte `b` (any `b`, on a boundary or not): `b` minus the
+/// continuation bytes before it.
+fn chars_before(wide: &[WideChar], b: usize) -> usize {
+    let j = wide.partition_point(|w| w.start < b);
+    let Some(w) = j.checked_sub(1).map(|i| wide[i]) else {
+        return b;
+    };
+    let inside = (w.len - 1).min(b - w.start - 1);
+    b - (w.continuation_before + inside)
 }
 
 impl CharMap {
-    /// Indexes every document's characters once.
+    /// Indexes every document's multi-byte characters once.
     pub fn new(documents: &[Document]) -> Self {
         CharMap {
-            starts: documents
+            docs: documents
                 .iter()
                 .map(|d| {
-                    (
-                        d.id.clone(),
-                        d.text.char_indices().map(|(b, _)| b).collect(),
-                    )
+                    let mut continuation_before = 0;
+                    let wide = d
+                        .text
+                        .char_indices()
+                        .filter(|(_, c)| c.len_utf8() > 1)
+                        .map(|(start, c)| {
+                            let w = WideChar {
+                                start,
+                                len: c.len_utf8(),
+                                continuation_before,
+                            };
+                            continuation_before += w.len - 1;
+                            w
+                        })
+                        .collect();
+                    (d.id.clone(), wide)
                 })
                 .collect(),
         }
@@ -391,16 +505,14 @@ impl CharMap {
 
     /// The character-index span of a byte span; `None` when the document is unknown.
     pub fn to_chars<'a>(&self, s: DocSpan<'a>) -> Option<DocSpan<'a>> {
-        let starts = self.starts.get(s.doc_id)?;
+        let wide = self.docs.get(s.doc_id)?;
         if s.span.start >= s.span.end {
             return Some(DocSpan::new(s.doc_id, 0, 0));
         }
         // Characters starting before `start` but ending after it are touched: count from the
-        // character containing `start`.
-        let first = starts
-            .partition_point(|&b| b <= s.span.start)
-            .saturating_sub(1);
-        let end = starts.partition_point(|&b| b < s.span.end);
+        // character containing `start` (characters starting at or before it, minus one).
+        let first = chars_before(wide, s.span.start + 1).saturating_sub(1);
+        let end = chars_before(wide, s.span.end);
         Some(DocSpan::new(s.doc_id, first, end.max(first)))
     }
 
@@ -487,6 +599,7 @@ pub fn words_retrieved_in(chunks: &[&Chunk], documents: &[Document]) -> WordsRet
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chunker::word_spans;
 
     fn ds(start: usize, end: usize) -> DocSpan<'static> {
         DocSpan::new("d", start, end)
@@ -521,6 +634,55 @@ mod tests {
         let b = span_metrics(&retrieved, &[span]).unwrap();
         assert!((b.precision - 6.0 / 13.0).abs() < 1e-15);
         assert!((cm.precision_omega(&retrieved, &[span]).unwrap() - 5.0 / 11.0).abs() < 1e-15);
+    }
+
+    /// The per-word and per-character tables the compact maps replaced: every word's span
+    /// and every character's first byte, searched by binary search.
+    fn reference_words(text: &str, a: usize, b: usize) -> (usize, usize) {
+        let words = word_spans(text);
+        let first = words.partition_point(|w| w.end <= a);
+        let end = words.partition_point(|w| w.start < b);
+        (first, end.max(first))
+    }
+
+    fn reference_chars(text: &str, a: usize, b: usize) -> (usize, usize) {
+        let starts: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+        let first = starts.partition_point(|&s| s <= a).saturating_sub(1);
+        let end = starts.partition_point(|&s| s < b);
+        (first, end.max(first))
+    }
+
+    proptest::proptest! {
+        /// Every byte span (on a character boundary or not) of texts with runs of
+        /// separators, multi-byte letters and separators (NBSP, ideographic space), and more
+        /// than a few checkpoints of words: the compact maps equal the full tables.
+        #[test]
+        fn compact_maps_equal_the_full_tables(
+            pieces in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::string::string_regex("[a-z]{1,6}").unwrap(),
+                    proptest::string::string_regex("[ \\n\\t]{1,3}").unwrap(),
+                    proptest::string::string_regex("[éü—漢😀]{1,3}").unwrap(),
+                    proptest::string::string_regex("[\u{a0}\u{3000}]").unwrap(),
+                ],
+                0..200,
+            ),
+            cuts in proptest::collection::vec((0usize..2000, 0usize..2000), 1..40),
+        ) {
+            let text: String = pieces.concat();
+            let doc = Document::new("d", text.clone());
+            let wm = WordMap::new(std::slice::from_ref(&doc));
+            let cm = CharMap::new(std::slice::from_ref(&doc));
+            for (x, y) in cuts {
+                let (a, b) = (x % (text.len() + 1), y % (text.len() + 1));
+                let got = wm.to_words(ds(a, b)).unwrap().span;
+                let want = if a >= b { (0, 0) } else { reference_words(&text, a, b) };
+                proptest::prop_assert_eq!((got.start, got.end), want, "words of [{}, {})", a, b);
+                let got = cm.to_chars(ds(a, b)).unwrap().span;
+                let want = if a >= b { (0, 0) } else { reference_chars(&text, a, b) };
+                proptest::prop_assert_eq!((got.start, got.end), want, "chars of [{}, {})", a, b);
+            }
+        }
     }
 
     #[test]

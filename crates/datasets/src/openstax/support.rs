@@ -178,8 +178,8 @@ impl BookIndex {
             for span in spans.iter().flatten() {
                 let p = paragraphs.len() as u32;
                 paragraphs.push((d, *span));
-                while ti < t.token_ids.len() && t.token_spans[ti].start < span.end {
-                    if t.token_spans[ti].start >= span.start {
+                while ti < t.token_ids.len() && t.token_spans[ti].start() < span.end {
+                    if t.token_spans[ti].start() >= span.start {
                         let id = t.token_ids[ti] as usize;
                         if para_postings.len() <= id {
                             para_postings.resize(id + 1, Vec::new());

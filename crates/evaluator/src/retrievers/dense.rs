@@ -41,7 +41,8 @@ impl Retriever for Dense {
         let index = input.index;
         let texts: Vec<&str> = (0..index.len()).map(|i| index.text(i)).collect();
         let vectors = e.embed(&texts)?;
-        let dense = retriever::DenseIndex::from_rows(&vectors, e.dim())?;
+        // By value: each row is freed as it is copied (one copy of the vectors at the peak).
+        let dense = retriever::DenseIndex::from_rows(vectors, e.dim())?;
         let (qtexts, groups) = retriever::flatten_queries(input.queries);
         let qvecs = e.embed(&qtexts)?;
         let scopes: Vec<Option<&[bool]>> = input.scopes.iter().map(|m| m.as_deref()).collect();
