@@ -326,7 +326,15 @@ fn parity(scoring: Scoring, n: usize) -> (usize, usize, usize) {
                 worst = format!("{:?} option {o:?}: server {x:.4}, local {y:.4}", q.0);
             }
             max_delta = max_delta.max(d);
-            outside += usize::from(d > TOLERANCE_ABS + TOLERANCE_REL * (y * scale).abs());
+            let bound = TOLERANCE_ABS + TOLERANCE_REL * (y * scale).abs();
+            if d > bound {
+                outside += 1;
+                report(&format!(
+                    "parity {scoring:?}: outside the tolerance: {:?} option {o:?}: server \
+                     {x:.4}, local {y:.4}, |Δ| {d:.4} > {bound:.4}",
+                    q.0
+                ));
+            }
         }
     }
     report(&format!(
