@@ -209,24 +209,42 @@ pub fn is_word_separator(c: char) -> bool {
 /// Byte spans of the words of `text`: maximal runs of non-separator characters
 /// ([`is_word_separator`]). Spans are in increasing order and never empty.
 pub fn word_spans(text: &str) -> Vec<Span> {
-    let mut spans = Vec::new();
-    let mut start: Option<usize> = None;
-    for (i, c) in text.char_indices() {
-        if is_word_separator(c) {
-            if let Some(s) = start.take() {
-                spans.push(Span { start: s, end: i });
-            }
-        } else if start.is_none() {
-            start = Some(i);
-        }
+    words_from(text, 0).collect()
+}
+
+/// The words of `text` ([`word_spans`]) as an iterator, from byte `from` on. `from` must be 0
+/// or the start of a word (a span of [`word_spans`]), so the segmentation from there on is
+/// [`word_spans`]'s; indexes that keep only some word starts resume from one with this.
+///
+/// # Panics
+/// When `from` is past the end of `text` or not on a character boundary.
+pub fn words_from(text: &str, from: usize) -> WordSpans<'_> {
+    assert!(
+        text.is_char_boundary(from),
+        "byte {from} is not a character boundary"
+    );
+    WordSpans { text, pos: from }
+}
+
+/// Iterator over word byte spans, made by [`words_from`].
+#[derive(Debug, Clone)]
+pub struct WordSpans<'t> {
+    text: &'t str,
+    pos: usize,
+}
+
+impl Iterator for WordSpans<'_> {
+    type Item = Span;
+
+    fn next(&mut self) -> Option<Span> {
+        let rest = &self.text[self.pos..];
+        let start = self.pos + rest.find(|c: char| !is_word_separator(c))?;
+        let end = self.text[start..]
+            .find(is_word_separator)
+            .map_or(self.text.len(), |i| start + i);
+        self.pos = end;
+        Some(Span { start, end })
     }
-    if let Some(s) = start {
-        spans.push(Span {
-            start: s,
-            end: text.len(),
-        });
-    }
-    spans
 }
 
 /// Number of words in `text` (the length of [`word_spans`]), without allocating.

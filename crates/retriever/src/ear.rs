@@ -36,7 +36,7 @@
 
 use crate::{Hit, PassageIndex, TextAnalyzer};
 use chunker::anchor::{tokenize, Anchor, AnchorConfig, AnchorIndex, AnchorKind};
-use chunker::{word_spans, CompactSpan, Document, Span};
+use chunker::{words_from, CompactSpan, Document, Span};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -258,7 +258,7 @@ pub struct EarResult {
 }
 
 struct DocIndex {
-    /// Whitespace words ([`word_spans`]), packed: 8 bytes a word (a 1M-passage corpus holds
+    /// Whitespace words ([`chunker::word_spans`]), packed: 8 bytes a word (a 1M-passage corpus holds
     /// ~100M of them).
     words: Vec<CompactSpan>,
     /// Parents of this document: (parent index, first word, last word), in order.
@@ -324,10 +324,7 @@ impl<'a> EarIndex<'a> {
                 Vec::new()
             };
             per_doc.push(DocIndex {
-                words: word_spans(&doc.text)
-                    .into_iter()
-                    .map(CompactSpan::new)
-                    .collect(),
+                words: words_from(&doc.text, 0).map(CompactSpan::new).collect(),
                 parents: Vec::new(),
                 sentences,
             });

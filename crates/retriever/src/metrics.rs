@@ -332,7 +332,7 @@ struct DocWords<'a> {
 
 impl<'a> DocWords<'a> {
     fn new(text: &'a str) -> Self {
-        let checkpoints = WordsFrom::new(text, 0)
+        let checkpoints = chunker::words_from(text, 0)
             .step_by(WORD_CHECKPOINT)
             .map(|w| w.start)
             .collect();
@@ -349,44 +349,9 @@ impl<'a> DocWords<'a> {
             return 0;
         };
         let base = block * WORD_CHECKPOINT;
-        base + WordsFrom::new(self.text, self.checkpoints[block])
+        base + chunker::words_from(self.text, self.checkpoints[block])
             .take_while(|w| pred(*w))
             .count()
-    }
-}
-
-/// The words of `text` starting at byte `from`, which must be a word start or 0 (so the
-/// segmentation equals [`chunker::word_spans`]'s from there on).
-struct WordsFrom<'t> {
-    text: &'t str,
-    pos: usize,
-}
-
-impl<'t> WordsFrom<'t> {
-    fn new(text: &'t str, from: usize) -> Self {
-        WordsFrom { text, pos: from }
-    }
-}
-
-impl Iterator for WordsFrom<'_> {
-    type Item = Span;
-
-    fn next(&mut self) -> Option<Span> {
-        let rest = &self.text[self.pos..];
-        let skip = rest
-            .char_indices()
-            .find(|&(_, c)| !chunker::is_word_separator(c))
-            .map(|(i, _)| i)?;
-        let start = self.pos + skip;
-        let len = self.text[start..]
-            .char_indices()
-            .find(|&(_, c)| chunker::is_word_separator(c))
-            .map_or(self.text.len() - start, |(i, _)| i);
-        self.pos = start + len;
-        Some(Span {
-            start,
-            end: start + len,
-        })
     }
 }
 
