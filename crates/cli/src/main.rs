@@ -287,20 +287,28 @@ enum DataAction {
         /// ../shared/datasets).
         #[arg(long, env = "CHUNKBENCH_DATA")]
         data_dir: Option<PathBuf>,
-        /// Local mirror of the four OpenStax books (default: DATA_DIR/openstax when present).
+        /// Local mirror of the OpenStax books (default: DATA_DIR/openstax when present).
         #[arg(long, env = "CHUNKBENCH_OPENSTAX")]
         openstax_mirror: Option<PathBuf>,
+        /// The books file: which mirror folders are imported, as which corpora (default: the
+        /// repository's datasets/openstax-books.yaml, compiled in).
+        #[arg(long)]
+        openstax_books: Option<PathBuf>,
+        /// Fail on a CNXML class the cleaning rules do not know, instead of counting it and
+        /// keeping its content as prose.
+        #[arg(long)]
+        openstax_strict: bool,
         /// Seed of the SciQ option order.
         #[arg(long, default_value_t = 0)]
         seed: u64,
-        /// Size of the sampled OpenStax question set `openstax-mmlu-N`.
+        /// Size of the sampled OpenStax question sets `CORPUS-mmlu-N` (e.g. `openstax-mmlu-N`).
         #[arg(long, default_value_t = datasets::openstax::DEFAULT_SAMPLE)]
         openstax_sample: usize,
         /// Seed of the OpenStax question sample.
         #[arg(long, default_value_t = 0)]
         openstax_seed: u64,
-        /// Without a mirror: fetch the four books from their repositories at the pinned
-        /// commits (needs git and network) into .cache/openstax-mirror, then convert.
+        /// Without a mirror: fetch the books of the books file from their repositories at the
+        /// pinned commits (needs git and network) into .cache/openstax-mirror, then convert.
         #[arg(long)]
         openstax_clone: bool,
         /// Base URL of the book repositories for --openstax-clone (`BASE/openstax/…`).
@@ -454,6 +462,8 @@ fn real_main() -> Result<()> {
                     store,
                     data_dir,
                     openstax_mirror,
+                    openstax_books,
+                    openstax_strict,
                     seed,
                     openstax_sample,
                     openstax_seed,
@@ -463,6 +473,10 @@ fn real_main() -> Result<()> {
                 },
         } => {
             data_fetch(&store, data_dir.as_deref(), seed, force)?;
+            let books = match &openstax_books {
+                Some(p) => datasets::openstax::BooksFile::load(p)?,
+                None => datasets::openstax::BooksFile::builtin(),
+            };
             let mut mirror = openstax_mirror.or_else(|| {
                 data_dir
                     .map(|d| d.join(datasets::openstax::DIR))
@@ -470,16 +484,26 @@ fn real_main() -> Result<()> {
             });
             if mirror.is_none() && openstax_clone {
                 use datasets::openstax::clone;
-                eprintln!("fetching the four OpenStax books at their pinned commits ...");
+                eprintln!(
+                    "fetching the OpenStax books of the books file at their pinned commits ..."
+                );
                 mirror = Some(clone::clone_mirror(
                     Path::new(".cache/openstax-mirror"),
-                    &clone::pinned_sources(&openstax_git_base),
+                    &clone::pinned_sources(&books, &openstax_git_base),
                 )?);
             }
             match mirror {
-                Some(m) => {
-                    openstax_fetch(store.as_path(), &m, openstax_sample, openstax_seed, force)
-                }
+                Some(m) => openstax_fetch(
+                    store.as_path(),
+                    &m,
+                    &books,
+                    OpenstaxOptions {
+                        sample: openstax_sample,
+                        seed: openstax_seed,
+                        strict: openstax_strict,
+                        force,
+                    },
+                ),
                 None => {
                     eprintln!(
                         "note: OpenStax not converted: give --data-dir (or CHUNKBENCH_DATA) with an \
@@ -877,18 +901,29 @@ fn data_fetch(store: &Path, data_dir: Option<&Path>, seed: u64, force: bool) -> 
     Ok(())
 }
 
-/// Converts the OpenStax mirror into `openstax`, `openstax-mmlu` and `openstax-mmlu-N`
-/// (skipped when all three are up to date), then prints their counts.
+/// How `data fetch` converts the OpenStax corpora.
+#[derive(Clone, Copy)]
+struct OpenstaxOptions {
+    sample: usize,
+    seed: u64,
+    strict: bool,
+    force: bool,
+}
+
+/// Converts each corpus of the books file whose folders are in the mirror into `NAME`,
+/// `NAME-mmlu` and `NAME-mmlu-N` (skipped when all three are up to date), reports what the
+/// mirror and the file disagree on, then prints the counts of every book.
 fn openstax_fetch(
     store: &Path,
     mirror: &Path,
-    sample: usize,
-    seed: u64,
-    force: bool,
+    books: &datasets::openstax::BooksFile,
+    o: OpenstaxOptions,
 ) -> Result<()> {
     use datasets::openstax;
-    let started = std::time::Instant::now();
-    let input = openstax::input_sha256(mirror)?;
+    let mirror_report = openstax::mirror_report(mirror, books)?;
+    for line in mirror_report.lines() {
+        eprintln!("note: openstax: {line}");
+    }
     let mmlu_dir = store.join("mmlu-test");
     let mmlu_sha = sha256_file(&mmlu_dir.join("manifest.json")).with_context(|| {
         format!(
@@ -896,106 +931,166 @@ fn openstax_fetch(
             mmlu_dir.display()
         )
     })?;
-    let key = openstax::mmlu_input_key(&input, &mmlu_sha, sample, seed);
-    let names = [
-        openstax::DIR.to_string(),
-        openstax::MMLU_DATASET.to_string(),
-        openstax::sample_dataset(sample),
-    ];
-    let corpus_version_ok =
-        std::fs::read_to_string(store.join(openstax::DIR).join("manifest.json"))
-            .is_ok_and(|t| t.contains(openstax::RULES_VERSION));
-    let current = corpus_version_ok
-        && up_to_date(&store.join(&names[0]), &input)
-        && up_to_date(&store.join(&names[1]), &key)
-        && up_to_date(&store.join(&names[2]), &key);
-    if current && !force {
-        eprintln!("openstax datasets are up to date in {}", store.display());
-    } else {
-        let corpus = openstax::load_corpus(mirror)?;
-        openstax::write_corpus(&corpus, store)?;
-        let mmlu = datasets::Dataset::load(&mmlu_dir)?;
-        openstax::write_mmlu(&corpus, &mmlu, store, sample, seed)?;
-        eprintln!(
-            "  converted the OpenStax mirror {} in {:.1} s",
-            mirror.display(),
-            started.elapsed().as_secs_f64()
+    let mut mmlu: Option<datasets::Dataset> = None;
+    let mut done = Vec::new();
+    for spec in &books.corpora {
+        if !mirror_report.complete(spec) {
+            continue;
+        }
+        let started = std::time::Instant::now();
+        // Cleaning is cheap (seconds); it gives the rules version the corpus needs, which is
+        // part of its identity, so it runs before the up-to-date check.
+        let corpus =
+            openstax::load_corpus(mirror, spec, openstax::LoadOptions { strict: o.strict })?;
+        let key = openstax::mmlu_input_key(
+            &corpus.input_sha256,
+            &corpus.rules_version(),
+            &mmlu_sha,
+            o.sample,
+            o.seed,
         );
-    }
-    let read = |n: &str| -> Result<DatasetManifest> {
-        let p = store.join(n).join("manifest.json");
-        serde_json::from_slice(
-            &std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?,
-        )
-        .with_context(|| format!("{}: not a dataset manifest", p.display()))
-    };
-    let corpus = read(&names[0])?;
-    report(&corpus, &store.join(&names[0]));
-    let c = |k: String| corpus.counts.get(&k).copied().unwrap_or(0);
-    eprintln!(
-        "    {:<12} {:>6} {:>10} {:>8} {:>8} {:>9}",
-        "book", "pages", "narrative", "kept", "removed", "words"
-    );
-    let books: Vec<&str> = openstax::BOOKS.iter().map(|b| b.slug).collect();
-    for prefix in books.iter().map(|b| format!("{b}.")).chain([String::new()]) {
-        let label = if prefix.is_empty() {
-            "total"
+        let names = [
+            spec.name.clone(),
+            spec.mmlu_dataset(),
+            spec.sample_dataset(o.sample),
+        ];
+        let version_ok = read_manifest(&store.join(&names[0]))
+            .is_ok_and(|m| m.version == openstax::corpus_version(&corpus));
+        let current = version_ok
+            && up_to_date(&store.join(&names[0]), &corpus.input_sha256)
+            && up_to_date(&store.join(&names[1]), &key)
+            && up_to_date(&store.join(&names[2]), &key);
+        if current && !o.force {
+            eprintln!(
+                "{} datasets are up to date in {}",
+                spec.name,
+                store.display()
+            );
         } else {
-            prefix.trim_end_matches('.')
-        };
-        eprintln!(
-            "    {:<12} {:>6} {:>10} {:>8} {:>8} {:>9}",
-            label,
-            c(format!("{prefix}pages")),
-            c(format!("{prefix}narrative_pages")),
-            c(format!("{prefix}blocks_kept")),
-            c(format!("{prefix}blocks_removed")),
-            c(format!("{prefix}words_kept"))
-        );
+            openstax::write_corpus(&corpus, store)?;
+            if mmlu.is_none() {
+                mmlu = Some(datasets::Dataset::load(&mmlu_dir)?);
+            }
+            let m = mmlu.as_ref().expect("loaded above");
+            openstax::write_mmlu(&corpus, m, store, o.sample, o.seed)?;
+            eprintln!(
+                "  converted {} from the mirror {} in {:.1} s",
+                spec.name,
+                mirror.display(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+        for (book, page, u) in corpus.unknown().take(20) {
+            eprintln!(
+                "note: {}: {}/{}:{}: class {} has no cleaning rule; counted, content kept as prose",
+                spec.name, book.spec.folder, page.path, u.line, u.class
+            );
+        }
+        done.push((spec, names));
     }
-    let reasons: Vec<String> = openstax::Reason::ALL
-        .iter()
-        .map(|r| format!("{r} {}", c(format!("removed.{r}"))))
-        .collect();
-    eprintln!("    removed by reason: {}", reasons.join(", "));
-    eprintln!("    (EAR paper: 1108 pages, 772 narrative, 3955 blocks kept, 4429 removed)");
-    let all = read(&names[1])?;
-    report(&all, &store.join(&names[1]));
-    let sampled = read(&names[2])?;
-    report(&sampled, &store.join(&names[2]));
-    let a = |k: String| all.counts.get(&k).copied().unwrap_or(0);
-    let s = |k: String| sampled.counts.get(&k).copied().unwrap_or(0);
-    eprintln!(
-        "    {:<24} {:>10} {:>9} {:>8}",
-        "subject", "considered", "supported", "sampled"
-    );
-    let subjects: Vec<&str> = openstax::BOOKS
-        .iter()
-        .flat_map(|b| b.subjects.iter().copied())
-        .collect();
-    for subj in &subjects {
+    if done.is_empty() {
         eprintln!(
-            "    {:<24} {:>10} {:>9} {:>8}",
-            subj,
-            a(format!("considered.{subj}")),
-            a(format!("supported.{subj}")),
-            s(format!("questions.{subj}"))
+            "note: no OpenStax corpus of the books file is complete in {}",
+            mirror.display()
         );
+        return Ok(());
+    }
+    let mut manifests = Vec::new();
+    for (spec, names) in &done {
+        let m: Vec<DatasetManifest> = names
+            .iter()
+            .map(|n| read_manifest(&store.join(n)))
+            .collect::<Result<_>>()?;
+        for (m, n) in m.iter().zip(names) {
+            report(m, &store.join(n));
+        }
+        manifests.push((*spec, m));
     }
     eprintln!(
-        "    {:<24} {:>10} {:>9} {:>8}   (EAR paper: 153 supported)",
-        "total",
-        a("considered".into()),
-        a("questions".into()),
-        s("questions".into())
+        "    {:<20} {:<12} {:>6} {:>10} {:>8} {:>8} {:>9} {:>8}",
+        "corpus", "book", "pages", "narrative", "kept", "removed", "words", "unknown"
     );
+    for (spec, m) in &manifests {
+        let c = |k: String| m[0].counts.get(&k).copied().unwrap_or(0);
+        let rows = spec
+            .books
+            .iter()
+            .map(|b| (b.slug.as_str(), format!("{}.", b.slug)))
+            .chain([("total", String::new())]);
+        for (label, prefix) in rows {
+            eprintln!(
+                "    {:<20} {:<12} {:>6} {:>10} {:>8} {:>8} {:>9} {:>8}",
+                spec.name,
+                label,
+                c(format!("{prefix}pages")),
+                c(format!("{prefix}narrative_pages")),
+                c(format!("{prefix}blocks_kept")),
+                c(format!("{prefix}blocks_removed")),
+                c(format!("{prefix}words_kept")),
+                c(format!("{prefix}unknown_classes"))
+            );
+        }
+        let reasons: Vec<String> = openstax::Reason::ALL
+            .iter()
+            .map(|r| format!("{r} {}", c(format!("removed.{r}"))))
+            .collect();
+        eprintln!(
+            "    {} removed by reason: {}",
+            spec.name,
+            reasons.join(", ")
+        );
+        if spec.name == "openstax" {
+            eprintln!("    (EAR paper: 1108 pages, 772 narrative, 3955 blocks kept, 4429 removed)");
+        }
+    }
     eprintln!(
-        "    supported via the gold option: {} exact anchor, {} anchor phrase, {} content words",
-        a("supported_by.gold-anchor-exact".into()),
-        a("supported_by.gold-anchor-phrase".into()),
-        a("supported_by.gold-content-words".into())
+        "    {:<20} {:<26} {:>10} {:>9} {:>8}",
+        "corpus", "subject", "considered", "supported", "sampled"
     );
+    for (spec, m) in &manifests {
+        let a = |k: String| m[1].counts.get(&k).copied().unwrap_or(0);
+        let s = |k: String| m[2].counts.get(&k).copied().unwrap_or(0);
+        for subj in spec.subjects() {
+            eprintln!(
+                "    {:<20} {:<26} {:>10} {:>9} {:>8}",
+                spec.name,
+                subj,
+                a(format!("considered.{subj}")),
+                a(format!("supported.{subj}")),
+                s(format!("questions.{subj}"))
+            );
+        }
+        eprintln!(
+            "    {:<20} {:<26} {:>10} {:>9} {:>8}{}",
+            spec.name,
+            "total",
+            a("considered".into()),
+            a("questions".into()),
+            s("questions".into()),
+            if spec.name == "openstax" {
+                "   (EAR paper: 153 supported)"
+            } else {
+                ""
+            }
+        );
+        eprintln!(
+            "    {:<20} supported via the gold option: {} exact anchor, {} anchor phrase, {} content words",
+            spec.name,
+            a("supported_by.gold-anchor-exact".into()),
+            a("supported_by.gold-anchor-phrase".into()),
+            a("supported_by.gold-content-words".into())
+        );
+    }
     Ok(())
+}
+
+/// Reads `DIR/manifest.json`.
+fn read_manifest(dir: &Path) -> Result<DatasetManifest> {
+    let p = dir.join("manifest.json");
+    serde_json::from_slice(
+        &std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?,
+    )
+    .with_context(|| format!("{}: not a dataset manifest", p.display()))
 }
 
 fn models_fetch(models: &Path) -> Result<()> {

@@ -100,8 +100,10 @@ use std::sync::LazyLock;
 /// Folder of the mirror under the data directory, and name of the corpus dataset.
 pub const DIR: &str = "openstax";
 
-/// Version of the cleaning rules; part of the manifests, so a rule change shows in them.
-pub const RULES_VERSION: &str = "openstax-clean-1";
+/// The newest generation of the cleaning rules. A corpus's manifests record the generation
+/// its cleaning needs ([`Corpus::rules_version`], [`rules_version`]), so a rule change shows
+/// in the manifests of every corpus it changes, and only in those.
+pub const RULES_GENERATION: u8 = 2;
 
 /// A page is narrative when it keeps at least this many blocks.
 pub const NARRATIVE_MIN_BLOCKS: usize = 1;
@@ -122,7 +124,8 @@ pub const FRONT_MATTER_PAGES: &[&str] = &[
 ];
 
 /// The source format of a book.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Format {
     /// CNXML 0.7 modules ordered by a collection file.
     Cnxml,
@@ -130,64 +133,292 @@ pub enum Format {
     Markdown,
 }
 
-/// One of the four books.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One book of the books file ([`BooksFile`]): where it is in the mirror, where it comes
+/// from, and what it supports.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct BookSpec {
-    /// Folder under `openstax/`.
-    pub folder: &'static str,
+    /// Folder under the mirror (`DATA_DIR/openstax/FOLDER`).
+    pub folder: String,
     /// Short name used in document ids (`openstax-SLUG-MODULE`) and counts.
-    pub slug: &'static str,
-    /// Title of the book.
-    pub title: &'static str,
-    /// Upstream repository (the commit is in the folder's `SOURCE_COMMIT`).
-    pub repository: &'static str,
+    pub slug: String,
+    /// Title of the book (in each document's `source`).
+    pub title: String,
+    /// Upstream repository, `github.com/OWNER/NAME`.
+    pub repository: String,
+    /// The pinned upstream commit (40 hex digits): what `--openstax-clone` checks out; a
+    /// mirror folder whose `SOURCE_COMMIT` differs is reported by [`mirror_report`].
+    pub commit: String,
     /// Source format.
     pub format: Format,
-    /// License of the text at the mirrored commit (SPDX id).
-    pub license: &'static str,
+    /// License of the text at the pinned commit (SPDX id).
+    pub license: String,
     /// MMLU subjects whose questions this book may support.
-    pub subjects: &'static [&'static str],
+    pub subjects: Vec<String>,
+    /// CNXML only: the `META-INF/books.xml` slugs of the collections to read, in order. Empty:
+    /// every collection of `books.xml`, in its order. A module in two chosen collections is one
+    /// page, at the position and under the chapter of the first collection that names it.
+    #[serde(default)]
+    pub collections: Vec<String>,
+    /// The cleaning rules generation the book is cleaned under (1 to [`RULES_GENERATION`];
+    /// default: the newest). Pinning it keeps the book's corpus, and every result on it,
+    /// unchanged when later generations add rules; the EAR books pin 1.
+    #[serde(default)]
+    pub rules: Option<u8>,
 }
 
-/// The four books, in the order they are read and reported.
-pub const BOOKS: [BookSpec; 4] = [
-    BookSpec {
-        folder: "osbooks-us-history",
-        slug: "us-history",
-        title: "U.S. History",
-        repository: "github.com/openstax/osbooks-us-history",
-        format: Format::Cnxml,
-        license: "CC-BY-4.0",
-        subjects: &["high_school_us_history"],
-    },
-    BookSpec {
-        folder: "osbooks-psychology",
-        slug: "psychology",
-        title: "Psychology 2e",
-        repository: "github.com/openstax/osbooks-psychology",
-        format: Format::Cnxml,
-        license: "CC-BY-4.0",
-        subjects: &["high_school_psychology"],
-    },
-    BookSpec {
-        folder: "osbooks-astronomy",
-        slug: "astronomy",
-        title: "Astronomy 2e",
-        repository: "github.com/openstax/osbooks-astronomy",
-        format: Format::Cnxml,
-        license: "CC-BY-4.0",
-        subjects: &["astronomy"],
-    },
-    BookSpec {
-        folder: "philschatz-biology-book",
-        slug: "biology",
-        title: "Biology",
-        repository: "github.com/philschatz/biology-book",
-        format: Format::Markdown,
-        license: "CC-BY-3.0",
-        subjects: &["high_school_biology", "college_biology"],
-    },
-];
+impl BookSpec {
+    /// The rules generation the book is cleaned under: [`BookSpec::rules`] or the newest; 1
+    /// for Markdown books (the Markdown reader has generation-1 rules only).
+    pub fn rules_generation(&self) -> u8 {
+        match self.format {
+            Format::Markdown => 1,
+            Format::Cnxml => self.rules.unwrap_or(RULES_GENERATION),
+        }
+    }
+}
+
+/// One corpus of the books file: the books that become one dataset `NAME` with its question
+/// sets `NAME-mmlu` and `NAME-mmlu-N`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CorpusSpec {
+    /// Dataset name (`openstax`, `openstax-chemistry`, ...).
+    pub name: String,
+    /// License line of the corpus's manifests.
+    pub license: String,
+    /// The books, in the order they are read and reported.
+    pub books: Vec<BookSpec>,
+}
+
+impl CorpusSpec {
+    /// Name of the dataset of all supported questions: `NAME-mmlu`.
+    pub fn mmlu_dataset(&self) -> String {
+        format!("{}-mmlu", self.name)
+    }
+
+    /// Name of the sampled question dataset: `NAME-mmlu-SAMPLE`.
+    pub fn sample_dataset(&self, sample: usize) -> String {
+        format!("{}-mmlu-{sample}", self.name)
+    }
+
+    /// Every MMLU subject of the corpus's books, in book order.
+    pub fn subjects(&self) -> impl Iterator<Item = &str> {
+        self.books
+            .iter()
+            .flat_map(|b| b.subjects.iter().map(String::as_str))
+    }
+}
+
+/// The books file: which books chunkbench imports from the mirror, grouped into corpora.
+/// The repository's file is `datasets/openstax-books.yaml` ([`BooksFile::builtin`], compiled
+/// into the binary); `--openstax-books FILE` reads a user's own with [`BooksFile::load`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BooksFile {
+    /// The corpora, in the order they are converted and reported.
+    pub corpora: Vec<CorpusSpec>,
+}
+
+/// The repository's books file, `datasets/openstax-books.yaml`.
+pub const BUILTIN_BOOKS_FILE: &str = include_str!("../../../datasets/openstax-books.yaml");
+
+impl BooksFile {
+    /// The repository's books file ([`BUILTIN_BOOKS_FILE`]).
+    ///
+    /// # Panics
+    /// Never for the file shipped with the repository (a test parses it).
+    pub fn builtin() -> BooksFile {
+        BooksFile::parse(BUILTIN_BOOKS_FILE, "datasets/openstax-books.yaml")
+            .expect("the repository's books file is valid (tested)")
+    }
+
+    /// Reads and validates a books file.
+    ///
+    /// # Errors
+    /// An unreadable file, or any error of [`BooksFile::parse`].
+    pub fn load(path: &Path) -> Result<BooksFile> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the books file {}", path.display()))?;
+        BooksFile::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates a books file; `origin` names it in errors.
+    ///
+    /// # Errors
+    /// Invalid YAML, an unknown, missing or duplicate field (with its line and column); a
+    /// corpus name that is not lowercase letters, digits and `-`; a duplicate corpus name,
+    /// book folder or slug; a commit that is not 40 hex digits; a subject claimed by two books
+    /// of one corpus; `collections` on a Markdown book. Each error names `origin`, the corpus
+    /// and book, and the fix.
+    pub fn parse(text: &str, origin: &str) -> Result<BooksFile> {
+        let file: BooksFile = serde_yaml::from_str(text).map_err(|e| {
+            let at = e
+                .location()
+                .map(|l| format!(":{}:{}", l.line(), l.column()))
+                .unwrap_or_default();
+            anyhow::anyhow!("{origin}{at}: {e}; the fields are described at the top of datasets/openstax-books.yaml")
+        })?;
+        let mut names = std::collections::HashSet::new();
+        let mut folders = std::collections::HashMap::new();
+        let mut slugs = std::collections::HashMap::new();
+        for c in &file.corpora {
+            let ok = |s: &str| {
+                !s.is_empty()
+                    && s.bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            };
+            if !ok(&c.name) {
+                bail!("{origin}: corpus name {:?}: use lowercase letters, digits and '-' (it names dataset directories)", c.name);
+            }
+            if !names.insert(c.name.as_str()) {
+                bail!(
+                    "{origin}: corpus {:?} is listed twice; give each corpus its own name",
+                    c.name
+                );
+            }
+            if c.books.is_empty() {
+                bail!("{origin}: corpus {:?} has no books", c.name);
+            }
+            let mut subjects: BTreeMap<&str, &str> = BTreeMap::new();
+            for b in &c.books {
+                let at = format!("{origin}: corpus {:?}, book {:?}", c.name, b.slug);
+                if !ok(&b.slug) {
+                    bail!("{at}: slug: use lowercase letters, digits and '-' (it is part of document ids)");
+                }
+                if b.folder.is_empty()
+                    || b.folder.contains(['/', '\\'])
+                    || b.folder.starts_with('.')
+                {
+                    bail!(
+                        "{at}: folder {:?}: give the name of one folder under the mirror",
+                        b.folder
+                    );
+                }
+                if let Some(other) = folders.insert(b.folder.as_str(), &c.name) {
+                    if other != &c.name {
+                        bail!("{at}: folder {:?} is also in corpus {other:?}; a book folder belongs to one corpus", b.folder);
+                    }
+                }
+                if let Some(other) = slugs.insert(b.slug.as_str(), &c.name) {
+                    bail!("{at}: slug {:?} is already used (corpus {other:?}); document ids must stay unique", b.slug);
+                }
+                if b.commit.len() != 40 || !b.commit.bytes().all(|x| x.is_ascii_hexdigit()) {
+                    bail!(
+                        "{at}: commit {:?}: give the full 40-hex-digit upstream commit",
+                        b.commit
+                    );
+                }
+                if let Some(g) = b.rules {
+                    if !(1..=RULES_GENERATION).contains(&g) {
+                        bail!("{at}: rules: {g}: give a generation from 1 to {RULES_GENERATION} (or leave it out for the newest)");
+                    }
+                    if b.format == Format::Markdown && g != 1 {
+                        bail!("{at}: rules: {g}: the Markdown reader has generation 1 only");
+                    }
+                }
+                if b.format == Format::Markdown && !b.collections.is_empty() {
+                    bail!("{at}: collections apply to CNXML books only; remove them");
+                }
+                for s in &b.subjects {
+                    if let Some(first) = subjects.insert(s, &b.slug) {
+                        bail!("{at}: subject {s:?} is already supported by book {first:?}; a subject belongs to one book of a corpus");
+                    }
+                }
+            }
+        }
+        if file.corpora.is_empty() {
+            bail!("{origin}: no corpora; list at least one under `corpora:`");
+        }
+        Ok(file)
+    }
+
+    /// The corpus named `name`.
+    pub fn corpus(&self, name: &str) -> Option<&CorpusSpec> {
+        self.corpora.iter().find(|c| c.name == name)
+    }
+}
+
+/// What the mirror holds compared with the books file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MirrorReport {
+    /// Folders of the mirror that no book of the file names (they are not imported).
+    pub not_in_file: Vec<String>,
+    /// `(corpus, folder)` of books whose folder is not in the mirror (the corpus is skipped).
+    pub not_in_mirror: Vec<(String, String)>,
+    /// `(folder, pinned, found)`: books whose `SOURCE_COMMIT` differs from the pinned commit
+    /// (the mirror's commit is what is converted and recorded).
+    pub other_commit: Vec<(String, String, String)>,
+}
+
+impl MirrorReport {
+    /// True when the corpus has every book folder in the mirror.
+    pub fn complete(&self, corpus: &CorpusSpec) -> bool {
+        !self.not_in_mirror.iter().any(|(c, _)| c == &corpus.name)
+    }
+
+    /// One line per finding, for the user.
+    pub fn lines(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for f in &self.not_in_file {
+            v.push(format!(
+                "{f}/ is in the mirror but not in the books file: not imported (add an entry to datasets/openstax-books.yaml, or give --openstax-books FILE)"
+            ));
+        }
+        for (c, f) in &self.not_in_mirror {
+            v.push(format!(
+                "{f}/ (corpus {c}) is in the books file but not in the mirror: corpus {c} skipped"
+            ));
+        }
+        for (f, pinned, found) in &self.other_commit {
+            v.push(format!(
+                "{f}/SOURCE_COMMIT is {found}, not the pinned {pinned}: converting the mirror's commit (it is recorded in the manifest)"
+            ));
+        }
+        v
+    }
+}
+
+/// Compares the mirror `root` with the books file: folders nobody names, named folders that
+/// are missing, and commits that differ from the pinned ones. Hidden entries and plain files
+/// (`SOURCE.md`) of `root` are ignored.
+///
+/// # Errors
+/// `root` cannot be listed.
+pub fn mirror_report(root: &Path, file: &BooksFile) -> Result<MirrorReport> {
+    let mut report = MirrorReport::default();
+    let named: std::collections::HashSet<&str> = file
+        .corpora
+        .iter()
+        .flat_map(|c| c.books.iter().map(|b| b.folder.as_str()))
+        .collect();
+    let rd = std::fs::read_dir(root).with_context(|| format!("cannot list {}", root.display()))?;
+    for e in rd {
+        let e = e.with_context(|| format!("cannot list {}", root.display()))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if e.path().is_dir() && !name.starts_with('.') && !named.contains(name.as_str()) {
+            report.not_in_file.push(name);
+        }
+    }
+    report.not_in_file.sort();
+    for c in &file.corpora {
+        for b in &c.books {
+            let dir = root.join(&b.folder);
+            if !dir.is_dir() {
+                report
+                    .not_in_mirror
+                    .push((c.name.clone(), b.folder.clone()));
+            } else if let Ok(found) = source_commit(&dir) {
+                if found != b.commit {
+                    report
+                        .other_commit
+                        .push((b.folder.clone(), b.commit.clone(), found));
+                }
+            }
+        }
+    }
+    Ok(report)
+}
 
 /// Why a block was removed. Serialised in kebab case (`link-to-learning`, ...); the module
 /// documentation lists what falls under each reason.
@@ -273,6 +504,21 @@ pub struct Block {
     pub text: String,
     /// `None` when kept; the reason otherwise.
     pub removed: Option<Reason>,
+    /// Classes without a rule (`ELEMENT.CLASS`) on the block's own element or on a container
+    /// it sits in; empty almost always. See [`UnknownClass`].
+    pub unknown: Vec<String>,
+}
+
+/// A class token the cleaning rules do not know, met on an element the cleaner visits. The
+/// element is cleaned as if it had no class (a section or note stays prose); it is counted
+/// (`unknown.ELEMENT.CLASS` in the manifest counts, the block log's `unknown` field) and
+/// `--openstax-strict` makes it an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownClass {
+    /// `ELEMENT.CLASS`, e.g. `section.endnotes`.
+    pub class: String,
+    /// 1-based line of the element in its source file.
+    pub line: usize,
 }
 
 impl Block {
@@ -286,7 +532,7 @@ impl Block {
 #[derive(Debug, Clone)]
 pub struct Page {
     /// The book's slug.
-    pub book: &'static str,
+    pub book: String,
     /// Module id (`m49986`).
     pub module: String,
     /// The page's own title.
@@ -297,6 +543,10 @@ pub struct Page {
     pub path: String,
     /// Blocks in document order.
     pub blocks: Vec<Block>,
+    /// Unknown classes met on the page, in document order.
+    pub unknown: Vec<UnknownClass>,
+    /// The rules generation the page was cleaned under ([`BookSpec::rules_generation`]).
+    pub rules: u8,
 }
 
 impl Page {
@@ -368,6 +618,8 @@ pub struct Counts {
     pub removed_by_reason: BTreeMap<Reason, u64>,
     /// Words (whitespace tokens) of the kept text.
     pub words_kept: u64,
+    /// Occurrences of unknown classes, per `ELEMENT.CLASS` ([`UnknownClass`]).
+    pub unknown: BTreeMap<String, u64>,
 }
 
 impl Counts {
@@ -386,6 +638,14 @@ impl Counts {
                 }
             }
         }
+        for u in &page.unknown {
+            *self.unknown.entry(u.class.clone()).or_default() += 1;
+        }
+    }
+
+    /// Occurrences of unknown classes in total.
+    pub fn unknown_total(&self) -> u64 {
+        self.unknown.values().sum()
     }
 
     fn add(&mut self, other: &Counts) {
@@ -397,6 +657,9 @@ impl Counts {
         for (r, n) in &other.removed_by_reason {
             *self.removed_by_reason.entry(*r).or_default() += n;
         }
+        for (k, n) in &other.unknown {
+            *self.unknown.entry(k.clone()).or_default() += n;
+        }
     }
 
     fn new() -> Counts {
@@ -407,6 +670,8 @@ impl Counts {
     }
 
     /// Flat `key -> count` entries with `prefix` (e.g. `us-history.`), as stored in manifests.
+    /// `unknown_classes` and `unknown.ELEMENT.CLASS` appear only when some class is unknown
+    /// (absent means zero; manifests written before the counter existed stay as they were).
     pub fn entries(&self, prefix: &str) -> Vec<(String, u64)> {
         let mut v = vec![
             (format!("{prefix}pages"), self.pages),
@@ -418,16 +683,24 @@ impl Counts {
         for (r, n) in &self.removed_by_reason {
             v.push((format!("{prefix}removed.{r}"), *n));
         }
+        if self.unknown_total() > 0 {
+            v.push((format!("{prefix}unknown_classes"), self.unknown_total()));
+            for (k, n) in &self.unknown {
+                v.push((format!("{prefix}unknown.{k}"), *n));
+            }
+        }
         v
     }
 }
 
-/// The four books, cleaned.
+/// The books of one corpus of the books file, cleaned.
 #[derive(Debug, Clone)]
 pub struct Corpus {
+    /// The corpus as the books file describes it.
+    pub spec: CorpusSpec,
     /// The mirror directory read (`DATA_DIR/openstax`).
     pub root: PathBuf,
-    /// The books in [`BOOKS`] order.
+    /// The books in the books file's order.
     pub books: Vec<Book>,
     /// [`input_sha256`] of the mirror: the identity of the input.
     pub input_sha256: String,
@@ -435,9 +708,9 @@ pub struct Corpus {
 
 impl Corpus {
     /// Counts per book (keyed by slug) and in total.
-    pub fn counts(&self) -> (Vec<(&'static str, Counts)>, Counts) {
+    pub fn counts(&self) -> (Vec<(&str, Counts)>, Counts) {
         let mut total = Counts::new();
-        let per: Vec<(&'static str, Counts)> = self
+        let per: Vec<(&str, Counts)> = self
             .books
             .iter()
             .map(|b| {
@@ -446,7 +719,7 @@ impl Corpus {
                     c.add_page(p);
                 }
                 total.add(&c);
-                (b.spec.slug, c)
+                (b.spec.slug.as_str(), c)
             })
             .collect();
         (per, total)
@@ -469,7 +742,7 @@ impl Corpus {
                         short(&book.commit),
                         page.path
                     ),
-                    license: book.spec.license.into(),
+                    license: book.spec.license.clone(),
                 });
             }
         }
@@ -483,19 +756,59 @@ impl Corpus {
             .map(|b| (b.spec.folder.to_string(), b.commit.clone()))
             .collect()
     }
+
+    /// The rules version of the corpus: [`rules_version`] of its books' generations.
+    pub fn rules_version(&self) -> String {
+        let mut g: Vec<u8> = self
+            .books
+            .iter()
+            .map(|b| b.spec.rules_generation())
+            .collect();
+        g.sort_unstable();
+        g.dedup();
+        rules_version(&g)
+    }
+
+    /// The corpus's unknown classes with the book slug, in book and page order.
+    pub fn unknown(&self) -> impl Iterator<Item = (&Book, &Page, &UnknownClass)> {
+        self.books.iter().flat_map(|b| {
+            b.pages
+                .iter()
+                .flat_map(move |p| p.unknown.iter().map(move |u| (b, p, u)))
+        })
+    }
+}
+
+/// The name of the rules generations a corpus is cleaned under: `openstax-clean-N`, or
+/// `openstax-clean-1+2` when its books pin different ones. Generation 1 is the rules of the
+/// first release (the four EAR books pin it); generation 2 adds the class rules and MathML
+/// rules of the chemistry and economics bundles (module documentation). The version is part
+/// of every manifest and of the question sets' input key.
+pub fn rules_version(generations: &[u8]) -> String {
+    let g: Vec<String> = generations.iter().map(u8::to_string).collect();
+    format!("openstax-clean-{}", g.join("+"))
 }
 
 fn short(commit: &str) -> &str {
     &commit[..commit.len().min(12)]
 }
 
-/// Reads and cleans the four books from `root` (the `openstax/` folder of a data directory).
+/// How [`load_corpus`] treats markup without a rule.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Fail on the first unknown class ([`UnknownClass`]) instead of counting it.
+    pub strict: bool,
+}
+
+/// Reads and cleans the books of corpus `spec` from `root` (the `openstax/` folder of a data
+/// directory).
 ///
 /// # Errors
-/// A missing book folder, `SOURCE_COMMIT` or order file; a module named in the order file but
-/// missing; malformed XML or front matter; an element the cleaning rules do not know. Each
-/// error names the file (and line where there is one) and what to fix.
-pub fn load_corpus(root: &Path) -> Result<Corpus> {
+/// A missing book folder, `SOURCE_COMMIT` or order file; a collection named in the books file
+/// but not in `META-INF/books.xml`; a module named in the order file but missing; malformed
+/// XML or front matter; an element the cleaning rules do not know; with `strict`, an unknown
+/// class. Each error names the file (and line where there is one) and what to fix.
+pub fn load_corpus(root: &Path, spec: &CorpusSpec, options: LoadOptions) -> Result<Corpus> {
     if !root.is_dir() {
         bail!(
             "{} is not a directory; point --data-dir (or CHUNKBENCH_DATA) at the directory that \
@@ -503,35 +816,62 @@ pub fn load_corpus(root: &Path) -> Result<Corpus> {
             root.display()
         );
     }
-    let input_sha256 = input_sha256(root)?;
+    let input_sha256 = input_sha256(root, spec)?;
     use rayon::prelude::*;
     // The books are independent: clean them in parallel (rayon keeps the order).
-    let books = BOOKS
+    let books = spec
+        .books
         .par_iter()
-        .map(|spec| -> Result<Book> {
-            let dir = root.join(spec.folder);
+        .map(|book| -> Result<Book> {
+            let dir = root.join(&book.folder);
             let commit = source_commit(&dir)?;
             let mut read = |rel: &str| -> Result<String> {
                 let p = dir.join(rel);
                 std::fs::read_to_string(&p)
                     .with_context(|| format!("cannot read {} as UTF-8", p.display()))
             };
-            let pages = match spec.format {
-                Format::Cnxml => cnxml::read_book(spec, &dir, &mut read)?,
-                Format::Markdown => markdown::read_book(spec, &dir, &mut read)?,
+            let pages = match book.format {
+                Format::Cnxml => cnxml::read_book(book, &dir, &mut read)?,
+                Format::Markdown => markdown::read_book(book, &dir, &mut read)?,
             };
+            if options.strict {
+                if let Some((p, u)) = pages
+                    .iter()
+                    .find_map(|p| p.unknown.first().map(|u| (p, u)))
+                {
+                    bail!(
+                        "{}:{}: class {:?} on <{}> has no cleaning rule (book {}, --openstax-strict); \
+                         decide whether its content is narrative and add it to the class rules in \
+                         datasets::openstax::cnxml (and datasets/README.md), or run without \
+                         --openstax-strict to count it and keep the content as prose",
+                        dir.join(&p.path).display(),
+                        u.line,
+                        u.class.split_once('.').map_or("", |x| x.1),
+                        u.class.split_once('.').map_or("", |x| x.0),
+                        book.slug
+                    );
+                }
+            }
             Ok(Book {
-                spec: *spec,
+                spec: book.clone(),
                 commit,
                 pages,
             })
         })
         .collect::<Result<Vec<Book>>>()?;
     Ok(Corpus {
+        spec: spec.clone(),
         root: root.to_path_buf(),
         books,
         input_sha256,
     })
+}
+
+/// Every `(element, class)` pair the CNXML cleaning rules know, in rule order: the classes
+/// that remove a section or note, the feature boxes kept as prose, the book-style markers and
+/// the presentation-only classes. Any other class met is an [`UnknownClass`].
+pub fn known_classes() -> Vec<(&'static str, &'static str)> {
+    cnxml::known_classes().collect()
 }
 
 /// Cleans one CNXML module (the text of an `index.cnxml`) into a [`Page`] with its blocks;
@@ -542,7 +882,7 @@ pub fn load_corpus(root: &Path) -> Result<Corpus> {
 /// Malformed XML, a missing `<title>` or `<content>`, or an element without a cleaning rule,
 /// naming `path`, the line and the element.
 pub fn clean_cnxml(text: &str, path: &Path) -> Result<Page> {
-    cnxml::clean_page(text, path)
+    cnxml::clean_page(text, path, RULES_GENERATION)
 }
 
 /// Cleans one Markdown page of the Biology book (YAML front matter and kramdown body) into a
@@ -562,9 +902,9 @@ pub fn clean_markdown(text: &str, path: &Path) -> Result<Page> {
 pub fn source_commit(dir: &Path) -> Result<String> {
     if !dir.is_dir() {
         bail!(
-            "{}: book folder missing; the mirror must hold {} (docs/reference.md §5 lists the folders)",
-            dir.display(),
-            BOOKS.map(|b| b.folder).join(", ")
+            "{}: book folder missing; the mirror must hold every folder of the books file \
+             (datasets/openstax-books.yaml; docs/reference.md §5 lists the upstreams)",
+            dir.display()
         );
     }
     let commit_path = dir.join("SOURCE_COMMIT");
@@ -588,12 +928,13 @@ pub fn source_commit(dir: &Path) -> Result<String> {
         .to_string())
 }
 
-/// The identity of the mirror: sha256 over the sorted lines `BOOK/RELATIVE/PATH NUL sha256`
-/// of every file under the four book folders (symlinks followed, hidden files included).
+/// The identity of a corpus's input: sha256 over the sorted lines
+/// `FOLDER/RELATIVE/PATH NUL sha256` of every file under the corpus's book folders (symlinks
+/// followed, hidden files included). Other folders of the mirror do not enter it.
 ///
 /// # Errors
 /// A missing book folder or an unreadable file, naming it.
-pub fn input_sha256(root: &Path) -> Result<String> {
+pub fn input_sha256(root: &Path, spec: &CorpusSpec) -> Result<String> {
     fn walk(dir: &Path, rel: &str, out: &mut Vec<(String, String)>) -> Result<()> {
         let rd =
             std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
@@ -611,17 +952,22 @@ pub fn input_sha256(root: &Path) -> Result<String> {
         Ok(())
     }
     let mut listing = Vec::new();
-    for spec in BOOKS {
-        let dir = root.join(spec.folder);
+    for book in &spec.books {
+        let dir = root.join(&book.folder);
         if !dir.is_dir() {
             bail!(
                 "{}: book folder missing; point --openstax-mirror (or --data-dir) at a mirror \
-                 holding {} (docs/reference.md §5 lists the folders)",
+                 holding {} (corpus {} of the books file)",
                 dir.display(),
-                BOOKS.map(|b| b.folder).join(", ")
+                spec.books
+                    .iter()
+                    .map(|b| b.folder.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                spec.name
             );
         }
-        walk(&dir, spec.folder, &mut listing)?;
+        walk(&dir, &book.folder, &mut listing)?;
     }
     listing.sort();
     let mut h = String::new();
@@ -689,6 +1035,8 @@ struct BlockRow<'a> {
     end: Option<usize>,
     words: usize,
     excerpt: String,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    unknown: &'a [String],
 }
 
 fn excerpt(text: &str) -> String {
@@ -712,13 +1060,14 @@ fn corpus_counts(corpus: &Corpus, counts: &mut BTreeMap<String, u64>) {
     counts.extend(total.entries(""));
 }
 
-/// Writes the cleaned corpus to `store/openstax/`: `documents.jsonl` (narrative pages),
-/// an empty `questions.jsonl`, `blocks.jsonl` (the block log) and `manifest.json` (last).
+/// Writes the cleaned corpus to `store/NAME/` (`NAME` from the books file): `documents.jsonl`
+/// (narrative pages), an empty `questions.jsonl`, `blocks.jsonl` (the block log) and
+/// `manifest.json` (last).
 ///
 /// # Errors
 /// I/O errors naming the file; an invalid document set (duplicate ids).
 pub fn write_corpus(corpus: &Corpus, store: &Path) -> Result<DatasetManifest> {
-    let dir = store.join(DIR);
+    let dir = store.join(&corpus.spec.name);
     let docs = corpus.documents();
     crate::import::write_dataset(&dir, &docs, &[])?;
     let mut rows = Vec::new();
@@ -729,7 +1078,7 @@ pub fn write_corpus(corpus: &Corpus, store: &Path) -> Result<DatasetManifest> {
             for (i, (b, span)) in page.blocks.iter().zip(&spans).enumerate() {
                 rows.push(BlockRow {
                     doc_id: doc_id.clone(),
-                    book: book.spec.slug,
+                    book: &book.spec.slug,
                     module: &page.module,
                     file: format!("{}/{}", book.spec.folder, page.path),
                     line: b.line,
@@ -742,6 +1091,7 @@ pub fn write_corpus(corpus: &Corpus, store: &Path) -> Result<DatasetManifest> {
                     end: span.map(|s| s.end),
                     words: chunker::count_words(&b.text),
                     excerpt: excerpt(&b.text),
+                    unknown: &b.unknown,
                 });
             }
         }
@@ -753,13 +1103,13 @@ pub fn write_corpus(corpus: &Corpus, store: &Path) -> Result<DatasetManifest> {
     ]);
     corpus_counts(corpus, &mut counts);
     let manifest = DatasetManifest {
-        name: DIR.into(),
+        name: corpus.spec.name.clone(),
         source: source_line(corpus),
-        version: format!("{RULES_VERSION}; {}", commits_line(corpus)),
+        version: corpus_version(corpus),
         sha256: corpus.input_sha256.clone(),
-        license: license_line(),
+        license: corpus.spec.license.clone(),
         counts,
-        notes: corpus_notes(),
+        notes: corpus_notes(corpus),
         files: BTreeMap::new(),
     };
     finish_with(
@@ -773,8 +1123,31 @@ fn source_line(corpus: &Corpus) -> String {
     format!(
         "local mirror {} of {}",
         corpus.root.display(),
-        BOOKS.map(|b| b.repository).join(", ")
+        corpus
+            .books
+            .iter()
+            .map(|b| b.spec.repository.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     )
+}
+
+/// The `version` of a corpus manifest: the rules version and the commits.
+pub fn corpus_version(corpus: &Corpus) -> String {
+    format!("{}; {}", corpus.rules_version(), commits_line(corpus))
+}
+
+/// "the four books", "the book": how manifests name a corpus's books (the words of the
+/// first release for the four EAR books).
+fn books_phrase(n: usize, noun: &str) -> String {
+    const WORDS: [&str; 10] = [
+        "no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+    ];
+    match n {
+        1 => format!("the {noun}"),
+        n if n < WORDS.len() => format!("the {} {noun}s", WORDS[n]),
+        n => format!("the {n} {noun}s"),
+    }
 }
 
 fn commits_line(corpus: &Corpus) -> String {
@@ -786,12 +1159,8 @@ fn commits_line(corpus: &Corpus) -> String {
         .join(", ")
 }
 
-fn license_line() -> String {
-    "OpenStax U.S. History, Psychology 2e, Astronomy 2e: CC-BY-4.0; Biology (2014): CC-BY-3.0"
-        .into()
-}
-
-fn corpus_notes() -> Vec<String> {
+fn corpus_notes(corpus: &Corpus) -> Vec<String> {
+    let folders = books_phrase(corpus.books.len(), "book folder");
     vec![
         "one page per module of the book's order file (collection XML, or SUMMARY.md for Biology)".into(),
         format!("a page is narrative when it keeps >= {NARRATIVE_MIN_BLOCKS} block; documents are the narrative pages, id openstax-BOOK-MODULE"),
@@ -800,7 +1169,7 @@ fn corpus_notes() -> Vec<String> {
         // (evaluator::openstax, now datasets::openstax); it is kept so that existing
         // manifests and their hashes do not change.
         "kept: narrative paragraphs (para, quote text, Markdown paragraphs) outside dropped containers; removed blocks by reason in counts removed.REASON; rules in evaluator::openstax and datasets/README.md".into(),
-        "sha256: of the sorted listing of every file of the four book folders with its sha256".into(),
+        format!("sha256: of the sorted listing of every file of {folders} with its sha256"),
         "blocks.jsonl: every block of every page with kept/reason, source line and byte span".into(),
     ]
 }
@@ -808,26 +1177,21 @@ fn corpus_notes() -> Vec<String> {
 /// Default size of the sampled question set: the EAR paper's 153 supported questions.
 pub const DEFAULT_SAMPLE: usize = 153;
 
-/// Name of the dataset of all supported questions.
-pub const MMLU_DATASET: &str = "openstax-mmlu";
-
-/// Name of the sampled dataset for a sample size: `openstax-mmlu-N`.
-pub fn sample_dataset(sample: usize) -> String {
-    format!("{MMLU_DATASET}-{sample}")
-}
-
 /// The input identity of the question datasets: sha256 of the corpus identity, both rule
-/// versions, the MMLU test manifest's sha256, the sample size and the seed. Stored as the
-/// `sha256` of their manifests, so a change of any of them triggers a new conversion.
+/// versions (the corpus's cleaning rules version, [`Corpus::rules_version`], and
+/// [`support::SUPPORT_RULE`]), the MMLU test manifest's sha256, the sample size and the seed.
+/// Stored as the `sha256` of their manifests, so a change of any of them triggers a new
+/// conversion.
 pub fn mmlu_input_key(
     corpus_sha256: &str,
+    rules_version: &str,
     mmlu_manifest_sha256: &str,
     sample: usize,
     seed: u64,
 ) -> String {
     sha256_hex(
         format!(
-            "{corpus_sha256}\u{1f}{RULES_VERSION}\u{1f}{}\u{1f}{mmlu_manifest_sha256}\u{1f}{sample}\u{1f}{seed}",
+            "{corpus_sha256}\u{1f}{rules_version}\u{1f}{}\u{1f}{mmlu_manifest_sha256}\u{1f}{sample}\u{1f}{seed}",
             support::SUPPORT_RULE
         )
         .as_bytes(),
@@ -878,8 +1242,8 @@ pub fn stratified_sample(questions: &[Question], size: usize, seed: u64) -> Vec<
     picked
 }
 
-/// Writes `store/openstax-mmlu/` (every supported question, the support audit
-/// `support.jsonl`) and `store/openstax-mmlu-SAMPLE/` (the [`stratified_sample`]), both with
+/// Writes `store/NAME-mmlu/` (every supported question, the support audit `support.jsonl`)
+/// and `store/NAME-mmlu-SAMPLE/` (the [`stratified_sample`]), `NAME` the corpus's, both with
 /// the corpus's narrative pages as documents, from the MMLU test questions in `mmlu`.
 /// Questions keep their MMLU ids and `subject`, have no retrieval scope (the whole corpus) and
 /// no evidence spans.
@@ -906,9 +1270,16 @@ pub fn write_mmlu(
         .cloned()
         .collect();
     let docs = corpus.documents();
-    let key = mmlu_input_key(&corpus.input_sha256, &mmlu.manifest_sha256, sample, seed);
+    let rules = corpus.rules_version();
+    let key = mmlu_input_key(
+        &corpus.input_sha256,
+        &rules,
+        &mmlu.manifest_sha256,
+        sample,
+        seed,
+    );
     let version = format!(
-        "{RULES_VERSION}; {}; MMLU {} ({}); {}",
+        "{rules}; {}; MMLU {} ({}); {}",
         support::SUPPORT_RULE,
         mmlu.manifest.version,
         mmlu.name,
@@ -918,16 +1289,16 @@ pub fn write_mmlu(
         "{} x {} test questions of {}",
         source_line(corpus),
         mmlu.manifest.source,
-        BOOKS
-            .iter()
-            .flat_map(|b| b.subjects.iter().copied())
-            .collect::<Vec<_>>()
-            .join(", ")
+        corpus.spec.subjects().collect::<Vec<_>>().join(", ")
     );
-    let license = format!("{}; questions: {}", license_line(), mmlu.manifest.license);
+    let license = format!(
+        "{}; questions: {}",
+        corpus.spec.license, mmlu.manifest.license
+    );
+    let mmlu_name = corpus.spec.mmlu_dataset();
 
     // All supported questions, with the audit file.
-    let dir = store.join(MMLU_DATASET);
+    let dir = store.join(&mmlu_name);
     crate::import::write_dataset(&dir, &docs, &questions)?;
     write_jsonl(&dir.join("support.jsonl"), &decisions)?;
     let mut counts = BTreeMap::from([
@@ -960,13 +1331,13 @@ pub fn write_mmlu(
         // Module path as when the datasets were made (kept: manifests and hashes must not move).
         "supported (rule in evaluator::openstax::support): (a) a gold-option anchor occurs in the book exactly or as a phrase, or, for a gold option without anchors, all its content words occur in one kept paragraph; and (b) an anchor of the question or an option equals a corpus anchor of the book".into(),
         "support.jsonl: one row per considered question: decision, reason, gold anchors with the first corpus occurrence (doc_id, byte span), content-word evidence, exact question/option anchor matches".into(),
-        "documents: the narrative pages of the four books (same as the openstax dataset); questions keep their MMLU ids and subject, no doc_ids (whole corpus), no evidence".into(),
+        format!("documents: the narrative pages of {} (same as the {} dataset); questions keep their MMLU ids and subject, no doc_ids (whole corpus), no evidence", books_phrase(corpus.books.len(), "book"), corpus.spec.name),
         format!("sha256: mmlu_input_key(corpus, rules, {} manifest, sample={sample}, seed={seed})", mmlu.name),
     ];
     let manifest = finish_with(
         &dir,
         DatasetManifest {
-            name: MMLU_DATASET.into(),
+            name: mmlu_name.clone(),
             source: source.clone(),
             version: version.clone(),
             sha256: key.clone(),
@@ -979,7 +1350,7 @@ pub fn write_mmlu(
     )?;
 
     // The seeded, stratified sample.
-    let name = sample_dataset(sample);
+    let name = corpus.spec.sample_dataset(sample);
     let picked: Vec<Question> = stratified_sample(&questions, sample, seed)
         .into_iter()
         .map(|i| questions[i].clone())
@@ -999,7 +1370,7 @@ pub fn write_mmlu(
     notes.insert(
         0,
         format!(
-            "a seeded sample of {MMLU_DATASET}: at most {sample} questions, stratified by subject (largest remainder), within a subject the smallest sha256(\"{seed}\\x1fID\"); source order kept"
+            "a seeded sample of {mmlu_name}: at most {sample} questions, stratified by subject (largest remainder), within a subject the smallest sha256(\"{seed}\\x1fID\"); source order kept"
         ),
     );
     let smanifest = finish_with(

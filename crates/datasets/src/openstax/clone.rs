@@ -7,19 +7,10 @@
 //! READMEs), so the books' images are never downloaded. The checked-out `HEAD` must equal the
 //! pinned commit.
 
-use super::{BookSpec, BOOKS};
+use super::{BookSpec, BooksFile};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// Upstream commits of the four books: the last commits under CC BY (docs/reference.md §5,
-/// "OpenStax textbook mirror"). Order as in [`BOOKS`].
-pub const PINNED_COMMITS: [&str; 4] = [
-    "046331cfcea0ac1b1a8fd461b3e6aae638845af3",
-    "e061043bf2f9e86ace51c4e8dc9555160f60a99d",
-    "63157f370b09c06a4cc12832384aaaf4de1ced3b",
-    "cf3dc8c0d87f9dc4d0556464a4ac33b58dd9d726",
-];
 
 /// Default base of the repository URLs (`BASE/OWNER/NAME`).
 pub const DEFAULT_GIT_BASE: &str = "https://github.com";
@@ -46,19 +37,21 @@ pub struct BookSource {
     pub commit: String,
 }
 
-/// The four books at their [`PINNED_COMMITS`], from `base` (e.g. [`DEFAULT_GIT_BASE`]).
-pub fn pinned_sources(base: &str) -> Vec<BookSource> {
-    BOOKS
+/// Every book of the books file at its pinned commit ([`BookSpec::commit`]; for the
+/// repository's file, the last commits under CC BY, docs/reference.md §5), from `base` (e.g.
+/// [`DEFAULT_GIT_BASE`]), in file order.
+pub fn pinned_sources(file: &BooksFile, base: &str) -> Vec<BookSource> {
+    file.corpora
         .iter()
-        .zip(PINNED_COMMITS)
-        .map(|(b, c)| BookSource {
-            book: *b,
+        .flat_map(|c| &c.books)
+        .map(|b| BookSource {
+            book: b.clone(),
             url: format!(
                 "{}/{}",
                 base.trim_end_matches('/'),
                 b.repository.trim_start_matches("github.com/")
             ),
-            commit: c.to_string(),
+            commit: b.commit.clone(),
         })
         .collect()
 }
@@ -91,7 +84,7 @@ fn git(dir: &Path, args: &[&str]) -> Result<String> {
 pub fn clone_mirror(dest: &Path, sources: &[BookSource]) -> Result<PathBuf> {
     std::fs::create_dir_all(dest).with_context(|| format!("cannot create {}", dest.display()))?;
     for s in sources {
-        let dir = dest.join(s.book.folder);
+        let dir = dest.join(&s.book.folder);
         if super::source_commit(&dir).is_ok_and(|c| c == s.commit) {
             continue;
         }

@@ -3,74 +3,273 @@
 //! The rules are documented in the parent module; this file maps CNXML elements and classes
 //! onto them.
 
-use super::{page_reason, squash, tidy, Block, BookSpec, Page, Reason};
+use super::{page_reason, squash, tidy, Block, BookSpec, Page, Reason, UnknownClass};
 use anyhow::{bail, Context, Result};
 use roxmltree::{Document, Node};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const MATHML: &str = "http://www.w3.org/1998/Math/MathML";
 
-/// Section classes whose content is removed, and why.
-const SECTION_CLASSES: &[(&str, Reason)] = &[
-    ("summary", Reason::Summary),
-    ("review-questions", Reason::Exercise),
-    ("critical-thinking", Reason::Exercise),
-    ("personal-application", Reason::Exercise),
-    ("thought-questions", Reason::Exercise),
-    ("figuring-for-yourself", Reason::Exercise),
-    ("group-activities", Reason::Exercise),
-    ("references", Reason::References),
-    ("further-exploration", Reason::References),
-    ("learning-objectives", Reason::LearningObjectives),
-    ("sr-contrib-auth", Reason::FrontMatter),
-    ("contrib-auth", Reason::FrontMatter),
+/// What a class token on an element means to the cleaner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rule {
+    /// The element (a section or note) is a dropped container: its blocks are removed for
+    /// this reason. The number is the rules generation that added it ([`super::rules_version`]).
+    Remove(Reason, u8),
+    /// A feature box (note) whose content is narrative: kept as prose.
+    Prose,
+    /// The first class token of a note names the book's style (`history`, `chemistry`, ...):
+    /// no effect.
+    Marker,
+    /// Presentation only (numbering, layout, emphasis style): no effect on the text.
+    Presentation,
+    /// Handled by a page rule (`document.preface` drops the page as front matter).
+    Page,
+}
+
+/// Every class the cleaner knows, per element: `(element, class, rule)`. A class token on a
+/// visited element that is not here is an [`super::UnknownClass`]. Section and note classes
+/// decide what is removed; the others are listed so that nothing is met without a decision.
+/// Generation-2 rules were added for the chemistry and economics bundles (issue #20).
+const CLASS_RULES: &[(&str, &str, Rule)] = &[
+    // Sections dropped with their content (generation 1: the four EAR books).
+    ("section", "summary", Rule::Remove(Reason::Summary, 1)),
+    (
+        "section",
+        "review-questions",
+        Rule::Remove(Reason::Exercise, 1),
+    ),
+    (
+        "section",
+        "critical-thinking",
+        Rule::Remove(Reason::Exercise, 1),
+    ),
+    (
+        "section",
+        "personal-application",
+        Rule::Remove(Reason::Exercise, 1),
+    ),
+    (
+        "section",
+        "thought-questions",
+        Rule::Remove(Reason::Exercise, 1),
+    ),
+    (
+        "section",
+        "figuring-for-yourself",
+        Rule::Remove(Reason::Exercise, 1),
+    ),
+    (
+        "section",
+        "group-activities",
+        Rule::Remove(Reason::Exercise, 1),
+    ),
+    ("section", "references", Rule::Remove(Reason::References, 1)),
+    (
+        "section",
+        "further-exploration",
+        Rule::Remove(Reason::References, 1),
+    ),
+    (
+        "section",
+        "learning-objectives",
+        Rule::Remove(Reason::LearningObjectives, 1),
+    ),
+    (
+        "section",
+        "sr-contrib-auth",
+        Rule::Remove(Reason::FrontMatter, 1),
+    ),
+    (
+        "section",
+        "contrib-auth",
+        Rule::Remove(Reason::FrontMatter, 1),
+    ),
+    // Generation 2 (economics, chemistry): end-of-chapter problem sets, key equations and a
+    // capitalised references section.
+    (
+        "section",
+        "self-check-questions",
+        Rule::Remove(Reason::Exercise, 2),
+    ),
+    ("section", "problems", Rule::Remove(Reason::Exercise, 2)),
+    ("section", "exercises", Rule::Remove(Reason::Exercise, 2)),
+    ("section", "key-equations", Rule::Remove(Reason::Summary, 2)),
+    ("section", "References", Rule::Remove(Reason::References, 2)),
+    // Notes dropped with their content: pointers to outside resources.
+    (
+        "note",
+        "link-to-learning",
+        Rule::Remove(Reason::LinkToLearning, 1),
+    ),
+    (
+        "note",
+        "click-and-explore",
+        Rule::Remove(Reason::LinkToLearning, 1),
+    ),
+    // Generation 2 (economics): "Link It Up" boxes, worked "Work It Out" examples (as the
+    // `example` rule), chapter objectives.
+    ("note", "linkup", Rule::Remove(Reason::LinkToLearning, 2)),
+    ("note", "workout", Rule::Remove(Reason::Exercise, 2)),
+    (
+        "note",
+        "chapter-objectives",
+        Rule::Remove(Reason::LearningObjectives, 2),
+    ),
+    // Feature boxes whose content is narrative prose, kept.
+    ("note", "defining-american", Rule::Prose),
+    ("note", "my-story", Rule::Prose),
+    ("note", "americana", Rule::Prose),
+    ("note", "dig-deeper", Rule::Prose),
+    ("note", "everyday-connection", Rule::Prose),
+    ("note", "connect-the-concepts", Rule::Prose),
+    ("note", "what-do-you-think", Rule::Prose),
+    ("note", "making-connections", Rule::Prose),
+    ("note", "voyagers-in-astronomy", Rule::Prose),
+    ("note", "astronomy-basics", Rule::Prose),
+    ("note", "seeing-for-yourself", Rule::Prose),
+    ("note", "everyday-life", Rule::Prose),
+    ("note", "sciences-interconnect", Rule::Prose),
+    ("note", "chemist-portrait", Rule::Prose),
+    ("note", "clearup", Rule::Prose),
+    ("note", "bringhome", Rule::Prose),
+    // Book-style markers (the first class token of a book's notes).
+    ("note", "history", Rule::Marker),
+    ("note", "psychology", Rule::Marker),
+    ("note", "astronomy", Rule::Marker),
+    ("note", "chemistry", Rule::Marker),
+    ("note", "economics", Rule::Marker),
+    // Pages.
+    ("document", "preface", Rule::Page),
+    ("document", "introduction", Rule::Presentation),
+    ("document", "appendix", Rule::Presentation),
+    ("content", "appendix", Rule::Presentation),
+    ("content", "preface", Rule::Presentation),
+    // Presentation only.
+    ("figure", "splash", Rule::Presentation),
+    ("figure", "timeline", Rule::Presentation),
+    ("figure", "scaled-down", Rule::Presentation),
+    ("figure", "unnumbered", Rule::Presentation),
+    ("table", "top-titled", Rule::Presentation),
+    ("table", "unnumbered", Rule::Presentation),
+    ("table", "unstyled", Rule::Presentation),
+    ("table", "column-header", Rule::Presentation),
+    ("list", "stepwise", Rule::Presentation),
+    ("list", "lower-alpha", Rule::Presentation),
+    ("list", "numeric", Rule::Presentation),
+    ("equation", "unnumbered", Rule::Presentation),
+    ("term", "no-emphasis", Rule::Presentation),
+    ("term", "no", Rule::Presentation),
+    ("term", "emphasis", Rule::Presentation),
+    ("term", "index", Rule::Presentation),
+    ("emphasis", "emphasis-one", Rule::Presentation),
+    ("media", "scaled-down", Rule::Presentation),
+    ("media", "scaled-down-30", Rule::Presentation),
+    // Paragraph classes. `para.contrib-auth` occurs only in prefaces, which are dropped whole.
+    ("para", "history", Rule::Marker),
+    ("para", "contrib-auth", Rule::Presentation),
+    // The one "Click and Explore" paragraph of U.S. History (m50101, in a note without a
+    // class) is kept as generation 1 kept it: removing it would change the EAR corpus and
+    // results/ear. A known leak (datasets/README.md), left for a deliberate rules change.
+    ("para", "click-and-explore", Rule::Prose),
 ];
 
-/// Note classes whose content is removed, and why. Other notes (feature boxes) are prose.
-const NOTE_CLASSES: &[(&str, Reason)] = &[
-    ("link-to-learning", Reason::LinkToLearning),
-    ("click-and-explore", Reason::LinkToLearning),
-];
+/// The rule for class token `class` on element `element`, if any.
+fn class_rule(element: &str, class: &str) -> Option<Rule> {
+    CLASS_RULES
+        .iter()
+        .find(|(e, c, _)| *e == element && *c == class)
+        .map(|(_, _, r)| *r)
+}
 
-/// Reads the book in `dir`: `META-INF/books.xml` names the collection, whose modules in order
-/// are the pages.
+/// Every `(element, class)` with a rule, for documentation and tests.
+pub(crate) fn known_classes() -> impl Iterator<Item = (&'static str, &'static str)> {
+    CLASS_RULES.iter().map(|(e, c, _)| (*e, *c))
+}
+
+/// The `META-INF/books.xml` collections of a CNXML book folder: `(slug, relative path)`.
+fn collections(
+    dir: &Path,
+    read: &mut dyn FnMut(&str) -> Result<String>,
+) -> Result<Vec<(String, String)>> {
+    let books_rel = "META-INF/books.xml";
+    let books_xml = read(books_rel)?;
+    let at = dir.join(books_rel);
+    let doc = parse(&books_xml, &at)?;
+    let mut out = Vec::new();
+    for n in doc.descendants().filter(|n| n.has_tag_name("book")) {
+        let line = line_of(&doc, n);
+        let href = n
+            .attribute("href")
+            .with_context(|| format!("{}:{line}: <book> without href", at.display()))?;
+        let rel = href
+            .strip_prefix("../")
+            .with_context(|| {
+                format!(
+                    "{}:{line}: book href {href:?} should be ../collections/NAME.collection.xml",
+                    at.display()
+                )
+            })?
+            .to_string();
+        out.push((n.attribute("slug").unwrap_or(&rel).to_string(), rel));
+    }
+    if out.is_empty() {
+        bail!("{}: no <book href=...> element", at.display());
+    }
+    Ok(out)
+}
+
+/// Reads the book in `dir`: `META-INF/books.xml` names the collections; the chosen ones
+/// ([`BookSpec::collections`], default all) give the pages in order. A module named by two
+/// chosen collections is one page, where the first one puts it.
 ///
 /// # Errors
-/// Missing or malformed files, a module named in the collection but absent, or an element
-/// without a cleaning rule; each names the file and line.
+/// Missing or malformed files, a chosen collection that `books.xml` does not list, a module
+/// named in a collection but absent, or an element without a cleaning rule; each names the
+/// file and line.
 pub(super) fn read_book(
     spec: &BookSpec,
     dir: &Path,
     read: &mut dyn FnMut(&str) -> Result<String>,
 ) -> Result<Vec<Page>> {
-    let books_rel = "META-INF/books.xml";
-    let books_xml = read(books_rel)?;
-    let at = dir.join(books_rel);
-    let doc = parse(&books_xml, &at)?;
-    let href = doc
-        .descendants()
-        .find(|n| n.has_tag_name("book"))
-        .and_then(|n| n.attribute("href"))
-        .with_context(|| format!("{}: no <book href=...> element", at.display()))?;
-    let collection_rel = href
-        .strip_prefix("../")
-        .with_context(|| {
-            format!(
-                "{}: book href {href:?} should be ../collections/NAME.collection.xml",
-                at.display()
-            )
-        })?
-        .to_string();
-    let collection = read(&collection_rel)?;
-    let cpath = dir.join(&collection_rel);
-    let cdoc = parse(&collection, &cpath)?;
-    let mut order: Vec<(String, Option<String>, usize)> = Vec::new();
-    collect_modules(cdoc.root_element(), None, &cdoc, &mut order);
-    if order.is_empty() {
-        bail!("{}: the collection names no modules", cpath.display());
+    let all = collections(dir, read)?;
+    let chosen: Vec<&(String, String)> = if spec.collections.is_empty() {
+        all.iter().collect()
+    } else {
+        spec.collections
+            .iter()
+            .map(|want| {
+                all.iter().find(|(slug, _)| slug == want).with_context(|| {
+                    format!(
+                        "{}: book {}: collection {want:?} is not in META-INF/books.xml, which lists {}; \
+                         fix `collections` in the books file",
+                        dir.join("META-INF/books.xml").display(),
+                        spec.slug,
+                        all.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>().join(", ")
+                    )
+                })
+            })
+            .collect::<Result<_>>()?
+    };
+    let mut order: Vec<(String, Option<String>, usize, PathBuf)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (_, collection_rel) in chosen {
+        let collection = read(collection_rel)?;
+        let cpath = dir.join(collection_rel);
+        let cdoc = parse(&collection, &cpath)?;
+        let mut modules = Vec::new();
+        collect_modules(cdoc.root_element(), None, &cdoc, &mut modules);
+        if modules.is_empty() {
+            bail!("{}: the collection names no modules", cpath.display());
+        }
+        for (module, chapter, line) in modules {
+            if seen.insert(module.clone()) {
+                order.push((module, chapter, line, cpath.clone()));
+            }
+        }
     }
     let mut pages = Vec::with_capacity(order.len());
-    for (module, chapter, line) in order {
+    for (module, chapter, line, cpath) in order {
         let rel = format!("modules/{module}/index.cnxml");
         let text = read(&rel).with_context(|| {
             format!(
@@ -78,8 +277,8 @@ pub(super) fn read_book(
                 cpath.display()
             )
         })?;
-        let mut page = clean_page(&text, &dir.join(&rel))?;
-        page.book = spec.slug;
+        let mut page = clean_page(&text, &dir.join(&rel), spec.rules_generation())?;
+        page.book = spec.slug.clone();
         page.module = module;
         page.chapter = chapter;
         page.path = rel;
@@ -132,7 +331,7 @@ fn collect_modules(
 /// # Errors
 /// Malformed XML, a missing `<content>`, or an element without a rule, naming the file, line
 /// and element.
-pub(crate) fn clean_page(text: &str, path: &Path) -> Result<Page> {
+pub(crate) fn clean_page(text: &str, path: &Path, rules: u8) -> Result<Page> {
     let doc = parse(text, path)?;
     let root = doc.root_element();
     if root.tag_name().name() != "document" {
@@ -153,7 +352,13 @@ pub(crate) fn clean_page(text: &str, path: &Path) -> Result<Page> {
         doc: &doc,
         path,
         blocks: Vec::new(),
+        unknown: Vec::new(),
+        open: Vec::new(),
+        pending: Vec::new(),
+        rules,
     };
+    let (_, unknown) = w.classes(root);
+    w.open.extend(unknown);
     let mut saw_content = false;
     for child in root.children().filter(Node::is_element) {
         match child.tag_name().name() {
@@ -177,7 +382,11 @@ pub(crate) fn clean_page(text: &str, path: &Path) -> Result<Page> {
             }
             "content" => {
                 saw_content = true;
+                let depth = w.open.len();
+                let (_, unknown) = w.classes(child);
+                w.open.extend(unknown);
                 w.children(child, &page_ctx)?;
+                w.open.truncate(depth);
             }
             "glossary" => {
                 let ctx = Some((Reason::Glossary, "glossary".to_string()));
@@ -195,12 +404,14 @@ pub(crate) fn clean_page(text: &str, path: &Path) -> Result<Page> {
         bail!("{}: the document has no <content>", path.display());
     }
     Ok(Page {
-        book: "",
+        book: String::new(),
         module: String::new(),
         title,
         chapter: None,
         path: String::new(),
         blocks: w.blocks,
+        unknown: w.unknown,
+        rules: w.rules,
     })
 }
 
@@ -211,6 +422,15 @@ struct Walker<'a, 'input> {
     doc: &'a Document<'input>,
     path: &'a Path,
     blocks: Vec<Block>,
+    /// Unknown classes met, in document order.
+    unknown: Vec<UnknownClass>,
+    /// Unknown classes of the containers being walked (they go into every block inside).
+    open: Vec<String>,
+    /// Unknown classes of the element being turned into a block (and its inline elements).
+    pending: Vec<String>,
+    /// The rules generation the page is cleaned under (rules of later generations do not
+    /// apply; their classes count as unknown).
+    rules: u8,
 }
 
 /// All text below `node`, markup ignored (titles, captions, removed blocks).
@@ -221,16 +441,6 @@ fn plain_text(node: Node) -> String {
         s.push(' ');
     }
     squash(&s)
-}
-
-fn class_reason(node: Node, table: &[(&str, Reason)]) -> Option<(Reason, String)> {
-    let class = node.attribute("class")?;
-    class.split_whitespace().find_map(|c| {
-        table
-            .iter()
-            .find(|(k, _)| *k == c)
-            .map(|(k, r)| (*r, format!("{}.{k}", node.tag_name().name())))
-    })
 }
 
 /// Elements that flow inside text (they never start a block of their own).
@@ -259,17 +469,61 @@ impl Walker<'_, '_> {
         line_of(self.doc, node)
     }
 
+    /// Looks up every class token of `n`: returns the first removing rule (reason,
+    /// generation, `ELEMENT.CLASS`) and the unknown tokens as `ELEMENT.CLASS`, which are also
+    /// recorded for the page.
+    /// A removing rule of a generation newer than the page's counts as unknown.
+    fn classes(&mut self, n: Node) -> (Option<(Reason, u8, String)>, Vec<String>) {
+        let Some(class) = n.attribute("class") else {
+            return (None, Vec::new());
+        };
+        let element = n.tag_name().name();
+        let mut remove = None;
+        let mut unknown = Vec::new();
+        for c in class.split_whitespace() {
+            match class_rule(element, c) {
+                Some(Rule::Remove(r, g)) if g <= self.rules => {
+                    if remove.is_none() {
+                        remove = Some((r, g, format!("{element}.{c}")));
+                    }
+                }
+                Some(Rule::Prose | Rule::Marker | Rule::Presentation | Rule::Page) => {}
+                Some(Rule::Remove(..)) | None => {
+                    let key = format!("{element}.{c}");
+                    self.unknown.push(UnknownClass {
+                        class: key.clone(),
+                        line: self.line(n),
+                    });
+                    unknown.push(key);
+                }
+            }
+        }
+        (remove, unknown)
+    }
+
+    /// Walks a container's children with its unknown classes open (see [`Walker::open`]).
+    fn container(&mut self, n: Node, unknown: Vec<String>, ctx: &Ctx) -> Result<()> {
+        let depth = self.open.len();
+        self.open.extend(unknown);
+        let res = self.children(n, ctx);
+        self.open.truncate(depth);
+        res
+    }
+
     fn push(&mut self, node: Node, element: &str, text: String, own: Option<Reason>, ctx: &Ctx) {
         let (removed, context) = match ctx {
             Some((r, c)) => (Some(*r), Some(c.clone())),
             None => (own, None),
         };
+        let mut unknown = self.open.clone();
+        unknown.append(&mut self.pending);
         self.blocks.push(Block {
             element: element.to_string(),
             context,
             line: self.line(node),
             text,
             removed,
+            unknown,
         });
     }
 
@@ -322,22 +576,35 @@ impl Walker<'_, '_> {
             self.push(n, "math", plain_text(n), Some(Reason::Equation), ctx);
             return Ok(());
         }
+        let (remove, unknown) = self.classes(n);
         match name {
-            "section" => {
-                let inner = ctx.clone().or_else(|| class_reason(n, SECTION_CLASSES));
-                self.children(n, &inner)
-            }
-            "note" => {
-                let inner = ctx.clone().or_else(|| class_reason(n, NOTE_CLASSES));
-                self.children(n, &inner)
+            "section" | "note" => {
+                let inner = match (ctx, remove) {
+                    (Some(c), _) => Some(c.clone()),
+                    (None, Some((r, _, desc))) => Some((r, desc)),
+                    (None, None) => None,
+                };
+                self.container(n, unknown, &inner)
             }
             "example" => {
                 let inner = ctx
                     .clone()
                     .or_else(|| Some((Reason::Exercise, "example".to_string())));
-                self.children(n, &inner)
+                self.container(n, unknown, &inner)
             }
-            "quote" if n.children().any(|c| c.has_tag_name("para")) => self.children(n, ctx),
+            "quote" if n.children().any(|c| c.has_tag_name("para")) => {
+                self.container(n, unknown, ctx)
+            }
+            _ => {
+                self.pending.extend(unknown);
+                self.leaf_or_para(n, name, ctx)
+            }
+        }
+    }
+
+    /// A block element that is not a container.
+    fn leaf_or_para(&mut self, n: Node, name: &str, ctx: &Ctx) -> Result<()> {
+        match name {
             "para" | "quote" => self.para(n, name, ctx),
             "title" | "label" => {
                 self.push(n, name, plain_text(n), Some(Reason::Heading), ctx);
@@ -375,7 +642,10 @@ impl Walker<'_, '_> {
                 );
                 Ok(())
             }
-            "newline" | "space" => Ok(()),
+            "newline" | "space" => {
+                self.pending.clear();
+                Ok(())
+            }
             other => bail!(
                 "{}:{}: no cleaning rule for block element <{other}>; add one to \
                  datasets::openstax::cnxml (and document it)",
@@ -400,9 +670,11 @@ impl Walker<'_, '_> {
         let (before, after): (Vec<Node>, Vec<Node>) = nested
             .into_iter()
             .partition(|c| c.has_tag_name("title") || c.has_tag_name("label"));
+        let own_unknown = std::mem::take(&mut self.pending);
         for c in before {
             self.block(c, ctx)?;
         }
+        self.pending = own_unknown;
         let text = tidy(&raw);
         let own = text.is_empty().then_some(Reason::Empty);
         self.push(n, name, text, own, ctx);
@@ -415,7 +687,7 @@ impl Walker<'_, '_> {
     /// Appends the inline text of `n`'s children to `out`; block-level children go to
     /// `nested`.
     fn inline<'a, 'i>(
-        &self,
+        &mut self,
         n: Node<'a, 'i>,
         out: &mut String,
         nested: &mut Vec<Node<'a, 'i>>,
@@ -425,7 +697,7 @@ impl Walker<'_, '_> {
 
     /// [`Walker::inline`] over a sequence of sibling nodes.
     fn inline_nodes<'a, 'i>(
-        &self,
+        &mut self,
         nodes: impl Iterator<Item = Node<'a, 'i>>,
         out: &mut String,
         nested: &mut Vec<Node<'a, 'i>>,
@@ -442,13 +714,33 @@ impl Walker<'_, '_> {
                 if c.attribute("display") == Some("block") {
                     nested.push(c);
                 } else {
+                    let text = linear_math(c, self.rules);
                     out.push(' ');
-                    out.push_str(&linear_math(c));
+                    out.push_str(&text);
                     out.push(' ');
                 }
                 continue;
             }
-            match c.tag_name().name() {
+            let name = c.tag_name().name();
+            if matches!(
+                name,
+                "emphasis"
+                    | "term"
+                    | "span"
+                    | "foreign"
+                    | "cite"
+                    | "cite-title"
+                    | "sub"
+                    | "sup"
+                    | "link"
+                    | "newline"
+                    | "space"
+            ) || (matches!(name, "quote" | "code") && c.attribute("display") != Some("block"))
+            {
+                let (_, unknown) = self.classes(c);
+                self.pending.extend(unknown);
+            }
+            match name {
                 "emphasis" | "term" | "span" | "foreign" | "cite" | "cite-title" | "sub" => {
                     self.inline(c, out, nested)?
                 }
@@ -488,11 +780,26 @@ impl Walker<'_, '_> {
     }
 }
 
-/// Linear text of a MathML expression: token text in order, `msup` as `base^exp`, `msub` as
-/// `base_sub`, `msubsup` as `base_sub^sup`, `mfrac` as `num/den`, `msqrt` as `sqrt(x)`,
-/// `mspace` as a space.
-pub(crate) fn linear_math(n: Node) -> String {
-    fn go(n: Node, out: &mut String) {
+/// Linear text of a MathML expression, under the rules of generations up to `allowed` (the
+/// book's [`BookSpec::rules_generation`]).
+///
+/// Generation 1: token text in order, `msup` as `base^exp`, `msub` as `base_sub`, `msubsup`
+/// as `base_sub^sup`, `mfrac` as `num/den`, `msqrt` as `sqrt(x)`, `mspace` as a space; any
+/// other element (`mrow`, `mi`, `mo`, `mn`, `mtext`, `mstyle`, `menclose`, `mover`, `munder`,
+/// `mtable`, ...) is its children's text in order; annotations are dropped.
+///
+/// Generation 2 (chemistry's MathML): a script with an empty base is a *prescript* (isotope
+/// notation `₆¹⁴C`) and is written `^14_6` without the alignment spaces, so the element follows
+/// it (`^14_6C`, not `_ 6^14C`); `mtable` rows are separated by `"; "` and their cells by a
+/// space (rows no longer run together); `mroot` is `root(x, n)`.
+pub(crate) fn linear_math(n: Node, allowed: u8) -> String {
+    fn text_of(n: Node) -> String {
+        n.descendants()
+            .filter(Node::is_text)
+            .map(|t| t.text().unwrap_or("").trim())
+            .collect()
+    }
+    fn go(n: Node, out: &mut String, allowed: u8) {
         if n.is_text() {
             out.push_str(n.text().unwrap_or("").trim());
             return;
@@ -503,10 +810,38 @@ pub(crate) fn linear_math(n: Node) -> String {
         let kids: Vec<Node> = n.children().filter(Node::is_element).collect();
         let part = |k: &Node| {
             let mut s = String::new();
-            go(*k, &mut s);
+            go(*k, &mut s, allowed);
             s
         };
-        match (n.tag_name().name(), kids.len()) {
+        let name = n.tag_name().name();
+        let prescript = allowed >= 2
+            && matches!((name, kids.len()), ("msup" | "msub", 2) | ("msubsup", 3))
+            && text_of(kids[0]).is_empty();
+        if prescript {
+            let script = |k: &Node| {
+                let mut s = String::new();
+                go(*k, &mut s, allowed);
+                s.split_whitespace().collect::<String>()
+            };
+            match name {
+                "msup" => {
+                    out.push('^');
+                    out.push_str(&script(&kids[1]));
+                }
+                "msub" => {
+                    out.push('_');
+                    out.push_str(&script(&kids[1]));
+                }
+                _ => {
+                    out.push('^');
+                    out.push_str(&script(&kids[2]));
+                    out.push('_');
+                    out.push_str(&script(&kids[1]));
+                }
+            }
+            return;
+        }
+        match (name, kids.len()) {
             ("msup", 2) => {
                 out.push_str(&part(&kids[0]));
                 out.push('^');
@@ -532,20 +867,43 @@ pub(crate) fn linear_math(n: Node) -> String {
             ("msqrt", _) => {
                 out.push_str("sqrt(");
                 for k in &kids {
-                    go(*k, out);
+                    go(*k, out, allowed);
                 }
                 out.push(')');
+            }
+            ("mroot", 2) if allowed >= 2 => {
+                out.push_str("root(");
+                out.push_str(&part(&kids[0]));
+                out.push_str(", ");
+                out.push_str(&part(&kids[1]));
+                out.push(')');
+            }
+            ("mtable", _) if allowed >= 2 && kids.len() > 1 => {
+                let rows: Vec<String> = kids
+                    .iter()
+                    .map(|row| {
+                        let cells: Vec<String> = row
+                            .children()
+                            .filter(Node::is_element)
+                            .map(|cell| squash(&part(&cell)))
+                            .collect();
+                        cells.join(" ")
+                    })
+                    .collect();
+                out.push(' ');
+                out.push_str(&rows.join("; "));
+                out.push(' ');
             }
             ("mspace", _) => out.push(' '),
             ("annotation" | "annotation-xml", _) => {}
             _ => {
                 for k in n.children() {
-                    go(k, out);
+                    go(k, out, allowed);
                 }
             }
         }
     }
     let mut s = String::new();
-    go(n, &mut s);
+    go(n, &mut s, allowed);
     squash(&s)
 }

@@ -92,7 +92,7 @@ pub(super) fn read_book(
             )
         })?;
         let mut page = clean_page(&body, &dir.join(&rel))?;
-        page.book = spec.slug;
+        page.book = spec.slug.clone();
         page.module = module;
         page.chapter = page_chapter;
         page.path = rel;
@@ -252,6 +252,7 @@ pub(crate) fn clean_page(text: &str, path: &Path) -> Result<Page> {
             line,
             text,
             removed,
+            unknown: Vec::new(),
         });
     };
     while i < lines.len() {
@@ -448,12 +449,14 @@ pub(crate) fn clean_page(text: &str, path: &Path) -> Result<Page> {
         );
     }
     Ok(Page {
-        book: "",
+        book: String::new(),
         module: String::new(),
         title,
         chapter: None,
         path: String::new(),
         blocks,
+        unknown: Vec::new(),
+        rules: 1,
     })
 }
 
@@ -472,7 +475,8 @@ fn md_inline(raw: &str, path: &Path, line: usize) -> Result<String> {
     let s = MATH.replace_all(&s, |c: &regex::Captures| {
         let m = &c[0];
         match roxmltree::Document::parse(m) {
-            Ok(doc) => format!(" {} ", super::cnxml::linear_math(doc.root_element())),
+            // The Markdown reader (Biology, 2014) has generation-1 rules only.
+            Ok(doc) => format!(" {} ", super::cnxml::linear_math(doc.root_element(), 1)),
             Err(e) => {
                 math_err.get_or_insert(e.to_string());
                 String::new()

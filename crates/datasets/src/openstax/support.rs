@@ -1,10 +1,11 @@
 //! Which MMLU questions the cleaned textbooks support, by an auditable anchor rule.
 //!
 //! # Scope
-//! Every MMLU test question of the subjects a book covers ([`super::BookSpec::subjects`]:
-//! `high_school_us_history` → U.S. History, `high_school_psychology` → Psychology 2e,
-//! `astronomy` → Astronomy 2e, `high_school_biology` and `college_biology` → Biology) is
-//! considered against *its* book's narrative pages (the kept text only).
+//! Every MMLU test question of the subjects a book covers ([`super::BookSpec::subjects`], from
+//! the books file; for the `openstax` corpus `high_school_us_history` → U.S. History,
+//! `high_school_psychology` → Psychology 2e, `astronomy` → Astronomy 2e, `high_school_biology`
+//! and `college_biology` → Biology) is considered against *its* book's narrative pages (the
+//! kept text only). A subject belongs to one book of a corpus.
 //!
 //! # Rule ([`SUPPORT_RULE`])
 //! Anchors are [`chunker::anchor`] surface anchors with the default [`AnchorConfig`]; the
@@ -135,7 +136,7 @@ pub struct Decision {
     /// MMLU subject.
     pub subject: String,
     /// Book slug it was checked against.
-    pub book: &'static str,
+    pub book: String,
     /// (a) and (b) both hold.
     pub supported: bool,
     /// A one-line explanation.
@@ -263,7 +264,7 @@ impl BookIndex {
     }
 
     /// Applies the rule to one question.
-    pub fn decide(&self, q: &Question, book: &'static str) -> Decision {
+    pub fn decide(&self, q: &Question, book: &str) -> Decision {
         let gold_text = q.gold().map_or("", |g| q.options[g].as_str());
         let mut gold_anchors = Vec::new();
         let (mut any_exact, mut any_phrase) = (false, false);
@@ -348,7 +349,7 @@ impl BookIndex {
         Decision {
             id: q.id.clone(),
             subject: q.subject.clone().unwrap_or_default(),
-            book,
+            book: book.to_string(),
             supported,
             reason,
             gold_support,
@@ -375,10 +376,11 @@ pub fn decide_all(corpus: &Corpus, questions: &[Question]) -> Result<Vec<Decisio
             BookIndex::new(&pages, AnchorConfig::default())
         })
         .collect();
-    let mut indexes: HashMap<&str, (&'static str, &BookIndex)> = HashMap::new();
+    // The books file gives each subject to one book of a corpus (BooksFile::parse).
+    let mut indexes: HashMap<&str, (&str, &BookIndex)> = HashMap::new();
     for (book, ix) in corpus.books.iter().zip(&built) {
-        for s in book.spec.subjects {
-            indexes.insert(s, (book.spec.slug, ix));
+        for s in &book.spec.subjects {
+            indexes.insert(s, (&book.spec.slug, ix));
         }
     }
     let mut out = Vec::new();
