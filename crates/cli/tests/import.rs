@@ -213,3 +213,171 @@ fn a_bad_import_exits_nonzero_naming_the_cell() {
     );
     assert!(!store.join("bad").exists());
 }
+
+/// The numbers of the fetch summary's row for `corpus` and `book`: pages, narrative, kept,
+/// removed, words, unknown.
+fn summary_row(stderr: &str, corpus: &str, book: &str) -> Option<Vec<u64>> {
+    stderr.lines().find_map(|l| {
+        let t: Vec<&str> = l.split_whitespace().collect();
+        if t.len() != 8 || t[0] != corpus || t[1] != book {
+            return None;
+        }
+        t[2..].iter().map(|n| n.parse().ok()).collect()
+    })
+}
+
+/// The local data directory holding `openstax/` (as the datasets tests find it).
+fn data_dir() -> std::path::PathBuf {
+    std::env::var_os("CHUNKBENCH_DATA")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| workspace().join("../shared/datasets"))
+}
+
+/// A fresh store holding copies of the already converted SciQ, MMLU and QuALITY datasets, so
+/// `data fetch` only converts the textbooks.
+fn store_for_fetch() -> tempfile::TempDir {
+    let main = common::store_with(&[
+        "sciq",
+        "sciq-retrieval",
+        "mmlu-dev",
+        "mmlu-validation",
+        "mmlu-test",
+        "quality",
+        "openstax",
+        "openstax-mmlu",
+        "openstax-mmlu-153",
+    ]);
+    let tmp = tempfile::tempdir().unwrap();
+    for ds in [
+        "sciq",
+        "sciq-retrieval",
+        "mmlu-dev",
+        "mmlu-validation",
+        "mmlu-test",
+        "quality",
+    ] {
+        common::copy_dir(&main.join(ds), &tmp.path().join(ds));
+    }
+    tmp
+}
+
+/// `data fetch` with the mirror converts the six books and bundles of the books file as three
+/// corpora with their question sets, lists every book in its summary, and leaves the EAR
+/// corpus exactly as the main store has it.
+#[test]
+fn data_fetch_converts_the_six_books_of_the_books_file() {
+    let tmp = store_for_fetch();
+    let store = tmp.path().to_str().unwrap();
+    let data = data_dir();
+    let args = [
+        "data",
+        "fetch",
+        "--store",
+        store,
+        "--data-dir",
+        data.to_str().unwrap(),
+    ];
+    let o = chunkbench(&args);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{err}");
+    for (corpus, book) in [
+        ("openstax", "us-history"),
+        ("openstax", "psychology"),
+        ("openstax", "astronomy"),
+        ("openstax", "biology"),
+        ("openstax-chemistry", "chemistry"),
+        ("openstax-economics", "economics"),
+    ] {
+        let row = summary_row(&err, corpus, book)
+            .unwrap_or_else(|| panic!("no summary row for {corpus}/{book}:\n{err}"));
+        assert!(row[0] > 0 && row[5] == 0, "{corpus}/{book}: {row:?}");
+    }
+    for ds in [
+        "openstax-chemistry-mmlu-153",
+        "openstax-economics-mmlu-153",
+        "openstax-mmlu-153",
+    ] {
+        assert!(tmp.path().join(ds).join("manifest.json").exists(), "{ds}");
+    }
+    assert!(!err.contains("not in the books file"), "{err}");
+    // The EAR corpus and its sample are the main store's, byte for byte.
+    let main = common::store_with(&["openstax", "openstax-mmlu", "openstax-mmlu-153"]);
+    for (ds, f) in [
+        ("openstax", "documents.jsonl"),
+        ("openstax", "blocks.jsonl"),
+        ("openstax-mmlu-153", "questions.jsonl"),
+    ] {
+        assert!(
+            std::fs::read(tmp.path().join(ds).join(f)).unwrap()
+                == std::fs::read(main.join(ds).join(f)).unwrap(),
+            "{ds}/{f} differs from the main store's"
+        );
+    }
+    // The manifests too, but for `source`, which names the mirror's path.
+    for ds in ["openstax", "openstax-mmlu", "openstax-mmlu-153"] {
+        let read = |dir: &Path| -> serde_json::Value {
+            let mut v: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(dir.join(ds).join("manifest.json")).unwrap())
+                    .unwrap();
+            v.as_object_mut().unwrap().remove("source");
+            v
+        };
+        assert_eq!(read(tmp.path()), read(&main), "{ds}");
+    }
+    // A second fetch finds all three corpora up to date.
+    let o = chunkbench(&args);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    for c in ["openstax", "openstax-chemistry", "openstax-economics"] {
+        assert!(
+            err.contains(&format!("{c} datasets are up to date")),
+            "{err}"
+        );
+    }
+}
+
+/// A books file naming a fixture book whose page has a section class no rule knows: the fetch
+/// reports it (and the mirror folder the file does not name); `--openstax-strict` fails
+/// naming the file, the line and the class.
+#[test]
+fn an_unknown_class_is_reported_and_strict_fetch_fails_naming_it() {
+    let tmp = store_for_fetch();
+    let fixture = workspace().join("crates/datasets/tests/data/openstax-fixture");
+    let mirror = fixture.join("openstax");
+    let books = fixture.join("books.yaml");
+    let mut args = vec![
+        "data",
+        "fetch",
+        "--store",
+        tmp.path().to_str().unwrap(),
+        "--openstax-mirror",
+        mirror.to_str().unwrap(),
+        "--openstax-books",
+        books.to_str().unwrap(),
+    ];
+    let o = chunkbench(&args);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("osbooks-fifth/ is in the mirror but not in the books file: not imported"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "osbooks-fixture/modules/m10001/index.cnxml:4: class section.endnotes has no cleaning rule"
+        ),
+        "{err}"
+    );
+    // pages, narrative pages, kept blocks (the citation is kept as prose), unknown classes.
+    let row = summary_row(&err, "fixture", "fixture").unwrap_or_else(|| panic!("{err}"));
+    assert_eq!((row[0], row[1], row[2], row[5]), (1, 1, 2, 1), "{err}");
+    args.push("--openstax-strict");
+    let o = chunkbench(&args);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "osbooks-fixture/modules/m10001/index.cnxml:4: class \"endnotes\" on <section>"
+        ) && err.contains("--openstax-strict"),
+        "{err}"
+    );
+}

@@ -1,5 +1,6 @@
-//! The OpenStax textbook corpus: four books cleaned into narrative pages (issue #10; the EAR
-//! paper's "four cleaned textbook files", docs/reference.md §5).
+//! The OpenStax textbook corpora: books cleaned into narrative pages (issue #10; the EAR
+//! paper's "four cleaned textbook files", docs/reference.md §5), and any other OpenStax book
+//! or bundle named in the books file (issue #20).
 //!
 //! # Sources
 //! A local mirror directory (`--data-dir DIR`, `CHUNKBENCH_DATA`; the books are read from
@@ -7,13 +8,38 @@
 //! "OpenStax textbook mirror"). Each book folder has a
 //! `SOURCE_COMMIT` file whose first word is the upstream commit; it is recorded in the manifest.
 //!
-//! | folder | book | format | page order |
-//! |---|---|---|---|
-//! | `osbooks-us-history` | U.S. History | CNXML 0.7 `modules/mNNNNN/index.cnxml` | `collections/*.collection.xml` |
-//! | `osbooks-psychology` | Psychology 2e | CNXML 0.7 | idem |
-//! | `osbooks-astronomy` | Astronomy 2e | CNXML 0.7 | idem |
-//! | `philschatz-biology-book` | Biology (2014) | Markdown + YAML front matter, `contents/mNNNNN.md` | `SUMMARY.md` |
+//! **The books file** ([`BooksFile`], `datasets/openstax-books.yaml`, compiled in; a user's own
+//! with `--openstax-books`) names every book: folder, slug, title, repository, pinned commit,
+//! format, license, MMLU subjects, the collections of a bundle and an optional pinned rules
+//! generation, grouped into corpora. Each corpus becomes the datasets `NAME`, `NAME-mmlu` and
+//! `NAME-mmlu-N`, with an identity over its own folders only ([`input_sha256`]). The mirror
+//! and the file are compared first ([`mirror_report`]): a folder nobody names, a named folder
+//! that is missing, a commit other than the pinned one are reported.
 //!
+//! | corpus | folder | book | format | page order |
+//! |---|---|---|---|---|
+//! | `openstax` | `osbooks-us-history` | U.S. History | CNXML 0.7 `modules/mNNNNN/index.cnxml` | `collections/*.collection.xml` via `META-INF/books.xml` |
+//! | `openstax` | `osbooks-psychology` | Psychology 2e | CNXML 0.7 | idem |
+//! | `openstax` | `osbooks-astronomy` | Astronomy 2e | CNXML 0.7 | idem |
+//! | `openstax` | `philschatz-biology-book` | Biology (2014) | Markdown + YAML front matter, `contents/mNNNNN.md` | `SUMMARY.md` |
+//! | `openstax-chemistry` | `osbooks-chemistry-bundle` | Chemistry 2e (of two collections) | CNXML 0.7 | the chosen collections |
+//! | `openstax-economics` | `osbooks-principles-economics-bundle` | Macroeconomics 3e + Microeconomics 3e (of five) | CNXML 0.7 | idem |
+//!
+//! **Bundles**: a CNXML folder whose `META-INF/books.xml` lists several collections sharing
+//! modules. A book reads the collections its entry names ([`BookSpec::collections`], default
+//! all), in order; a module named by two of them is one page, where the first puts it.
+//!
+//! **Rules generations** ([`RULES_GENERATION`], [`rules_version`]): generation 1 is the rules
+//! of the first release, generation 2 adds the bundles' class rules and three MathML rules. A
+//! book is cleaned under the generation its entry pins ([`BookSpec::rules`]; the EAR books
+//! pin generation 1) or the newest; the generation is in every manifest, so a rule change
+//! never changes a corpus silently.
+//!
+//! **Unknown classes** ([`UnknownClass`]): every class token on every element the cleaner
+//! visits has a rule ([`known_classes`]: removing, kept prose, book marker, page,
+//! presentation) or is counted: in the block log, the manifest counts and the fetch summary.
+//! With [`LoadOptions::strict`] the first one is an error naming file, line and class.
+
 //! # Pages and blocks
 //! One page per module named in the book's order file (no module is skipped; a module that is
 //! named but missing is an error). A page is cut into *blocks*, its structural units in document
@@ -46,16 +72,21 @@
 //!   including lists nested in a paragraph.
 //! - `exercise`: `exercise` (problem and solution), worked `example`s, sections of class
 //!   `review-questions`, `critical-thinking`, `personal-application`, `thought-questions`,
-//!   `figuring-for-yourself`, `group-activities`; Biology `data-type="exercise"` divs,
+//!   `figuring-for-yourself`, `group-activities` (generation 2: `self-check-questions`,
+//!   `problems`, `exercises`, and `workout` notes); Biology `data-type="exercise"` divs,
 //!   `art-connection` notes (a figure and its question), and everything under the headings
 //!   "Review Questions", "Free Response", "Art Connections", "Multiple Choice".
 //! - `glossary`: `glossary` definitions (key terms); Biology `data-type="glossary"`.
-//! - `summary`: sections of class `summary`; Biology "Section Summary".
-//! - `references`: sections of class `references` and `further-exploration`; Biology
+//! - `summary`: sections of class `summary` (generation 2: `key-equations`); Biology
+//!   "Section Summary".
+//! - `references`: sections of class `references` and `further-exploration` (generation 2:
+//!   `References`); Biology
 //!   footnote lists; the appendix pages listed in [`REFERENCE_PAGES`].
 //! - `learning-objectives`: the metadata abstract ("By the end of this section ..."), sections
-//!   of class `learning-objectives`, Biology `data-type="abstract"`.
-//! - `link-to-learning`: notes of class `link-to-learning` / `click-and-explore`; Biology
+//!   of class `learning-objectives` (generation 2: `chapter-objectives` notes), Biology
+//!   `data-type="abstract"`.
+//! - `link-to-learning`: notes of class `link-to-learning` / `click-and-explore`
+//!   (generation 2: `linkup`); Biology
 //!   `interactive`, `interactive-embedded-reading` and `interactive-embedded-homework` notes.
 //! - `footnote`: inline footnotes (their markers are removed from the paragraph).
 //! - `front-matter`: `preface` documents, contributor sections (`sr-contrib-auth`,
@@ -78,10 +109,11 @@
 //! text is narrative and each kept block's byte span is recorded in the block log.
 //!
 //! # Outputs
-//! [`write_corpus`] writes the dataset store directory `openstax/`: `documents.jsonl`, an empty
-//! `questions.jsonl`, `blocks.jsonl` (one row per block of every page: kept or removed, reason,
-//! source line, byte span in the document when kept) and `manifest.json` with the counts per
-//! book and in total.
+//! [`write_corpus`] writes the dataset store directory `NAME/` of a corpus (`openstax/`, ...):
+//! `documents.jsonl`, an empty `questions.jsonl`, `blocks.jsonl` (one row per block of every
+//! page: kept or removed, reason, source line, byte span in the document when kept, unknown
+//! classes when there are any) and `manifest.json` with the counts per book and in total;
+//! [`write_mmlu`] writes `NAME-mmlu/` and `NAME-mmlu-N/`.
 
 pub mod clone;
 mod cnxml;

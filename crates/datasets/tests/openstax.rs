@@ -37,10 +37,23 @@ fn mmlu() -> Dataset {
     })
 }
 
-/// The corpus, cleaned once per test binary.
+/// A corpus of the repository's books file.
+fn spec(name: &str) -> openstax::CorpusSpec {
+    openstax::BooksFile::builtin()
+        .corpus(name)
+        .unwrap_or_else(|| panic!("no corpus {name} in the books file"))
+        .clone()
+}
+
+fn load(name: &str) -> Corpus {
+    openstax::load_corpus(&mirror(), &spec(name), openstax::LoadOptions::default())
+        .unwrap_or_else(|e| panic!("{e:#}"))
+}
+
+/// The EAR corpus (`openstax`), cleaned once per test binary.
 fn corpus() -> &'static Corpus {
     static C: OnceLock<Corpus> = OnceLock::new();
-    C.get_or_init(|| openstax::load_corpus(&mirror()).unwrap_or_else(|e| panic!("{e:#}")))
+    C.get_or_init(|| load("openstax"))
 }
 
 #[test]
@@ -50,7 +63,7 @@ fn page_counts_equal_the_order_files() {
     let module_re = regex::Regex::new(r#"<col:module document="m[0-9]+""#).unwrap();
     let link_re = regex::Regex::new(r"\]\(contents/m[0-9]+\.md\)").unwrap();
     for book in &c.books {
-        let dir = root.join(book.spec.folder);
+        let dir = root.join(&book.spec.folder);
         let expected = match book.spec.format {
             openstax::Format::Cnxml => {
                 let coll = std::fs::read_dir(dir.join("collections"))
@@ -245,7 +258,7 @@ fn removed_blocks_reappear_only_where_the_book_repeats_itself() {
 
 #[test]
 fn cleaning_is_deterministic() {
-    let again = openstax::load_corpus(&mirror()).unwrap();
+    let again = load("openstax");
     let c = corpus();
     assert_eq!(again.counts(), c.counts());
     assert_eq!(again.documents(), c.documents());
@@ -283,10 +296,7 @@ fn question_sets() -> &'static (tempfile::TempDir, Vec<datasets::dataset::Datase
 fn support_audit_lists_every_considered_question_once() {
     let (dir, ms) = question_sets();
     let mmlu = mmlu();
-    let subjects: HashSet<&str> = openstax::BOOKS
-        .iter()
-        .flat_map(|b| b.subjects.iter().copied())
-        .collect();
+    let subjects: HashSet<&str> = corpus().spec.subjects().collect();
     let considered: Vec<&str> = mmlu
         .questions
         .iter()
@@ -695,7 +705,11 @@ fn a_missing_module_is_an_error_naming_the_collection_line() {
     }
     copy(&mirror(), &root);
     std::fs::remove_dir_all(root.join("osbooks-us-history/modules/m49967")).unwrap();
-    let e = format!("{:#}", openstax::load_corpus(&root).unwrap_err());
+    let e = format!(
+        "{:#}",
+        openstax::load_corpus(&root, &spec("openstax"), openstax::LoadOptions::default())
+            .unwrap_err()
+    );
     assert!(
         e.contains("us-history.collection.xml:") && e.contains("m49967") && e.contains("missing"),
         "{e}"
@@ -733,4 +747,294 @@ fn markdown_inline_markup_is_flattened() {
         .unwrap_err()
     );
     assert!(e.contains("m.md:5") && e.contains("MathML"), "{e}");
+}
+
+/// The EAR corpus is byte for byte what every earlier release made: same input identity, rules
+/// version, documents, block log and question sets (results/ear depends on them).
+#[test]
+fn the_ear_corpus_and_its_question_sets_are_unchanged() {
+    let c = corpus();
+    assert_eq!(c.rules_version(), "openstax-clean-1");
+    assert_eq!(
+        c.input_sha256,
+        "99bcb278f2f0a72562117724403a9b8fbd899eaa2afc3635ee815d12602a5fa8"
+    );
+    assert_eq!(c.unknown().count(), 0);
+    let tmp = tempfile::tempdir().unwrap();
+    let m = openstax::write_corpus(c, tmp.path()).unwrap();
+    assert_eq!(m.name, "openstax");
+    assert!(m
+        .version
+        .starts_with("openstax-clean-1; osbooks-astronomy@63157f37"));
+    assert_eq!(
+        m.files["documents.jsonl"],
+        "4c6668e6708e93ff1fb3fb8ba82c8583e36bf298f83c73c71d8709e219c73cda"
+    );
+    assert_eq!(
+        m.files["blocks.jsonl"],
+        "7a83fe523b3117f5785599606bafabdd0762555d80b84a8022ff9b07ab27e035"
+    );
+    assert!(!m.counts.keys().any(|k| k.contains("unknown")));
+    let (_, ms) = question_sets();
+    assert_eq!(ms[0].name, "openstax-mmlu");
+    assert_eq!(ms[1].name, "openstax-mmlu-153");
+    assert!(ms[1]
+        .version
+        .starts_with("openstax-clean-1; openstax-support-1;"));
+}
+
+#[test]
+fn the_books_file_names_six_folders_at_their_pinned_commits() {
+    let file = openstax::BooksFile::builtin();
+    let names: Vec<&str> = file.corpora.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["openstax", "openstax-chemistry", "openstax-economics"]
+    );
+    let report = openstax::mirror_report(&mirror(), &file).unwrap();
+    assert_eq!(
+        report,
+        openstax::MirrorReport::default(),
+        "{:?}",
+        report.lines()
+    );
+    let subjects: Vec<&str> = file.corpora.iter().flat_map(|c| c.subjects()).collect();
+    assert_eq!(
+        subjects,
+        [
+            "high_school_us_history",
+            "high_school_psychology",
+            "astronomy",
+            "high_school_biology",
+            "college_biology",
+            "high_school_chemistry",
+            "college_chemistry",
+            "high_school_macroeconomics",
+            "high_school_microeconomics"
+        ]
+    );
+    // Every known class is documented in datasets/README.md.
+    let readme = std::fs::read_to_string(workspace().join("datasets/README.md")).unwrap();
+    for (element, class) in openstax::known_classes() {
+        assert!(
+            readme.contains(&format!("`{class}`")),
+            "datasets/README.md does not document {element}.{class}"
+        );
+    }
+}
+
+#[test]
+fn books_file_errors_name_the_file_the_field_and_the_fix() {
+    let good = openstax::BUILTIN_BOOKS_FILE;
+    let err = |text: &str| {
+        format!(
+            "{:#}",
+            openstax::BooksFile::parse(text, "my-books.yaml").unwrap_err()
+        )
+    };
+    let e = err(&good.replacen(
+        "        slug: psychology",
+        "        slug: psychology\n        folders: x",
+        1,
+    ));
+    assert!(e.contains("my-books.yaml:") && e.contains("folders"), "{e}");
+    let e = err(&good.replacen("slug: psychology", "slug: us-history", 1));
+    assert!(e.contains("slug \"us-history\" is already used"), "{e}");
+    let e = err(&good.replacen(
+        "subjects: [astronomy]",
+        "subjects: [high_school_psychology]",
+        1,
+    ));
+    assert!(
+        e.contains("already supported by book \"psychology\""),
+        "{e}"
+    );
+    let e = err(&good.replacen("32c719622fbb7a0ca729cd645c1df4cf4e7d5b3a", "32c7196", 1));
+    assert!(e.contains("chemistry") && e.contains("40-hex-digit"), "{e}");
+    let e = err(&good.replacen("rules: 1", "rules: 3", 1));
+    assert!(e.contains("rules: 3") && e.contains("from 1 to 2"), "{e}");
+    let e = err(&good.replacen("name: openstax-economics", "name: openstax", 1));
+    assert!(e.contains("listed twice"), "{e}");
+    // A collection missing from books.xml is found when the book is read.
+    let file = openstax::BooksFile::parse(
+        &good.replacen(
+            "collections: [chemistry-2e]",
+            "collections: [chemistry-3e]",
+            1,
+        ),
+        "my-books.yaml",
+    )
+    .unwrap();
+    let e = format!(
+        "{:#}",
+        openstax::load_corpus(
+            &mirror(),
+            file.corpus("openstax-chemistry").unwrap(),
+            openstax::LoadOptions::default()
+        )
+        .unwrap_err()
+    );
+    assert!(
+        e.contains("META-INF/books.xml")
+            && e.contains("chemistry-3e")
+            && e.contains("chemistry-2e, chemistry-atoms-first-2e"),
+        "{e}"
+    );
+}
+
+/// The two bundles: only the chosen collections, a module shared by two of them once (where
+/// the first puts it), every class met has a rule, and the counts of the pinned commits.
+#[test]
+fn bundles_read_the_chosen_collections_with_shared_modules_once() {
+    let chem = load("openstax-chemistry");
+    let econ = load("openstax-economics");
+    for c in [&chem, &econ] {
+        assert_eq!(c.rules_version(), "openstax-clean-2");
+        let unknown: Vec<String> = c
+            .unknown()
+            .map(|(_, p, u)| format!("{} {}:{}", u.class, p.path, u.line))
+            .collect();
+        assert!(unknown.is_empty(), "{unknown:?}");
+        let ids: HashSet<String> = c.books[0].pages.iter().map(|p| p.doc_id()).collect();
+        assert_eq!(ids.len(), c.books[0].pages.len(), "{}", c.spec.name);
+    }
+    // Chemistry 2e: 149 modules; no module of Atoms First alone (its 27 copies are m71xxx).
+    assert_eq!(chem.books[0].pages.len(), 149);
+    assert!(chem.books[0]
+        .pages
+        .iter()
+        .all(|p| !p.module.starts_with("m71")));
+    // Macroeconomics 3e (119) and Microeconomics 3e (100) share 36 modules: 183 pages.
+    let root = mirror().join("osbooks-principles-economics-bundle/collections");
+    let modules = |f: &str| -> Vec<String> {
+        let t = std::fs::read_to_string(root.join(f)).unwrap();
+        regex::Regex::new(r#"document="(m[0-9]+)""#)
+            .unwrap()
+            .captures_iter(&t)
+            .map(|c| c[1].to_string())
+            .collect()
+    };
+    let macro_ = modules("principles-macroeconomics-3e.collection.xml");
+    let micro = modules("principles-microeconomics-3e.collection.xml");
+    let shared: Vec<&String> = micro.iter().filter(|m| macro_.contains(m)).collect();
+    assert_eq!((macro_.len(), micro.len(), shared.len()), (119, 100, 36));
+    let pages = &econ.books[0].pages;
+    assert_eq!(pages.len(), 183);
+    let order: Vec<&str> = pages.iter().map(|p| p.module.as_str()).collect();
+    assert_eq!(
+        order[..119],
+        macro_.iter().map(String::as_str).collect::<Vec<_>>()[..]
+    );
+    // A shared module sits where Macroeconomics puts it, under its chapter title.
+    let first_shared = shared[0];
+    let at = order.iter().position(|m| m == first_shared).unwrap();
+    assert!(at < 119);
+    // Counts at the pinned commits (datasets/README.md).
+    let (_, chem_total) = chem.counts();
+    let (_, econ_total) = econ.counts();
+    let key = |c: &openstax::Counts| {
+        (
+            c.pages,
+            c.narrative_pages,
+            c.blocks_kept,
+            c.blocks_removed,
+            c.words_kept,
+        )
+    };
+    assert_eq!(key(&chem_total), (149, 136, 2491, 9630, 180743));
+    assert_eq!(key(&econ_total), (183, 181, 3031, 5369, 286707));
+    // The generation-2 class rules remove what is not narrative.
+    let removed_as = |c: &Corpus, ctx: &str| -> BTreeMap<Reason, usize> {
+        let mut m = BTreeMap::new();
+        for p in &c.books[0].pages {
+            for b in p
+                .blocks
+                .iter()
+                .filter(|b| b.context.as_deref() == Some(ctx))
+            {
+                *m.entry(b.removed.unwrap()).or_default() += 1;
+            }
+        }
+        m
+    };
+    for (c, ctx, reason) in [
+        (&econ, "note.workout", Reason::Exercise),
+        (&econ, "note.linkup", Reason::LinkToLearning),
+        (&econ, "note.chapter-objectives", Reason::LearningObjectives),
+        (&econ, "section.self-check-questions", Reason::Exercise),
+        (&econ, "section.problems", Reason::Exercise),
+        (&econ, "section.References", Reason::References),
+        (&chem, "section.exercises", Reason::Exercise),
+        (&chem, "section.key-equations", Reason::Summary),
+    ] {
+        let m = removed_as(c, ctx);
+        assert!(m.len() == 1 && m.contains_key(&reason), "{ctx}: {m:?}");
+    }
+    // Kept feature boxes: prose of the book.
+    let kept_in = |c: &Corpus, class: &str| {
+        c.books[0].pages.iter().any(|p| {
+            let t = std::fs::read_to_string(mirror().join(&c.books[0].spec.folder).join(&p.path))
+                .unwrap();
+            t.contains(&format!("{class}\"")) && p.blocks.iter().any(|b| b.kept())
+        })
+    };
+    for class in ["everyday-life", "sciences-interconnect", "chemist-portrait"] {
+        assert!(kept_in(&chem, class), "{class}");
+    }
+    // Isotopes in kept chemistry text read ^14_6C, not `_ 6^14C`.
+    let text: String = chem.documents().into_iter().map(|d| d.text).collect();
+    assert!(text.contains("^14_6C") && !text.contains("_ 6^14C"));
+}
+
+/// A book the rules have not seen: its unknown section class is counted and logged; strict
+/// mode fails naming the file, the line and the class.
+#[test]
+fn an_unknown_section_class_is_reported_and_strict_mode_fails_on_it() {
+    // tests/data/openstax-fixture: one book (osbooks-fixture, with a `section.endnotes`) in
+    // its books file, and a fifth folder (osbooks-fifth) the file does not name.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/openstax-fixture");
+    let root = fixture.join("openstax");
+    let file = openstax::BooksFile::load(&fixture.join("books.yaml")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let report = openstax::mirror_report(&root, &file).unwrap();
+    assert_eq!(report.not_in_file, ["osbooks-fifth"]);
+    assert!(report.lines()[0].contains("osbooks-fifth/ is in the mirror but not in the books file"));
+    let spec = &file.corpora[0];
+    let c = openstax::load_corpus(&root, spec, openstax::LoadOptions::default()).unwrap();
+    let unknown: Vec<(String, usize)> = c
+        .unknown()
+        .map(|(_, _, u)| (u.class.clone(), u.line))
+        .collect();
+    assert_eq!(unknown, [("section.endnotes".to_string(), 4)]);
+    // Kept as prose (not guessed away), and marked in the block log and the manifest.
+    let page = &c.books[0].pages[0];
+    let cite = page
+        .blocks
+        .iter()
+        .find(|b| b.text.contains("citation"))
+        .unwrap();
+    assert!(cite.kept());
+    assert_eq!(cite.unknown, ["section.endnotes"]);
+    let store = tmp.path().join("store");
+    let m = openstax::write_corpus(&c, &store).unwrap();
+    assert_eq!(m.counts["unknown_classes"], 1);
+    assert_eq!(m.counts["fixture.unknown.section.endnotes"], 1);
+    let log = std::fs::read_to_string(store.join("fixture/blocks.jsonl")).unwrap();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("\"unknown\":[\"section.endnotes\"]")),
+        "{log}"
+    );
+    // Strict: an error naming the file, the line and the class.
+    let e = format!(
+        "{:#}",
+        openstax::load_corpus(&root, spec, openstax::LoadOptions { strict: true }).unwrap_err()
+    );
+    assert!(
+        e.contains("osbooks-fixture/modules/m10001/index.cnxml:4")
+            && e.contains("\"endnotes\"")
+            && e.contains("<section>")
+            && e.contains("--openstax-strict"),
+        "{e}"
+    );
 }

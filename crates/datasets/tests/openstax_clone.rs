@@ -19,6 +19,14 @@ fn mirror() -> PathBuf {
     p
 }
 
+/// The EAR corpus of the repository's books file.
+fn ear() -> openstax::CorpusSpec {
+    openstax::BooksFile::builtin()
+        .corpus("openstax")
+        .expect("the books file has the openstax corpus")
+        .clone()
+}
+
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
@@ -51,11 +59,12 @@ fn copy_dir(from: &Path, to: &Path) {
 /// A local upstream repository per book holding the mirror's files (plus an image the sparse
 /// checkout must leave out); returns the sources at those repositories' commits.
 fn upstreams(root: &Path) -> Vec<clone::BookSource> {
-    openstax::BOOKS
-        .iter()
+    ear()
+        .books
+        .into_iter()
         .map(|b| {
-            let repo = root.join(b.folder);
-            copy_dir(&mirror().join(b.folder), &repo);
+            let repo = root.join(&b.folder);
+            copy_dir(&mirror().join(&b.folder), &repo);
             std::fs::create_dir_all(repo.join("media")).unwrap();
             std::fs::write(repo.join("media/figure.jpg"), [0u8; 64]).unwrap();
             git(&repo, &["init", "-q"]);
@@ -76,7 +85,7 @@ fn upstreams(root: &Path) -> Vec<clone::BookSource> {
                 ],
             );
             clone::BookSource {
-                book: *b,
+                book: b,
                 url: format!("file://{}", repo.display()),
                 commit: git(&repo, &["rev-parse", "HEAD"]),
             }
@@ -91,13 +100,14 @@ fn clones_the_pinned_commits_into_a_loadable_mirror() {
     let dest = tmp.path().join("mirror");
     clone::clone_mirror(&dest, &sources).unwrap();
     for s in &sources {
-        let dir = dest.join(s.book.folder);
+        let dir = dest.join(&s.book.folder);
         assert_eq!(openstax::source_commit(&dir).unwrap(), s.commit);
         assert!(!dir.join(".git").exists() && !dir.join("media").exists());
     }
     // The cleaner reads the fetched files exactly as it reads the mirror.
-    let fetched = openstax::load_corpus(&dest).unwrap();
-    let original = openstax::load_corpus(&mirror()).unwrap();
+    let o = openstax::LoadOptions::default();
+    let fetched = openstax::load_corpus(&dest, &ear(), o).unwrap();
+    let original = openstax::load_corpus(&mirror(), &ear(), o).unwrap();
     // Same pages and texts; only `source` differs (it names the commit, here the local one).
     let strip = |docs: Vec<chunker::Document>| -> Vec<(String, String, String)> {
         docs.into_iter().map(|d| (d.id, d.title, d.text)).collect()
@@ -106,12 +116,12 @@ fn clones_the_pinned_commits_into_a_loadable_mirror() {
     assert!(a == b, "{} vs {} documents differ", a.len(), b.len());
     assert_eq!(fetched.counts(), original.counts());
     // Up-to-date folders are kept (no second fetch).
-    let stamp = std::fs::metadata(dest.join(sources[0].book.folder).join("SOURCE_COMMIT"))
+    let stamp = std::fs::metadata(dest.join(&sources[0].book.folder).join("SOURCE_COMMIT"))
         .unwrap()
         .modified()
         .unwrap();
     clone::clone_mirror(&dest, &sources).unwrap();
-    let again = std::fs::metadata(dest.join(sources[0].book.folder).join("SOURCE_COMMIT"))
+    let again = std::fs::metadata(dest.join(&sources[0].book.folder).join("SOURCE_COMMIT"))
         .unwrap()
         .modified()
         .unwrap();
@@ -138,9 +148,12 @@ fn an_unknown_commit_names_the_repository_and_the_fix() {
 
 #[test]
 fn pinned_sources_match_the_shared_mirror() {
-    for s in clone::pinned_sources(clone::DEFAULT_GIT_BASE) {
+    let file = openstax::BooksFile::builtin();
+    let sources = clone::pinned_sources(&file, clone::DEFAULT_GIT_BASE);
+    assert_eq!(sources.len(), 6, "four books and two bundles");
+    for s in sources {
         assert_eq!(
-            openstax::source_commit(&mirror().join(s.book.folder)).unwrap(),
+            openstax::source_commit(&mirror().join(&s.book.folder)).unwrap(),
             s.commit
         );
         assert!(s.url.starts_with("https://github.com/"), "{}", s.url);

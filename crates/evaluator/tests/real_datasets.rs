@@ -112,6 +112,10 @@ fn mmlu_import_counts() {
         ("astronomy", 152),
         ("high_school_biology", 310),
         ("college_biology", 144),
+        ("high_school_macroeconomics", 390),
+        ("high_school_microeconomics", 238),
+        ("high_school_chemistry", 203),
+        ("college_chemistry", 100),
     ] {
         assert_eq!(per[s], n, "{s}");
     }
