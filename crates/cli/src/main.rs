@@ -980,10 +980,20 @@ fn openstax_fetch(
                 started.elapsed().as_secs_f64()
             );
         }
-        for (book, page, u) in corpus.unknown().take(20) {
+        const SHOWN: usize = 20;
+        for (book, page, u) in corpus.unknown().take(SHOWN) {
             eprintln!(
-                "note: {}: {}/{}:{}: class {} has no cleaning rule; counted, content kept as prose",
+                "note: {}: {}/{}:{}: class {} has no cleaning rule; counted, and the element \
+                 cleaned as if it had no class (a section or note stays prose)",
                 spec.name, book.spec.folder, page.path, u.line, u.class
+            );
+        }
+        let more = corpus.unknown().count().saturating_sub(SHOWN);
+        if more > 0 {
+            eprintln!(
+                "note: {}: {more} more unknown classes (all in {}/blocks.jsonl, field `unknown`; \
+                 --openstax-strict fails on them)",
+                spec.name, spec.name
             );
         }
         done.push((spec, names));

@@ -801,7 +801,7 @@ impl Corpus {
         rules_version(&g)
     }
 
-    /// The corpus's unknown classes with the book slug, in book and page order.
+    /// The corpus's unknown classes with their book and page, in book and page order.
     pub fn unknown(&self) -> impl Iterator<Item = (&Book, &Page, &UnknownClass)> {
         self.books.iter().flat_map(|b| {
             b.pages
@@ -875,7 +875,8 @@ pub fn load_corpus(root: &Path, spec: &CorpusSpec, options: LoadOptions) -> Resu
                         "{}:{}: class {:?} on <{}> has no cleaning rule (book {}, --openstax-strict); \
                          decide whether its content is narrative and add it to the class rules in \
                          datasets::openstax::cnxml (and datasets/README.md), or run without \
-                         --openstax-strict to count it and keep the content as prose",
+                         --openstax-strict to count it and clean the element as if it had no \
+                         class (a section or note stays prose)",
                         dir.join(&p.path).display(),
                         u.line,
                         u.class.split_once('.').map_or("", |x| x.1),
