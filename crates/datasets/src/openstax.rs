@@ -156,7 +156,7 @@ pub const FRONT_MATTER_PAGES: &[&str] = &[
 ];
 
 /// The source format of a book.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     /// CNXML 0.7 modules ordered by a collection file.
@@ -167,7 +167,7 @@ pub enum Format {
 
 /// One book of the books file ([`BooksFile`]): where it is in the mirror, where it comes
 /// from, and what it supports.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BookSpec {
     /// Folder under the mirror (`DATA_DIR/openstax/FOLDER`).
@@ -212,7 +212,7 @@ impl BookSpec {
 
 /// One corpus of the books file: the books that become one dataset `NAME` with its question
 /// sets `NAME-mmlu` and `NAME-mmlu-N`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CorpusSpec {
     /// Dataset name (`openstax`, `openstax-chemistry`, ...).
@@ -252,6 +252,27 @@ pub struct BooksFile {
     pub corpora: Vec<CorpusSpec>,
 }
 
+/// File in a corpus's dataset directory that records the books-file entry it was made from
+/// ([`entry_json`]). The entry shapes the datasets (ids, titles, subjects, collections) but not
+/// the mirror's hash, so `data fetch` compares it too before calling a store up to date. It
+/// is not part of the manifest (manifests made before it existed stay byte-identical).
+pub const ENTRY_FILE: &str = "books-entry.json";
+
+/// The books-file entry of a corpus as canonical JSON (what [`ENTRY_FILE`] holds).
+pub fn entry_json(spec: &CorpusSpec) -> String {
+    serde_json::to_string_pretty(spec).expect("a corpus spec serialises") + "\n"
+}
+
+/// Dataset names `data fetch` writes besides the textbooks: no corpus may take them.
+pub const RESERVED_NAMES: &[&str] = &[
+    "sciq",
+    "sciq-retrieval",
+    "mmlu-dev",
+    "mmlu-validation",
+    "mmlu-test",
+    "quality",
+];
+
 /// The repository's books file, `datasets/openstax-books.yaml`.
 pub const BUILTIN_BOOKS_FILE: &str = include_str!("../../../datasets/openstax-books.yaml");
 
@@ -279,10 +300,11 @@ impl BooksFile {
     ///
     /// # Errors
     /// Invalid YAML, an unknown, missing or duplicate field (with its line and column); a
-    /// corpus name that is not lowercase letters, digits and `-`; a duplicate corpus name,
-    /// book folder or slug; a commit that is not 40 hex digits; a subject claimed by two books
-    /// of one corpus; `collections` on a Markdown book. Each error names `origin`, the corpus
-    /// and book, and the fix.
+    /// corpus name that is not lowercase words of letters and digits joined by `-`, that is
+    /// one of [`RESERVED_NAMES`], or that ends in `-mmlu` or holds `-mmlu-` (the question sets'
+    /// names); a duplicate corpus name, book folder or slug; a commit that is not 40 lowercase
+    /// hex digits; a subject claimed by two books of one corpus; `collections` on a Markdown
+    /// book. Each error names `origin`, the corpus and book, and the fix.
     pub fn parse(text: &str, origin: &str) -> Result<BooksFile> {
         let file: BooksFile = serde_yaml::from_str(text).map_err(|e| {
             let at = e
@@ -300,8 +322,15 @@ impl BooksFile {
                     && s.bytes()
                         .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
             };
-            if !ok(&c.name) {
-                bail!("{origin}: corpus name {:?}: use lowercase letters, digits and '-' (it names dataset directories)", c.name);
+            let words_ok = |s: &str| ok(s) && s.split('-').all(|w| !w.is_empty());
+            if !words_ok(&c.name) || !c.name.starts_with(|ch: char| ch.is_ascii_lowercase()) {
+                bail!("{origin}: corpus name {:?}: use lowercase words of letters and digits joined by '-', starting with a letter (it names dataset directories)", c.name);
+            }
+            if RESERVED_NAMES.contains(&c.name.as_str())
+                || c.name.ends_with("-mmlu")
+                || c.name.contains("-mmlu-")
+            {
+                bail!("{origin}: corpus name {:?} would overwrite another dataset of the store ({} are taken, and NAME-mmlu, NAME-mmlu-N are each corpus's question sets); choose another name", c.name, RESERVED_NAMES.join(", "));
             }
             if !names.insert(c.name.as_str()) {
                 bail!(
@@ -328,18 +357,18 @@ impl BooksFile {
                     );
                 }
                 if let Some(other) = folders.insert(b.folder.as_str(), &c.name) {
-                    if other != &c.name {
-                        bail!("{at}: folder {:?} is also in corpus {other:?}; a book folder belongs to one corpus", b.folder);
-                    }
+                    bail!("{at}: folder {:?} is already a book of corpus {other:?}; a folder is one book (name several collections of a bundle in one entry's `collections`)", b.folder);
                 }
                 if let Some(other) = slugs.insert(b.slug.as_str(), &c.name) {
                     bail!("{at}: slug {:?} is already used (corpus {other:?}); document ids must stay unique", b.slug);
                 }
-                if b.commit.len() != 40 || !b.commit.bytes().all(|x| x.is_ascii_hexdigit()) {
-                    bail!(
-                        "{at}: commit {:?}: give the full 40-hex-digit upstream commit",
-                        b.commit
-                    );
+                if b.commit.len() != 40
+                    || !b
+                        .commit
+                        .bytes()
+                        .all(|x| x.is_ascii_digit() || (b'a'..=b'f').contains(&x))
+                {
+                    bail!("{at}: commit {:?}: give the full 40-hex-digit upstream commit, in lowercase as git prints it", b.commit);
                 }
                 if let Some(g) = b.rules {
                     if !(1..=RULES_GENERATION).contains(&g) {
@@ -394,7 +423,7 @@ impl MirrorReport {
         let mut v = Vec::new();
         for f in &self.not_in_file {
             v.push(format!(
-                "{f}/ is in the mirror but not in the books file: not imported (add an entry to datasets/openstax-books.yaml, or give --openstax-books FILE)"
+                "{f}/ is in the mirror but not in the books file: not imported (to import it, add an entry to a copy of datasets/openstax-books.yaml and give the copy with --openstax-books FILE)"
             ));
         }
         for (c, f) in &self.not_in_mirror {
@@ -1290,6 +1319,25 @@ pub fn write_mmlu(
     sample: usize,
     seed: u64,
 ) -> Result<Vec<DatasetManifest>> {
+    for book in &corpus.books {
+        for subject in &book.spec.subjects {
+            if !mmlu
+                .questions
+                .iter()
+                .any(|q| q.subject.as_deref() == Some(subject.as_str()))
+            {
+                bail!(
+                    "corpus {}, book {}: subject {subject:?} has no question in {} ({}); fix \
+                     `subjects` in the books file (MMLU subjects are lowercase with '_', e.g. \
+                     high_school_chemistry)",
+                    corpus.spec.name,
+                    book.spec.slug,
+                    mmlu.name,
+                    mmlu.dir.display()
+                );
+            }
+        }
+    }
     let decisions = support::decide_all(corpus, &mmlu.questions)?;
     let supported_ids: std::collections::HashSet<&str> = decisions
         .iter()

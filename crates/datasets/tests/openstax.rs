@@ -775,6 +775,30 @@ fn the_ear_corpus_and_its_question_sets_are_unchanged() {
         "7a83fe523b3117f5785599606bafabdd0762555d80b84a8022ff9b07ab27e035"
     );
     assert!(!m.counts.keys().any(|k| k.contains("unknown")));
+    // A subject MMLU does not have is an error naming it, not an empty question set.
+    let mut typo = spec("openstax");
+    typo.books[2].subjects = vec!["astronmy".into()];
+    let bad = Corpus {
+        spec: typo.clone(),
+        books: c
+            .books
+            .iter()
+            .zip(&typo.books)
+            .map(|(b, s)| openstax::Book {
+                spec: s.clone(),
+                ..b.clone()
+            })
+            .collect(),
+        ..c.clone()
+    };
+    let e = format!(
+        "{:#}",
+        openstax::write_mmlu(&bad, &mmlu(), tmp.path(), 153, 0).unwrap_err()
+    );
+    assert!(
+        e.contains("book astronomy: subject \"astronmy\" has no question in mmlu-test"),
+        "{e}"
+    );
     let (_, ms) = question_sets();
     assert_eq!(ms[0].name, "openstax-mmlu");
     assert_eq!(ms[1].name, "openstax-mmlu-153");
@@ -855,6 +879,32 @@ fn books_file_errors_name_the_file_the_field_and_the_fix() {
     assert!(e.contains("rules: 3") && e.contains("from 1 to 2"), "{e}");
     let e = err(&good.replacen("name: openstax-economics", "name: openstax", 1));
     assert!(e.contains("listed twice"), "{e}");
+    // Names that would overwrite another dataset of the store.
+    for taken in ["mmlu-test", "openstax-mmlu", "sciq", "x-mmlu-153"] {
+        let e = err(&good.replacen("name: openstax-economics", &format!("name: {taken}"), 1));
+        assert!(
+            e.contains("would overwrite another dataset"),
+            "{taken}: {e}"
+        );
+    }
+    let e = err(&good.replacen("name: openstax-economics", "name: \"-a\"", 1));
+    assert!(e.contains("lowercase words"), "{e}");
+    // One folder is one book, also within a corpus.
+    let e = err(&good.replacen(
+        "folder: osbooks-psychology",
+        "folder: osbooks-us-history",
+        1,
+    ));
+    assert!(
+        e.contains("folder \"osbooks-us-history\" is already a book"),
+        "{e}"
+    );
+    let e = err(&good.replacen(
+        "32c719622fbb7a0ca729cd645c1df4cf4e7d5b3a",
+        "32C719622FBB7A0CA729CD645C1DF4CF4E7D5B3A",
+        1,
+    ));
+    assert!(e.contains("lowercase"), "{e}");
     // A collection missing from books.xml is found when the book is read.
     let file = openstax::BooksFile::parse(
         &good.replacen(
@@ -942,7 +992,7 @@ fn bundles_read_the_chosen_collections_with_shared_modules_once() {
         )
     };
     assert_eq!(key(&chem_total), (149, 136, 2491, 9630, 180743));
-    assert_eq!(key(&econ_total), (183, 181, 3031, 5369, 286707));
+    assert_eq!(key(&econ_total), (183, 181, 3017, 5383, 285520));
     // The generation-2 class rules remove what is not narrative.
     let removed_as = |c: &Corpus, ctx: &str| -> BTreeMap<Reason, usize> {
         let mut m = BTreeMap::new();
@@ -964,6 +1014,12 @@ fn bundles_read_the_chosen_collections_with_shared_modules_once() {
         (&econ, "section.self-check-questions", Reason::Exercise),
         (&econ, "section.problems", Reason::Exercise),
         (&econ, "section.References", Reason::References),
+        (&econ, "section[title=References]", Reason::References),
+        (
+            &econ,
+            "section[title=Key Concepts and Summary]",
+            Reason::Summary,
+        ),
         (&chem, "section.exercises", Reason::Exercise),
         (&chem, "section.key-equations", Reason::Summary),
     ] {

@@ -174,6 +174,13 @@ const CLASS_RULES: &[(&str, &str, Rule)] = &[
     ("para", "click-and-explore", Rule::Prose),
 ];
 
+/// Generation 2: sections *without a removing class* whose title says what they are (the
+/// economics appendices have unclassed "Key Concepts and Summary" and "References" sections).
+const SECTION_TITLES: &[(&str, Reason)] = &[
+    ("Key Concepts and Summary", Reason::Summary),
+    ("References", Reason::References),
+];
+
 /// The rule for class token `class` on element `element`, if any.
 fn class_rule(element: &str, class: &str) -> Option<Rule> {
     CLASS_RULES
@@ -271,12 +278,14 @@ pub(super) fn read_book(
     let mut pages = Vec::with_capacity(order.len());
     for (module, chapter, line, cpath) in order {
         let rel = format!("modules/{module}/index.cnxml");
-        let text = read(&rel).with_context(|| {
-            format!(
-                "{}:{line}: module {module} is in the collection but its file is missing",
-                cpath.display()
-            )
-        })?;
+        if !dir.join(&rel).is_file() {
+            bail!(
+                "{}:{line}: module {module} is in the collection but its file {} is missing",
+                cpath.display(),
+                dir.join(&rel).display()
+            );
+        }
+        let text = read(&rel)?;
         let mut page = clean_page(&text, &dir.join(&rel), spec.rules_generation())?;
         page.book = spec.slug.clone();
         page.module = module;
@@ -582,6 +591,17 @@ impl Walker<'_, '_> {
                 let inner = match (ctx, remove) {
                     (Some(c), _) => Some(c.clone()),
                     (None, Some((r, _, desc))) => Some((r, desc)),
+                    (None, None) if name == "section" && self.rules >= 2 => {
+                        let title = n
+                            .children()
+                            .find(|c| c.has_tag_name("title"))
+                            .map(plain_text)
+                            .unwrap_or_default();
+                        SECTION_TITLES
+                            .iter()
+                            .find(|(t, _)| *t == title)
+                            .map(|(t, r)| (*r, format!("section[title={t}]")))
+                    }
                     (None, None) => None,
                 };
                 self.container(n, unknown, &inner)
