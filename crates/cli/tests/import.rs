@@ -236,26 +236,11 @@ fn data_dir() -> std::path::PathBuf {
 /// A fresh store holding copies of the already converted SciQ, MMLU and QuALITY datasets, so
 /// `data fetch` only converts the textbooks.
 fn store_for_fetch() -> tempfile::TempDir {
-    let main = common::store_with(&[
-        "sciq",
-        "sciq-retrieval",
-        "mmlu-dev",
-        "mmlu-validation",
-        "mmlu-test",
-        "quality",
-        "openstax",
-        "openstax-mmlu",
-        "openstax-mmlu-153",
-    ]);
+    // The datasets `data fetch` writes besides the textbooks.
+    let others = datasets::openstax::RESERVED_NAMES;
+    let main = common::store_with(others);
     let tmp = tempfile::tempdir().unwrap();
-    for ds in [
-        "sciq",
-        "sciq-retrieval",
-        "mmlu-dev",
-        "mmlu-validation",
-        "mmlu-test",
-        "quality",
-    ] {
+    for ds in others {
         common::copy_dir(&main.join(ds), &tmp.path().join(ds));
     }
     tmp
