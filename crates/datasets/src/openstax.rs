@@ -606,8 +606,6 @@ pub struct Page {
     pub blocks: Vec<Block>,
     /// Unknown classes met on the page, in document order.
     pub unknown: Vec<UnknownClass>,
-    /// The rules generation the page was cleaned under ([`BookSpec::rules_generation`]).
-    pub rules: u8,
 }
 
 impl Page {

@@ -420,7 +420,6 @@ pub(crate) fn clean_page(text: &str, path: &Path, rules: u8) -> Result<Page> {
         path: String::new(),
         blocks: w.blocks,
         unknown: w.unknown,
-        rules: w.rules,
     })
 }
 
@@ -478,11 +477,11 @@ impl Walker<'_, '_> {
         line_of(self.doc, node)
     }
 
-    /// Looks up every class token of `n`: returns the first removing rule (reason,
-    /// generation, `ELEMENT.CLASS`) and the unknown tokens as `ELEMENT.CLASS`, which are also
-    /// recorded for the page.
+    /// Looks up every class token of `n`: returns the first removing rule (reason and
+    /// `ELEMENT.CLASS`) and the unknown tokens as `ELEMENT.CLASS`, which are also recorded for
+    /// the page.
     /// A removing rule of a generation newer than the page's counts as unknown.
-    fn classes(&mut self, n: Node) -> (Option<(Reason, u8, String)>, Vec<String>) {
+    fn classes(&mut self, n: Node) -> (Option<(Reason, String)>, Vec<String>) {
         let Some(class) = n.attribute("class") else {
             return (None, Vec::new());
         };
@@ -493,7 +492,7 @@ impl Walker<'_, '_> {
             match class_rule(element, c) {
                 Some(Rule::Remove(r, g)) if g <= self.rules => {
                     if remove.is_none() {
-                        remove = Some((r, g, format!("{element}.{c}")));
+                        remove = Some((r, format!("{element}.{c}")));
                     }
                 }
                 Some(Rule::Prose | Rule::Marker | Rule::Presentation | Rule::Page) => {}
@@ -590,7 +589,7 @@ impl Walker<'_, '_> {
             "section" | "note" => {
                 let inner = match (ctx, remove) {
                     (Some(c), _) => Some(c.clone()),
-                    (None, Some((r, _, desc))) => Some((r, desc)),
+                    (None, Some(removal)) => Some(removal),
                     (None, None) if name == "section" && self.rules >= 2 => {
                         let title = n
                             .children()

@@ -456,7 +456,6 @@ pub(crate) fn clean_page(text: &str, path: &Path) -> Result<Page> {
         path: String::new(),
         blocks,
         unknown: Vec::new(),
-        rules: 1,
     })
 }
 
