@@ -31,6 +31,13 @@
 //! **Durability.** [`Sync::Normal`] (embeddings: a power cut may lose the last transactions,
 //! never corrupt the file) or [`Sync::Full`] (reader responses, which cost seconds each). A
 //! killed process loses nothing it committed in either mode.
+//!
+//! **A damaged file** (truncated, overwritten, not SQLite: [`damaged`] reads its header; or
+//! SQLite reports `SQLITE_CORRUPT`/`SQLITE_NOTADB` while reading or writing it) is a cache, not
+//! data: [`CacheDb::open`] and every read and write set it aside as `FILE.damaged-UNIXTIME`
+//! (with its `-wal`/`-shm`/`-journal` files), say so on stderr, and go on with an empty
+//! database in its place, whose entries are then recomputed. [`CacheDb::open_unrepaired`]
+//! opens without that, for commands that inspect a cache (`chunkbench cache stats --check`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -53,6 +60,15 @@ pub enum CacheDbError {
         /// The database file.
         path: PathBuf,
         /// What failed, with SQLite's message.
+        message: String,
+    },
+    /// The file is damaged (truncated, overwritten, not SQLite); opened with
+    /// [`CacheDb::open_unrepaired`], which does not set it aside.
+    #[error("cache database {path} is damaged: {message}")]
+    Damaged {
+        /// The database file.
+        path: PathBuf,
+        /// What is wrong with it.
         message: String,
     },
     /// The file is a database of another kind or format.
@@ -137,7 +153,84 @@ pub struct CacheDb {
     path: PathBuf,
     kind: String,
     journal: Journal,
+    sync: Sync,
+    /// Whether damage found later is repaired ([`CacheDb::open`]) or an error
+    /// ([`CacheDb::open_unrepaired`]).
+    repair: bool,
     conn: Mutex<Connection>,
+    /// Where damaged files of this database were set aside, with why (module docs).
+    set_aside: Mutex<Vec<(PathBuf, String)>>,
+}
+
+/// Why the database file at `path` cannot be used, read from its 100-byte header (no SQLite
+/// involved, nothing changed): not a SQLite file, a page size SQLite never writes, or shorter
+/// than the page count its header records (truncated). `None` for a sound header, an empty
+/// file or no file.
+pub fn damaged(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    if len == 0 {
+        return None;
+    }
+    let mut h = [0u8; 100];
+    if len < 100 || f.read_exact(&mut h).is_err() {
+        return Some(format!(
+            "{len} bytes: shorter than a SQLite header (truncated)"
+        ));
+    }
+    if &h[..16] != b"SQLite format 3\0" {
+        return Some("not a SQLite database (its header is something else)".into());
+    }
+    let page = match u16::from_be_bytes([h[16], h[17]]) {
+        1 => 65_536u64,
+        p if p >= 512 && p.is_power_of_two() => u64::from(p),
+        p => return Some(format!("header page size {p} is not one SQLite writes")),
+    };
+    let be32 = |i: usize| u32::from_be_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]);
+    // The page count is valid when the version-valid-for number equals the change counter
+    // (SQLite file format, §1.3.7).
+    let pages = u64::from(be32(28));
+    if be32(92) == be32(24) && pages > 0 && len < pages * page {
+        return Some(format!(
+            "{len} bytes where its header records {pages} pages of {page} bytes (truncated)"
+        ));
+    }
+    None
+}
+
+/// Whether SQLite reported the file damaged or not a database.
+fn is_damage(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    )
+}
+
+/// Renames the database file `path` and its journal files to `path.damaged-UNIXTIME…` (no
+/// connection may be open on it); returns the new name of the database file. What `chunkbench
+/// cache prune --corrupt` does with a damaged cache.
+///
+/// # Errors
+/// The rename failed.
+pub fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
+    let stamp = now();
+    let mut target = PathBuf::from(format!("{}.damaged-{stamp}", path.display()));
+    let mut n = 1;
+    while target.exists() {
+        target = PathBuf::from(format!("{}.damaged-{stamp}-{n}", path.display()));
+        n += 1;
+    }
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let from = PathBuf::from(format!("{}{suffix}", path.display()));
+        if from.exists() {
+            std::fs::rename(&from, format!("{}{suffix}", target.display()))?;
+        }
+    }
+    if path.exists() {
+        std::fs::rename(path, &target)?;
+    }
+    Ok(target)
 }
 
 /// statfs(2) magic numbers of network and FUSE file systems (linux/magic.h and the vendors'
@@ -179,20 +272,103 @@ impl CacheDb {
     /// [`CacheDbError::Sqlite`] when the file cannot be opened or created (naming it);
     /// [`CacheDbError::Format`] when it holds another kind or format.
     pub fn open(path: impl AsRef<Path>, kind: &str, sync: Sync) -> Result<Self, CacheDbError> {
-        let path = path.as_ref().to_path_buf();
-        let err = |e: rusqlite::Error| CacheDbError::Sqlite {
+        Self::open_with(path.as_ref(), kind, sync, true)
+    }
+
+    /// Opens like [`CacheDb::open`], but a damaged file is an error
+    /// ([`CacheDbError::Damaged`]) instead of being set aside; later reads and writes that find
+    /// damage fail the same way.
+    ///
+    /// # Errors
+    /// As [`CacheDb::open`], and [`CacheDbError::Damaged`].
+    pub fn open_unrepaired(
+        path: impl AsRef<Path>,
+        kind: &str,
+        sync: Sync,
+    ) -> Result<Self, CacheDbError> {
+        Self::open_with(path.as_ref(), kind, sync, false)
+    }
+
+    fn open_with(path: &Path, kind: &str, sync: Sync, repair: bool) -> Result<Self, CacheDbError> {
+        let path = path.to_path_buf();
+        let mut set_aside = Vec::new();
+        if let Some(why) = damaged(&path) {
+            if !repair {
+                return Err(CacheDbError::Damaged { path, message: why });
+            }
+            set_aside.push(Self::warn_aside(&path, why)?);
+        }
+        let (conn, journal) = match Self::connect(&path, sync) {
+            Err((e, true)) if repair => {
+                set_aside.push(Self::warn_aside(&path, e.to_string())?);
+                Self::connect(&path, sync).map_err(|(e, _)| e)?
+            }
+            Err((e, true)) => {
+                return Err(CacheDbError::Damaged {
+                    path,
+                    message: e.to_string(),
+                })
+            }
+            Err((e, false)) => return Err(e),
+            Ok(c) => c,
+        };
+        let db = CacheDb {
             path: path.clone(),
-            message: e.to_string(),
+            kind: kind.to_string(),
+            journal,
+            sync,
+            repair,
+            conn: Mutex::new(conn),
+            set_aside: Mutex::new(set_aside),
+        };
+        db.healing(|| db.init_schema())?;
+        Ok(db)
+    }
+
+    /// Sets the damaged file at `path` aside and says so on stderr; returns where it went and
+    /// why.
+    fn warn_aside(path: &Path, why: String) -> Result<(PathBuf, String), CacheDbError> {
+        let to = move_aside(path).map_err(|e| CacheDbError::Sqlite {
+            path: path.to_path_buf(),
+            message: format!("damaged ({why}), and it cannot be moved aside: {e}"),
+        })?;
+        eprintln!(
+            "warning: cache database {} is damaged ({why}): moved aside to {}; an empty cache \
+             replaces it and its entries are computed again (delete the damaged copy when you \
+             no longer need it)",
+            path.display(),
+            to.display()
+        );
+        Ok((to, why))
+    }
+
+    /// Opens the connection with the pragmas of the module docs; on error, whether SQLite
+    /// found the file damaged.
+    fn connect(path: &Path, sync: Sync) -> Result<(Connection, Journal), (CacheDbError, bool)> {
+        let err = |e: rusqlite::Error| {
+            let dmg = is_damage(&e);
+            (
+                CacheDbError::Sqlite {
+                    path: path.to_path_buf(),
+                    message: e.to_string(),
+                },
+                dmg,
+            )
         };
         let dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|e| CacheDbError::Sqlite {
-            path: path.clone(),
-            message: format!("cannot create directory {}: {e}", dir.display()),
+        std::fs::create_dir_all(dir).map_err(|e| {
+            (
+                CacheDbError::Sqlite {
+                    path: path.to_path_buf(),
+                    message: format!("cannot create directory {}: {e}", dir.display()),
+                },
+                false,
+            )
         })?;
-        let conn = Connection::open(&path).map_err(err)?;
+        let conn = Connection::open(path).map_err(err)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
         // Takes effect only on a new, empty database (before the journal mode is set).
         conn.execute_batch("PRAGMA page_size=8192;").map_err(err)?;
@@ -210,13 +386,16 @@ impl CacheDb {
             )
             .map_err(err)?;
         if !mode.eq_ignore_ascii_case(journal.as_str()) {
-            return Err(CacheDbError::Sqlite {
-                path: path.clone(),
-                message: format!(
-                    "journal_mode {} was refused (in effect: {mode})",
-                    journal.as_str()
-                ),
-            });
+            return Err((
+                CacheDbError::Sqlite {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "journal_mode {} was refused (in effect: {mode})",
+                        journal.as_str()
+                    ),
+                },
+                false,
+            ));
         }
         let sync_pragma = match sync {
             Sync::Normal => "NORMAL",
@@ -224,17 +403,65 @@ impl CacheDb {
         };
         conn.execute_batch(&format!("PRAGMA synchronous={sync_pragma};"))
             .map_err(err)?;
-        let db = CacheDb {
-            path: path.clone(),
-            kind: kind.to_string(),
-            journal,
-            conn: Mutex::new(conn),
-        };
-        db.init_schema()?;
-        Ok(db)
+        Ok((conn, journal))
+    }
+
+    /// Sets this database's damaged file aside and reconnects to a new, empty one in its place
+    /// (module docs).
+    fn repair(&self, why: String) -> Result<(), CacheDbError> {
+        let mut conn = self.conn();
+        // Close the damaged file before renaming it.
+        let placeholder = Connection::open_in_memory().map_err(|e| self.sqlite(e))?;
+        drop(std::mem::replace(&mut *conn, placeholder));
+        let aside = Self::warn_aside(&self.path, why)?;
+        let (fresh, _) = Self::connect(&self.path, self.sync).map_err(|(e, _)| e)?;
+        *conn = fresh;
+        drop(conn);
+        self.set_aside
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(aside);
+        match self.init_schema() {
+            // A fresh file that is damaged again: give up rather than loop.
+            Err(CacheDbError::Damaged { path, message }) => Err(CacheDbError::Sqlite {
+                path,
+                message: format!("a new database in place of a damaged one failed: {message}"),
+            }),
+            other => other,
+        }
+    }
+
+    /// Damaged files of this database set aside since it was opened (module docs): where each
+    /// went, and why.
+    pub fn set_aside(&self) -> Vec<(PathBuf, String)> {
+        self.set_aside
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Runs `op`; when it fails because SQLite found the file damaged, sets the file aside,
+    /// reconnects to an empty database ([`CacheDb::repair`]) and runs `op` once more.
+    fn healing<T>(
+        &self,
+        mut op: impl FnMut() -> Result<T, CacheDbError>,
+    ) -> Result<T, CacheDbError> {
+        match op() {
+            Err(CacheDbError::Damaged { message, .. }) if self.repair => {
+                self.repair(message)?;
+                op()
+            }
+            other => other,
+        }
     }
 
     fn sqlite(&self, e: rusqlite::Error) -> CacheDbError {
+        if is_damage(&e) {
+            return CacheDbError::Damaged {
+                path: self.path.clone(),
+                message: e.to_string(),
+            };
+        }
         CacheDbError::Sqlite {
             path: self.path.clone(),
             message: e.to_string(),
@@ -330,6 +557,23 @@ impl CacheDb {
         keys: &[[u8; 32]],
         mut f: impl FnMut(usize, Option<&[u8]>),
     ) -> Result<(), CacheDbError> {
+        // Keys already answered before the file turned out damaged are not answered again;
+        // after a repair the rest are misses.
+        let mut done = 0;
+        self.healing(|| {
+            let start = done;
+            self.get_from(&keys[start..], &mut |i, v| {
+                f(start + i, v);
+                done = start + i + 1;
+            })
+        })
+    }
+
+    fn get_from(
+        &self,
+        keys: &[[u8; 32]],
+        f: &mut dyn FnMut(usize, Option<&[u8]>),
+    ) -> Result<(), CacheDbError> {
         let mut conn = self.conn();
         let tx = conn.transaction().map_err(|e| self.sqlite(e))?;
         {
@@ -374,6 +618,10 @@ impl CacheDb {
         if entries.is_empty() {
             return Ok(());
         }
+        self.healing(|| self.put_into(identity, entries))
+    }
+
+    fn put_into(&self, identity: &str, entries: &[([u8; 32], &[u8])]) -> Result<(), CacheDbError> {
         let created = now();
         let mut conn = self.conn();
         let tx = conn
@@ -734,6 +982,89 @@ mod tests {
         db.vacuum().unwrap();
         assert_eq!(db.quick_check().unwrap(), "ok");
         assert_eq!(db.identities().unwrap().len(), 1);
+    }
+
+    /// Issue 36 case 16: a truncated database made every run and `cache` command fail with
+    /// "database disk image is malformed" and no way forward.
+    #[test]
+    fn a_damaged_file_is_set_aside_and_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.sqlite3");
+        let value = vec![3u8; 1600];
+        {
+            let db = CacheDb::open(&path, "t", Sync::Normal).unwrap();
+            let rows: Vec<([u8; 32], &[u8])> = (0..500u32)
+                .map(|i| {
+                    let mut k = [0u8; 32];
+                    k[..4].copy_from_slice(&i.to_le_bytes());
+                    (k, value.as_slice())
+                })
+                .collect();
+            db.put_many("id", &rows).unwrap();
+        }
+        let len = std::fs::metadata(&path).unwrap().len();
+        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.set_len(len / 2).unwrap();
+        drop(f);
+        assert!(
+            damaged(&path).unwrap().contains("truncated"),
+            "{:?}",
+            damaged(&path)
+        );
+        let e = CacheDb::open_unrepaired(&path, "t", Sync::Normal).unwrap_err();
+        assert!(matches!(e, CacheDbError::Damaged { .. }), "{e}");
+        assert!(path.exists(), "inspection changes nothing");
+        let db = CacheDb::open(&path, "t", Sync::Normal).unwrap();
+        let aside = db.set_aside();
+        assert_eq!(aside.len(), 1);
+        assert!(aside[0].0.exists() && aside[0].1.contains("truncated"));
+        assert_eq!(db.get(&[0; 32]).unwrap(), None);
+        db.put("id", &[1; 32], b"v").unwrap();
+        assert_eq!(db.get(&[1; 32]).unwrap(), Some(b"v".to_vec()));
+        assert_eq!(db.quick_check().unwrap(), "ok");
+        drop(db);
+        // Not SQLite at all.
+        std::fs::write(&path, vec![b'x'; 8192]).unwrap();
+        assert!(damaged(&path).unwrap().contains("not a SQLite database"));
+        let db = CacheDb::open(&path, "t", Sync::Normal).unwrap();
+        assert_eq!(db.set_aside().len(), 1);
+        assert!(db.is_empty().unwrap());
+        // Damage inside pages with a sound header: found by SQLite while reading, repaired.
+        drop(db);
+        {
+            let db = CacheDb::open(&path, "t", Sync::Normal).unwrap();
+            let rows: Vec<([u8; 32], &[u8])> = (0..500u32)
+                .map(|i| {
+                    let mut k = [0u8; 32];
+                    k[..4].copy_from_slice(&i.to_le_bytes());
+                    (k, value.as_slice())
+                })
+                .collect();
+            db.put_many("id", &rows).unwrap();
+        }
+        let mut bytes = std::fs::read(&path).unwrap();
+        for b in bytes[8192..8192 * 3].iter_mut() {
+            *b = 0xA5;
+        }
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(damaged(&path), None);
+        let db = CacheDb::open(&path, "t", Sync::Normal).unwrap();
+        let keys: Vec<[u8; 32]> = (0..500u32)
+            .map(|i| {
+                let mut k = [0u8; 32];
+                k[..4].copy_from_slice(&i.to_le_bytes());
+                k
+            })
+            .collect();
+        let got = db.get_many(&keys).unwrap();
+        assert_eq!(got.len(), 500);
+        assert_eq!(
+            db.set_aside().len(),
+            1,
+            "the damage was found and the file set aside"
+        );
+        db.put("id", &[9; 32], b"w").unwrap();
+        assert_eq!(db.get(&[9; 32]).unwrap(), Some(b"w".to_vec()));
     }
 
     #[test]

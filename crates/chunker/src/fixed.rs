@@ -231,7 +231,9 @@ impl FixedConfig {
         if let Sizer::Chars = self.sizer {
             return self.char_window_spans(text);
         }
-        self.unit_window_spans(text, &self.sizer.unit_spans(text))
+        let mut spans = self.unit_window_spans(text, &self.sizer.unit_spans(text));
+        cover_gaps(text, &mut spans);
+        spans
     }
 
     /// Windows of `size` of the unit spans `units` of `text`, every `size - overlap` units.
@@ -304,6 +306,50 @@ impl FixedConfig {
             first += stride;
         }
         spans
+    }
+}
+
+/// Widens `spans` (sorted, with strictly increasing starts and ends) so that every
+/// non-separator character of `text` ([`is_word_separator`]) lies in some span: text before
+/// the first span, between two spans or after the last that is not separators alone joins
+/// the span before it (the first span reaches back for text before it), up to its last
+/// non-separator character. Windows of tokenizer tokens need this: a tokenizer drops control
+/// characters, zero-width and other characters it has no token for (BERT's normaliser), and
+/// a window from the first token's start to the last token's end left such text, at the end of
+/// a document or between two windows, in no chunk. Units that cover every non-separator
+/// character (words) are unchanged; no token is added to any span.
+/// A text with non-separator characters but no unit at all (only characters the tokenizer
+/// drops) becomes one span over them.
+pub(crate) fn cover_gaps(text: &str, spans: &mut Vec<Span>) {
+    if spans.is_empty() {
+        let start = text.find(|c: char| !is_word_separator(c));
+        let end = text.rfind(|c: char| !is_word_separator(c));
+        if let (Some(start), Some(end)) = (start, end) {
+            let last = text[end..].chars().next().map_or(0, char::len_utf8);
+            spans.push(Span {
+                start,
+                end: end + last,
+            });
+        }
+        return;
+    }
+    let first = &mut spans[0];
+    if let Some(lead) = text[..first.start].find(|c: char| !is_word_separator(c)) {
+        first.start = lead;
+    }
+    for i in 0..spans.len() {
+        let gap_end = spans.get(i + 1).map_or(text.len(), |s| s.start);
+        let from = spans[i].end;
+        if from >= gap_end {
+            continue;
+        }
+        if let Some((j, c)) = text[from..gap_end]
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !is_word_separator(c))
+        {
+            spans[i].end = from + j + c.len_utf8();
+        }
     }
 }
 
@@ -573,6 +619,29 @@ mod tests {
     }
 
     #[test]
+    fn case36_8_text_the_tokenizer_drops_stays_in_a_chunk() {
+        // BERT's normaliser drops control characters and has no token for a lone combining
+        // mark or a zero-width joiner: at the end of a document, or between two windows, they
+        // were in no chunk.
+        let cfg = FixedConfig::with_unit(2, 0, Unit::Tokens, Some(test_tokenizer())).unwrap();
+        for text in [
+            "alpha beta gamma\u{1}\u{301}",
+            "\u{1} alpha beta \u{200D}\u{7f} gamma delta",
+            "alpha beta\u{1}\u{1}gamma",
+        ] {
+            let spans = cfg.chunk_spans(text);
+            for (i, c) in text.char_indices() {
+                if !is_word_separator(c) {
+                    assert!(
+                        spans.iter().any(|s| s.start <= i && i < s.end),
+                        "{text:?}: {c:?} at {i} in no chunk of {spans:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn case22_crlf_matches_lf_word_counts() {
         let crlf = "Para one line.\r\n\r\nPara two line.\r\nsame para.\r\n\r\nPara three.";
         let lf = crlf.replace("\r\n", "\n");
@@ -623,6 +692,20 @@ mod tests {
                 "unit {:?} uncovered",
                 u
             );
+        }
+        // Issue 36 case 8: every non-separator character is in some chunk, whatever the unit
+        // (a tokenizer drops control and zero-width characters, which once fell outside).
+        for (i, c) in text.char_indices() {
+            if !is_word_separator(c) {
+                prop_assert!(
+                    chunks
+                        .iter()
+                        .any(|ch| ch.span.start <= i && i < ch.span.end),
+                    "char {:?} at {} in no chunk",
+                    c,
+                    i
+                );
+            }
         }
         if cfg.overlap() == 0 {
             for w in chunks.windows(2) {
@@ -681,7 +764,7 @@ mod tests {
 
         #[test]
         fn invariants_hold_for_every_unit(
-            text in "\\PC{0,200}|[a-zé日本語😀👩‍ \u{200B}\n\r\t.,]{0,200}",
+            text in "\\PC{0,200}|[a-zé日本語😀👩‍ \u{200B}\n\r\t.,]{0,200}|[a \u{1}\u{7f}\u{200B}\u{200D}\u{301}\u{AD}\u{FEFF}]{0,60}",
             size in 1usize..12,
             ov in 0usize..11,
             unit in prop::sample::select(Unit::ALL.to_vec()),

@@ -40,6 +40,10 @@
 //! * `strip_whitespace = true` trims every chunk, including pieces emitted unsplit, which
 //!   LangChain leaves untrimmed; such a piece that is blank is dropped
 //!   ([`RecursiveStats::trimmed_unsplit`]).
+//! * A chunk that holds no word (only [`crate::is_word_separator`] characters: whitespace with
+//!   `strip_whitespace = false`, zero-width spaces, which Python's `strip` keeps) is dropped and
+//!   counted ([`RecursiveStats::dropped_blank`]); LangChain returns it, and it would fill a top-k
+//!   slot with nothing. [`RecursiveChunker::langchain_texts`] still returns LangChain's list.
 //! * A chunk contained in its neighbour (LangChain emits such chunks when overlap meets
 //!   whitespace-only pieces) is dropped, so starts and ends strictly increase
 //!   ([`RecursiveStats::dropped_contained`]).
@@ -188,6 +192,10 @@ pub struct RecursiveStats {
     /// With `keep_separator = false`: chunks whose LangChain string (pieces joined with the
     /// separator) is not the returned source slice.
     pub joined_differs: usize,
+    /// Chunks dropped because they hold only word separators ([`crate::is_word_separator`]:
+    /// whitespace and zero-width spaces) and so no word: LangChain returns a chunk of zero-width
+    /// spaces (Python's `strip` keeps them); such a chunk would fill a top-k slot with nothing.
+    pub dropped_blank: usize,
 }
 
 impl RecursiveStats {
@@ -199,6 +207,7 @@ impl RecursiveStats {
         self.trimmed_unsplit += other.trimmed_unsplit;
         self.dropped_contained += other.dropped_contained;
         self.joined_differs += other.joined_differs;
+        self.dropped_blank += other.dropped_blank;
     }
 }
 
@@ -548,6 +557,13 @@ impl RecursiveChunker {
                 stats.trimmed_unsplit += 1;
             }
             if span.is_empty() {
+                continue;
+            }
+            if text[span.start..span.end]
+                .chars()
+                .all(crate::is_word_separator)
+            {
+                stats.dropped_blank += 1;
                 continue;
             }
             stats.dropped_contained += push_monotone_by(&mut out, (span, raw.size), |x| x.0);
@@ -982,11 +998,13 @@ mod tests {
                     assert_eq!(c.words, crate::count_words(t));
                 }
                 if keep != KeepSeparator::Discard {
-                    assert_eq!(
-                        rc.langchain_texts(text),
-                        texts(&rc, text),
-                        "{keep:?} {strip}"
-                    );
+                    // LangChain's chunks but those without a word (dropped here, counted).
+                    let lc: Vec<String> = rc
+                        .langchain_texts(text)
+                        .into_iter()
+                        .filter(|t| !t.chars().all(crate::is_word_separator))
+                        .collect();
+                    assert_eq!(lc, texts(&rc, text), "{keep:?} {strip}");
                 }
             }
         }
@@ -1088,8 +1106,15 @@ mod tests {
         for t in ["", "   \n\t  ", "\r\n\r\n", "\u{00A0}\u{2028} "] {
             assert!(rc.split_spans(t).is_empty(), "{t:?}");
         }
-        // U+200B and U+FEFF are not Python whitespace: LangChain keeps them as text.
-        assert_eq!(rc.split_spans("\u{200B}\u{FEFF}").len(), 1);
+        // U+200B and U+FEFF are not Python whitespace: LangChain keeps them as a chunk. It
+        // holds no word, so it is dropped here (issue 36 case 8) and counted.
+        assert!(rc.split_spans("\u{200B}\u{FEFF}").is_empty());
+        assert_eq!(
+            rc.split_spans_with_stats("\u{200B}\u{FEFF}")
+                .1
+                .dropped_blank,
+            1
+        );
         assert_eq!(
             texts(&rc, "Pumps hum. Valves click."),
             ["Pumps hum.", "Valves", "click."]
@@ -1194,7 +1219,10 @@ mod tests {
             // Every LangChain string is a chunk (modulo trimming of unsplit pieces) or was
             // contained in one.
             prop_assert!(lc.len() >= chunks.len());
-            if stats.dropped_contained == 0 && stats.trimmed_unsplit == 0 {
+            if stats.dropped_contained == 0
+                && stats.trimmed_unsplit == 0
+                && stats.dropped_blank == 0
+            {
                 let ours: Vec<&str> = chunks.iter().map(|c| c.text(&d)).collect();
                 prop_assert_eq!(lc, ours);
             }
@@ -1211,12 +1239,19 @@ mod tests {
                     prop_assert_eq!(rc.sizer().size(shared), 0, "shared {:?}", shared);
                 } else if rc.keep_separator() != KeepSeparator::Discard {
                     let gap = &text[covered..c.span.start];
-                    prop_assert!(gap.chars().all(is_py_whitespace), "gap {:?}", gap);
+                    prop_assert!(
+                        gap.chars()
+                            .all(|c| is_py_whitespace(c) || crate::is_word_separator(c)),
+                        "gap {:?}",
+                        gap
+                    );
                 }
                 covered = c.span.end;
             }
             if rc.keep_separator() != KeepSeparator::Discard {
-                prop_assert!(text[covered..].chars().all(is_py_whitespace));
+                prop_assert!(text[covered..]
+                    .chars()
+                    .all(|c| is_py_whitespace(c) || crate::is_word_separator(c)));
             }
         }
         Ok(())
@@ -1228,6 +1263,23 @@ mod tests {
             KeepSeparator::End,
             KeepSeparator::Discard,
         ])
+    }
+
+    /// Issue 36 case 8: a chunk of zero-width spaces (no word) was emitted.
+    #[test]
+    fn chunks_without_a_word_are_dropped_and_counted() {
+        let text = "alpha beta\n\n\u{200B}\u{200B}\u{FEFF}\n\ngamma delta";
+        let rc = RecursiveChunker::new(12, 0).unwrap();
+        let (spans, stats) = rc.split_spans_with_stats(text);
+        assert!(
+            spans
+                .iter()
+                .all(|s| crate::count_words(&text[s.start..s.end]) > 0),
+            "{spans:?}"
+        );
+        assert_eq!(stats.dropped_blank, 1, "{stats:?}");
+        let joined: Vec<&str> = spans.iter().map(|s| &text[s.start..s.end]).collect();
+        assert_eq!(joined, ["alpha beta", "gamma delta"]);
     }
 
     #[test]

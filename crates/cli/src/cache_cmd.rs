@@ -111,10 +111,41 @@ fn open(t: &Target) -> Result<Option<CacheDb>> {
         outln!("{}: no database at {}", t.name, t.db.display());
         return Ok(None);
     }
-    CacheDb::open(&t.db, t.name, cachedb::Sync::Normal)
-        .map(Some)
-        .with_context(|| format!("{} cache", t.name))
+    match CacheDb::open_unrepaired(&t.db, t.name, cachedb::Sync::Normal) {
+        Ok(db) => Ok(Some(db)),
+        Err(e @ cachedb::CacheDbError::Damaged { .. }) => Err(Damaged(e.to_string()).into()),
+        Err(e) => Err(e).with_context(|| format!("{} cache", t.name)),
+    }
 }
+
+/// A damaged cache database, found by `stats` or `prune` (the message names the file).
+#[derive(Debug)]
+struct Damaged(String);
+
+impl std::fmt::Display for Damaged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Damaged {}
+
+/// The damage `e` reports, if it is [`Damaged`] or a [`cachedb::CacheDbError::Damaged`].
+fn damage(e: &anyhow::Error) -> Option<String> {
+    e.chain().find_map(|c| {
+        c.downcast_ref::<Damaged>()
+            .map(|d| d.0.clone())
+            .or_else(|| {
+                c.downcast_ref::<cachedb::CacheDbError>().and_then(|d| {
+                    matches!(d, cachedb::CacheDbError::Damaged { .. }).then(|| d.to_string())
+                })
+            })
+    })
+}
+
+/// The fix printed beside a damaged cache.
+const DAMAGE_FIX: &str = "`chunkbench cache prune --corrupt` sets it aside and starts an empty \
+                          cache (a run does the same by itself; the entries are computed again)";
 
 /// Entry files of the layout before the databases (`v1/**/*.emb`, `<2 hex>/*.json`).
 fn old_entry_files(dir: &Path) -> usize {
@@ -192,53 +223,24 @@ pub fn run(action: CacheAction) -> Result<()> {
     match action {
         CacheAction::Stats { caches, check } => {
             let now = now();
+            let mut damaged = Vec::new();
             for t in targets(&caches) {
-                let Some(db) = open(&t)? else { continue };
-                let ids = db.identities()?;
-                let total: u64 = ids.iter().map(|i| i.entries).sum();
-                outln!(
-                    "{}: {} ({} journal, {} on disk), {} entries under {} identit{}",
-                    t.name,
-                    t.db.display(),
-                    db.journal().as_str(),
-                    mb(file_bytes(&t.db)),
-                    total,
-                    ids.len(),
-                    if ids.len() == 1 { "y" } else { "ies" }
-                );
-                outln!(
-                    "  {:>9}  {:>10}  {:>9}  {:>9}  identity",
-                    "entries",
-                    "values",
-                    "oldest",
-                    "newest"
-                );
-                for i in &ids {
-                    outln!(
-                        "  {:>9}  {:>10}  {:>9}  {:>9}  {}",
-                        i.entries,
-                        mb(i.value_bytes),
-                        days_ago(i.created.0, now),
-                        days_ago(i.created.1, now),
-                        i.identity
-                    );
+                if let Err(e) = stats(&t, check, now) {
+                    match damage(&e) {
+                        Some(d) => {
+                            outln!("{}: DAMAGED: {d}\n  {DAMAGE_FIX}", t.name);
+                            damaged.push(t.name);
+                        }
+                        None => return Err(e),
+                    }
                 }
-                if check {
-                    let (bad, n) = invalid_keys(&db, &t)?;
-                    outln!(
-                        "  check: {} entries, {} valid, {} corrupt{}; sqlite quick_check: {}",
-                        n,
-                        n - bad.len() as u64,
-                        bad.len(),
-                        if bad.is_empty() {
-                            ""
-                        } else {
-                            " (remove them with `chunkbench cache prune --corrupt`; a run \
-                             also recomputes and replaces them)"
-                        },
-                        db.quick_check()?
-                    );
-                }
+            }
+            if !damaged.is_empty() {
+                bail!(
+                    "the {} cache{} damaged (above); {DAMAGE_FIX}",
+                    damaged.join(" and "),
+                    if damaged.len() == 1 { " is" } else { "s are" }
+                );
             }
             Ok(())
         }
@@ -248,63 +250,169 @@ pub fn run(action: CacheAction) -> Result<()> {
             older_than,
             corrupt,
             dry_run,
-        } => {
-            if identity.is_none() && older_than.is_none() && !corrupt {
-                bail!(
-                    "cache prune: give at least one of --identity TEXT, --older-than DAYS, \
-                     --corrupt (to empty a cache, delete its database file)"
-                );
-            }
-            if let Some(d) = older_than {
-                if !(d.is_finite() && d >= 0.0) {
-                    bail!("--older-than: {d} is not a number of days ≥ 0");
-                }
-            }
-            let cutoff = older_than.map(|d| now() - (d * 86_400.0) as i64);
-            for t in targets(&caches) {
-                let Some(db) = open(&t)? else { continue };
-                let corrupt_keys = if corrupt {
-                    Some(invalid_keys(&db, &t)?.0)
-                } else {
-                    None
-                };
-                // Count what matches (the same conditions the delete applies).
-                let mut matching = 0u64;
-                let bad: std::collections::HashSet<[u8; 32]> =
-                    corrupt_keys.iter().flatten().copied().collect();
-                db.for_each(|e| {
-                    let ok = identity
-                        .as_ref()
-                        .is_none_or(|s| e.identity.contains(s.as_str()))
-                        && cutoff.is_none_or(|c| e.created < c)
-                        && (!corrupt || bad.contains(&e.key));
-                    matching += ok as u64;
-                    true
-                })?;
-                if dry_run {
-                    outln!(
-                        "{}: {} entries would be removed (dry run)",
-                        t.name,
-                        matching
-                    );
-                    continue;
-                }
-                let before = file_bytes(&t.db);
-                let removed = db.prune(&Prune {
-                    identity_contains: identity.clone(),
-                    created_before: cutoff,
-                    keys: corrupt_keys,
-                })?;
-                db.vacuum()?;
-                outln!(
-                    "{}: removed {} entries; {} → {} on disk",
-                    t.name,
-                    removed,
-                    mb(before),
-                    mb(file_bytes(&t.db))
-                );
-            }
-            Ok(())
+        } => prune(&caches, identity, older_than, corrupt, dry_run),
+    }
+}
+
+/// `cache stats` of one cache.
+fn stats(t: &Target, check: bool, now: i64) -> Result<()> {
+    let Some(db) = open(t)? else { return Ok(()) };
+    let ids = db.identities()?;
+    let total: u64 = ids.iter().map(|i| i.entries).sum();
+    outln!(
+        "{}: {} ({} journal, {} on disk), {} entries under {} identit{}",
+        t.name,
+        t.db.display(),
+        db.journal().as_str(),
+        mb(file_bytes(&t.db)),
+        total,
+        ids.len(),
+        if ids.len() == 1 { "y" } else { "ies" }
+    );
+    outln!(
+        "  {:>9}  {:>10}  {:>9}  {:>9}  identity",
+        "entries",
+        "values",
+        "oldest",
+        "newest"
+    );
+    for i in &ids {
+        outln!(
+            "  {:>9}  {:>10}  {:>9}  {:>9}  {}",
+            i.entries,
+            mb(i.value_bytes),
+            days_ago(i.created.0, now),
+            days_ago(i.created.1, now),
+            i.identity
+        );
+    }
+    if check {
+        let (bad, n) = invalid_keys(&db, t)?;
+        let quick = db.quick_check()?;
+        if quick != "ok" {
+            return Err(Damaged(format!(
+                "cache database {} is damaged: sqlite quick_check: {quick}",
+                t.db.display()
+            ))
+            .into());
+        }
+        outln!(
+            "  check: {} entries, {} valid, {} corrupt{}; sqlite quick_check: {quick}",
+            n,
+            n - bad.len() as u64,
+            bad.len(),
+            if bad.is_empty() {
+                ""
+            } else {
+                " (remove them with `chunkbench cache prune --corrupt`; a run \
+                             also recomputes and replaces them)"
+            },
+        );
+    }
+    Ok(())
+}
+
+/// `cache prune`: entries by identity, age or validity; with `--corrupt`, a damaged database
+/// file is set aside (an empty cache replaces it).
+fn prune(
+    caches: &Caches,
+    identity: Option<String>,
+    older_than: Option<f64>,
+    corrupt: bool,
+    dry_run: bool,
+) -> Result<()> {
+    if identity.is_none() && older_than.is_none() && !corrupt {
+        bail!(
+            "cache prune: give at least one of --identity TEXT, --older-than DAYS, \
+             --corrupt (to empty a cache, delete its database file)"
+        );
+    }
+    if let Some(d) = older_than {
+        if !(d.is_finite() && d >= 0.0) {
+            bail!("--older-than: {d} is not a number of days ≥ 0");
         }
     }
+    let cutoff = older_than.map(|d| now() - (d * 86_400.0) as i64);
+    for t in targets(caches) {
+        let pruned = prune_one(&t, identity.as_deref(), cutoff, corrupt, dry_run);
+        match pruned.as_ref().err().and_then(damage) {
+            None => pruned?,
+            Some(d) if corrupt => {
+                if dry_run {
+                    outln!("{}: DAMAGED: {d}; it would be set aside (dry run)", t.name);
+                    continue;
+                }
+                let to = cachedb::move_aside(&t.db)
+                    .with_context(|| format!("cannot set {} aside", t.db.display()))?;
+                outln!(
+                    "{}: DAMAGED: {d}\n  set aside as {}; the next run starts an empty cache \
+                     and computes its entries again (delete the damaged copy when you no \
+                     longer need it)",
+                    t.name,
+                    to.display()
+                );
+            }
+            Some(d) => bail!("{d}; {DAMAGE_FIX}"),
+        }
+    }
+    Ok(())
+}
+
+/// `cache prune` of one cache.
+fn prune_one(
+    t: &Target,
+    identity: Option<&str>,
+    cutoff: Option<i64>,
+    corrupt: bool,
+    dry_run: bool,
+) -> Result<()> {
+    let Some(db) = open(t)? else { return Ok(()) };
+    if corrupt {
+        let quick = db.quick_check()?;
+        if quick != "ok" {
+            return Err(Damaged(format!(
+                "cache database {} is damaged: sqlite quick_check: {quick}",
+                t.db.display()
+            ))
+            .into());
+        }
+    }
+    let corrupt_keys = if corrupt {
+        Some(invalid_keys(&db, t)?.0)
+    } else {
+        None
+    };
+    // Count what matches (the same conditions the delete applies).
+    let mut matching = 0u64;
+    let bad: std::collections::HashSet<[u8; 32]> = corrupt_keys.iter().flatten().copied().collect();
+    db.for_each(|e| {
+        let ok = identity.is_none_or(|s| e.identity.contains(s))
+            && cutoff.is_none_or(|c| e.created < c)
+            && (!corrupt || bad.contains(&e.key));
+        matching += ok as u64;
+        true
+    })?;
+    if dry_run {
+        outln!(
+            "{}: {} entries would be removed (dry run)",
+            t.name,
+            matching
+        );
+        return Ok(());
+    }
+    let before = file_bytes(&t.db);
+    let removed = db.prune(&Prune {
+        identity_contains: identity.map(str::to_string),
+        created_before: cutoff,
+        keys: corrupt_keys,
+    })?;
+    db.vacuum()?;
+    outln!(
+        "{}: removed {} entries; {} → {} on disk",
+        t.name,
+        removed,
+        mb(before),
+        mb(file_bytes(&t.db))
+    );
+    Ok(())
 }

@@ -337,11 +337,12 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => match e.downcast_ref::<RegressionFound>() {
             Some(r) => {
-                eprintln!("{r}");
+                eprintln!("{}", httpio::redact(&r.to_string()));
                 ExitCode::from(1)
             }
             None => {
-                eprintln!("error: {e:#}");
+                // Every message passes the one redaction layer (no API key is ever printed).
+                eprintln!("error: {}", httpio::redact(&format!("{e:#}")));
                 ExitCode::from(2)
             }
         },
@@ -598,15 +599,37 @@ fn real_main() -> Result<()> {
                 ListWhat::Datasets => {
                     let mut v = Vec::new();
                     if let Ok(rd) = std::fs::read_dir(&store) {
-                        let mut names: Vec<_> = rd.flatten().map(|e| e.path()).filter(|p| p.join("manifest.json").exists()).collect();
+                        // Datasets are the directories a config can name (canonical plain
+                        // names); hidden work directories of an unfinished import are not.
+                        let mut names: Vec<_> = rd
+                            .flatten()
+                            .map(|e| e.path())
+                            .filter(|p| p.join("manifest.json").exists())
+                            .filter(|p| {
+                                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                                    datasets::dataset::canonical_name(n).as_deref() == Ok(n)
+                                })
+                            })
+                            .collect();
                         names.sort();
                         for p in names {
-                            let m: DatasetManifest = serde_json::from_slice(&std::fs::read(p.join("manifest.json"))?)
-                                .with_context(|| format!("{}: not a dataset manifest", p.join("manifest.json").display()))?;
+                            let dir = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                            let path = p.join("manifest.json");
+                            let m: DatasetManifest = match std::fs::read(&path)
+                                .map_err(anyhow::Error::from)
+                                .and_then(|b| Ok(serde_json::from_slice(&b)?))
+                            {
+                                Ok(m) => m,
+                                Err(e) => {
+                                    eprintln!("note: {}: not a dataset manifest ({e}); `{dir}` is not listed", path.display());
+                                    continue;
+                                }
+                            };
                             let c = |k: &str| m.counts.get(k).copied().unwrap_or(0);
-                            v.push((m.name.clone(), "")); 
-                            let last = v.len() - 1;
-                            v[last].0 = format!("{:<16} {:>6} documents {:>6} questions  {}", m.name, c("documents"), c("questions"), m.license);
+                            v.push((
+                                format!("{:<16} {:>6} documents {:>6} questions  {}", dir, c("documents"), c("questions"), m.license),
+                                "",
+                            ));
                         }
                     }
                     if v.is_empty() {
@@ -758,8 +781,10 @@ fn real_main() -> Result<()> {
                 license: String::new(),
             };
             let embedder = if cfg.needs_embedder() {
-                let dir = std::path::Path::new("models/all-MiniLM-L6-v2");
-                Some(embed::BertEmbedder::load(dir).with_context(|| {
+                let dir = evaluator::models::resolve(std::path::Path::new(
+                    evaluator::embedder::DEFAULT_MODEL,
+                ));
+                Some(embed::BertEmbedder::load(&dir).with_context(|| {
                     format!(
                         "cannot load {}; run `chunkbench models fetch`",
                         dir.display()

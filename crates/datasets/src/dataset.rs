@@ -19,6 +19,40 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+/// The canonical form of a dataset name: the plain directory name of the dataset in the store.
+/// `tiny`, `tiny/` and `./tiny` are all `tiny` (so a config cannot list one dataset twice
+/// under two spellings); a name with another path component (`a/b`, `../x`, an absolute path),
+/// a backslash, a leading dot (the store's hidden work directories), whitespace or a control
+/// character is refused, so a dataset is only ever read from inside its store.
+///
+/// # Errors
+/// A message naming the name and the rule it breaks, with the fix.
+pub fn canonical_name(name: &str) -> std::result::Result<String, String> {
+    let parts: Vec<&str> = name
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    let fix = "give the dataset's name in the store (`chunkbench ls datasets`), and the store \
+               with --store or CHUNKBENCH_STORE";
+    let plain = match parts[..] {
+        [one] if !name.starts_with('/') => one,
+        _ => return Err(format!("`{name}` is a path, not a dataset name; {fix}")),
+    };
+    if plain == ".." || plain.starts_with('.') {
+        return Err(format!(
+            "`{name}`: a dataset name cannot start with a dot (names a directory outside the \
+             store, or one of its hidden work directories); {fix}"
+        ));
+    }
+    if plain.contains('\\') || plain.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!(
+            "`{}`: a dataset name has no backslashes, whitespace or control characters; {fix}",
+            name.escape_debug()
+        ));
+    }
+    Ok(plain.to_string())
+}
+
 /// A byte span of one document that supports the gold answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -517,6 +551,31 @@ mod tests {
     }
 
     const DOC: &str = r#"{"id":"d1","text":"Valve V2 was replaced in March."}"#;
+
+    /// Issue 36 case 6: `tiny/` and `./tiny` were other datasets than `tiny`, and `../x` or an
+    /// absolute path read outside the store.
+    #[test]
+    fn dataset_names_are_canonical_and_inside_the_store() {
+        for n in ["tiny", "tiny/", "./tiny", "./tiny/", ".//tiny"] {
+            assert_eq!(canonical_name(n).unwrap(), "tiny", "{n}");
+        }
+        for n in [
+            "../x",
+            "../outside/x",
+            "/abs/x",
+            "/x",
+            "a/b",
+            "..",
+            ".",
+            "",
+            ".tiny.importing-1",
+            "a b",
+            "a\\b",
+            "t\n",
+        ] {
+            assert!(canonical_name(n).is_err(), "{n:?}");
+        }
+    }
 
     #[test]
     fn loads_a_valid_dataset() {

@@ -421,11 +421,18 @@ fn vector(v: &Value, field: &str) -> Result<Vec<f32>, String> {
         "malformed response: `{field}` is not an array of numbers"
     ))?;
     arr.iter()
-        .map(|x| {
-            x.as_f64()
-                .filter(|f| f.is_finite())
-                .map(|f| f as f32)
-                .ok_or(format!("malformed response: `{field}` holds a non-number"))
+        .enumerate()
+        .map(|(i, x)| {
+            let f = x.as_f64().ok_or(format!(
+                "malformed response: `{field}[{i}]` is not a number"
+            ))?;
+            let v = f as f32;
+            if !v.is_finite() {
+                return Err(format!(
+                    "malformed response: `{field}[{i}]` = {f:e} is not a finite 32-bit float"
+                ));
+            }
+            Ok(v)
         })
         .collect()
 }

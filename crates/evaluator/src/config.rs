@@ -66,6 +66,10 @@ pub struct RunConfig {
     pub cost_tokenizer: Option<PathBuf>,
 }
 
+/// The most cells one config may make (and the most combinations one sweep may list): far
+/// beyond any evaluation run on one machine, and a bound on what parsing a config costs.
+pub const MAX_CELLS: usize = 100_000;
+
 /// Default tokenizer that counts tokens retrieved: all-MiniLM-L6-v2's WordPiece
 /// `tokenizer.json` (unpacked by `chunkbench models fetch`).
 pub const DEFAULT_COST_TOKENIZER: &str = "models/all-MiniLM-L6-v2/tokenizer.json";
@@ -183,6 +187,45 @@ fn same_entries<T: Serialize>(section: &str, entries: &BTreeMap<String, T>) -> R
     Ok(())
 }
 
+/// The first entry of `strategies`, `retrievers` or `readers`, in document order, that does
+/// not parse on its own, as `SECTION.NAME: problem at line L column C`, where L:C is the
+/// field the problem names (`unknown field `x``, `field `x.y`: …`) or else the entry's key.
+/// serde_yaml locates an error inside a map of typed entries at the map's first key, which
+/// named the wrong entry; parsing entry by entry finds the right one. `None` when every
+/// entry parses (the error is elsewhere) or the text is not YAML.
+fn entry_error(text: &str) -> Option<String> {
+    let root: serde_yaml::Value = serde_yaml::from_str(text).ok()?;
+    for section in ["strategies", "retrievers", "readers"] {
+        let Some(entries) = root.get(section).and_then(serde_yaml::Value::as_mapping) else {
+            continue;
+        };
+        for (key, value) in entries {
+            let Some(name) = key.as_str() else { continue };
+            let v = value.clone();
+            let err = match section {
+                "strategies" => serde_yaml::from_value::<StrategyConfig>(v).err(),
+                "retrievers" => serde_yaml::from_value::<RetrieverConfig>(v).err(),
+                _ => serde_yaml::from_value::<ReaderConfig>(v).err(),
+            };
+            let Some(err) = err else { continue };
+            let msg = err.to_string();
+            let body = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+            let field = body
+                .strip_prefix("unknown field `")
+                .or_else(|| body.strip_prefix("field `"))
+                .and_then(|f| f.split('`').next());
+            let mut path = vec![section, name];
+            path.extend(field.into_iter().flat_map(|f| f.split('.')));
+            let (line, col) = crate::yaml_keys::key_position(text, &path)
+                .or_else(|| crate::yaml_keys::key_position(text, &[section, name]))?;
+            return Some(format!(
+                "{section}.{name}: {body} at line {line} column {col}"
+            ));
+        }
+    }
+    None
+}
+
 /// Suggests the closest candidate for a misspelt key (edit distance ≤ 3).
 fn did_you_mean(message: &str) -> Option<String> {
     let unknown = message.split("unknown field `").nth(1)?.split('`').next()?;
@@ -230,7 +273,8 @@ impl RunConfig {
             bail!("{}", list.join("\n"));
         }
         let mut cfg: RunConfig = serde_yaml::from_str(text).map_err(|e| {
-            let msg = crate::yaml_keys::relocate(text, &e.to_string());
+            let msg = entry_error(text)
+                .unwrap_or_else(|| crate::yaml_keys::relocate(text, &e.to_string()));
             match did_you_mean(&msg) {
                 Some(hint) => anyhow::anyhow!("{origin}: {msg} ({hint})"),
                 None => anyhow::anyhow!("{origin}: {msg}"),
@@ -247,6 +291,10 @@ impl RunConfig {
                 .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
         }
         cfg.resolve_defaults(true);
+        for d in &mut cfg.datasets {
+            *d = datasets::dataset::canonical_name(d)
+                .map_err(|e| anyhow::anyhow!("{origin}: field `datasets`: {e}"))?;
+        }
         cfg.validate()
             .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
         Ok(cfg)
@@ -336,6 +384,21 @@ impl RunConfig {
                     }
                 }
             }
+        }
+        let combinations = sweep
+            .grid
+            .values()
+            .map(Vec::len)
+            .chain(std::iter::once(
+                sweep.zip.values().map(Vec::len).max().unwrap_or(1).max(1),
+            ))
+            .try_fold(1usize, |a, n| a.checked_mul(n.max(1)))
+            .filter(|&n| n <= MAX_CELLS);
+        if combinations.is_none() {
+            bail!(
+                "field `sweep`: the lists make more than {MAX_CELLS} combinations; sweep fewer \
+                 values, or split the sweep into several configs"
+            );
         }
         let zip_len = sweep.zip.values().map(Vec::len).max().unwrap_or(0);
         let tuple = |i: usize| -> Vec<Option<&serde_yaml::Value>> {
@@ -516,11 +579,32 @@ impl RunConfig {
     }
 
     fn validate(&self) -> Result<()> {
-        if self.name.is_empty() || self.name.contains(['/', '\\']) || self.name.starts_with('.') {
+        if self.name.is_empty()
+            || self.name.contains(['/', '\\'])
+            || self.name.starts_with('.')
+            || self.name.chars().any(char::is_control)
+        {
             bail!(
                 "field `name`: {:?} must be a plain directory name",
                 self.name
             );
+        }
+        for (section, names) in [
+            ("strategies", self.strategies.keys().collect::<Vec<_>>()),
+            ("retrievers", self.retrievers.keys().collect()),
+            ("readers", self.readers.keys().collect()),
+        ] {
+            if let Some(bad) = names
+                .iter()
+                .find(|n| n.is_empty() || n.chars().any(char::is_control))
+            {
+                bail!(
+                    "field `{section}`: the name {:?} is empty or holds a control character \
+                     (a line break, a tab, an escape); names are printed in tables and logs: \
+                     rename the entry",
+                    bad
+                );
+            }
         }
         for (field, empty) in [
             ("datasets", self.datasets.is_empty()),
@@ -545,6 +629,21 @@ impl RunConfig {
                     );
                 }
             }
+        }
+        let cells = [
+            self.datasets.len(),
+            self.strategies.len(),
+            self.retrievers.len(),
+            self.k.len(),
+            self.readers.len(),
+        ]
+        .iter()
+        .try_fold(1usize, |a, &n| a.checked_mul(n));
+        if cells.is_none_or(|n| n > MAX_CELLS) {
+            bail!(
+                "the config makes more than {MAX_CELLS} cells (datasets × strategies × \
+                 retrievers × k × readers); split it into several configs"
+            );
         }
         if let Some(&bad) = self.k.iter().find(|&&k| k == 0) {
             bail!("field `k`: top-k must be at least 1 (got {bad})");
@@ -711,6 +810,45 @@ limit: 20
             e.contains("unknown field `topk`") && e.contains("line 9"),
             "{e}"
         );
+    }
+
+    /// Issue 36 case 18: a typo in the third strategy (or the second retriever) was reported at
+    /// the first entry's line.
+    #[test]
+    fn errors_name_the_entry_they_are_in() {
+        let text = "name: t
+datasets: [sciq]
+strategies:
+  a: {kind: fixed, size: 100}
+  b: {kind: fixed, size: 200}
+  c:
+    kind: fixed
+    sise: 300
+retrievers:
+  bm25: {kind: bm25}
+  dense: {kind: dense, k1: 1.2}
+readers:
+  lexical: {kind: lexical}
+";
+        let e = RunConfig::parse(text, "t.yaml").unwrap_err().to_string();
+        assert!(
+            e.contains("strategies.c: unknown field `sise`") && e.contains("line 8 column 5"),
+            "{e}"
+        );
+        assert!(e.contains("did you mean `size`"), "{e}");
+        let text = text.replace("    sise: 300", "    size: 300");
+        let e = RunConfig::parse(&text, "t.yaml").unwrap_err().to_string();
+        assert!(
+            e.contains("retrievers.dense") && e.contains("line 11"),
+            "{e}"
+        );
+        let text = text.replace(
+            "lexical: {kind: lexical}",
+            "lexical: {kind: lexical}\n  x: {kind: lexicl}",
+        );
+        let text = text.replace(", k1: 1.2", "");
+        let e = RunConfig::parse(&text, "t.yaml").unwrap_err().to_string();
+        assert!(e.contains("readers.x") && e.contains("line 14"), "{e}");
     }
 
     #[test]

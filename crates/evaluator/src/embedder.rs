@@ -196,7 +196,8 @@ impl EmbedderConfig {
         self.model.as_deref().and_then(Path::to_str)
     }
 
-    /// The local model directory (the default when none is named); `None` for a server.
+    /// The local model directory as configured (the default when none is named; a name, read
+    /// from [`EmbedderConfig::model_path`]); `None` for a server.
     pub fn model_dir(&self) -> Option<PathBuf> {
         self.kind.is_local().then(|| {
             self.model
@@ -205,7 +206,14 @@ impl EmbedderConfig {
         })
     }
 
-    /// The embedder as a cell's id holds it.
+    /// Where the local model directory is read from ([`crate::models::resolve`]: `models/…`
+    /// under `CHUNKBENCH_MODELS`); `None` for a server.
+    pub fn model_path(&self) -> Option<PathBuf> {
+        self.model_dir().map(|d| crate::models::resolve(&d))
+    }
+
+    /// The embedder as a cell's id holds it: the model's name as configured, never where the
+    /// models directory is.
     pub fn cell_embedder(&self) -> CellEmbedder {
         match self.model_dir() {
             Some(dir) => CellEmbedder::Model(dir),
@@ -242,7 +250,7 @@ impl EmbedderConfig {
         if let Some(r) = self.max_retries {
             c.max_retries = r;
         }
-        c.tokenizer = self.tokenizer.clone();
+        c.tokenizer = self.tokenizer.as_deref().map(crate::models::resolve);
         c.max_input_tokens = self.max_tokens;
         c
     }
@@ -252,14 +260,14 @@ impl EmbedderConfig {
     pub fn input_files(&self) -> Vec<(String, PathBuf)> {
         self.tokenizer
             .iter()
-            .map(|t| ("embedder/tokenizer".to_string(), t.clone()))
+            .map(|t| ("embedder/tokenizer".to_string(), crate::models::resolve(t)))
             .collect()
     }
 
     /// Problems `chunkbench validate` reports: a local directory without its files, or a
     /// server that does not answer the probe.
     pub fn preflight(&self) -> Vec<String> {
-        match self.model_dir() {
+        match self.model_path() {
             Some(dir) => crate::preflight::embedder_problems(&dir)
                 .into_iter()
                 .map(|p| format!("field `embedder.model`: {p}"))
@@ -304,7 +312,7 @@ impl LazyEmbedder {
             }
             anyhow::Ok(c)
         };
-        let built: Arc<dyn embed::Embedder> = match cfg.model_dir() {
+        let built: Arc<dyn embed::Embedder> = match cfg.model_path() {
             Some(dir) => {
                 let model = embed::BertEmbedder::load(&dir).with_context(|| {
                     format!(

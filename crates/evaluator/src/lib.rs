@@ -10,6 +10,7 @@
 
 pub mod config;
 pub mod embedder;
+pub mod models;
 pub mod preflight;
 pub mod readers;
 pub mod registry;

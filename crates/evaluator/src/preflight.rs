@@ -6,11 +6,13 @@
 //! parses and a tokenizer that loads, a server answers the probe text; every strategy builds
 //! (tokenizers load, separator regexes compile); the `cost_tokenizer` loads when a cell counts tokens with it; every GGUF model
 //! exists and starts with the GGUF magic; every server reader has its API-key variable set, an
-//! http(s) base URL and a server that answers `GET /models`; the output directory is writable.
+//! http(s) base URL and a server that answers `GET /models`; no dataset with retrieval-only
+//! questions is paired with a reader that chooses options; the run directory is apart from the
+//! dataset store and the models directory, and writable.
 //! Each problem is one line naming the field or file and the fix.
 
 use crate::config::RunConfig;
-use datasets::dataset::Dataset;
+use datasets::dataset::{Dataset, Question};
 use std::io::Read;
 use std::path::Path;
 
@@ -18,8 +20,12 @@ use std::path::Path;
 pub fn check(cfg: &RunConfig, store: &Path) -> Vec<String> {
     let mut problems = Vec::new();
     for name in &cfg.datasets {
-        if let Err(e) = Dataset::load(&store.join(name)) {
-            problems.push(format!("dataset `{name}`: {e:#}"));
+        match Dataset::load(&store.join(name)) {
+            Err(e) => problems.push(format!("dataset `{name}`: {e:#}")),
+            Ok(ds) => {
+                let used = &ds.questions[..cfg.limit.unwrap_or(usize::MAX).min(ds.questions.len())];
+                problems.extend(readers_problem(cfg, name, used));
+            }
         }
     }
     let cells = cfg.cells();
@@ -33,7 +39,7 @@ pub fn check(cfg: &RunConfig, store: &Path) -> Vec<String> {
     }
     if cells.iter().any(|c| !c.reader_config.counts_own_tokens()) {
         if let Some(t) = &cfg.cost_tokenizer {
-            if let Err(e) = chunker::HfTokenizer::from_file(t) {
+            if let Err(e) = chunker::HfTokenizer::from_file(crate::models::resolve(t)) {
                 problems.push(format!(
                     "field `cost_tokenizer`: {e} (or set `cost_tokenizer: null` to count no tokens)"
                 ));
@@ -43,10 +49,111 @@ pub fn check(cfg: &RunConfig, store: &Path) -> Vec<String> {
     for (name, r) in &cfg.readers {
         problems.extend(r.preflight(name));
     }
-    if let Err(e) = writable(&cfg.output.join(&cfg.name)) {
-        problems.push(format!("field `output`: {e}"));
+    let run_dir = cfg.output.join(&cfg.name);
+    match output_clash(&run_dir, store) {
+        Some(clash) => problems.push(format!("field `output`: {clash}")),
+        None => {
+            if let Err(e) = writable(&run_dir) {
+                problems.push(format!("field `output`: {e}"));
+            }
+        }
     }
     problems
+}
+
+/// `p` absolute, with symlinks resolved as far as it exists and `.`/`..` resolved lexically
+/// beyond that.
+fn resolved(p: &Path) -> std::path::PathBuf {
+    use std::path::{Component, PathBuf};
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut existing = abs.clone();
+    let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    let base = loop {
+        if let Ok(c) = existing.canonicalize() {
+            break c;
+        }
+        match (
+            existing.file_name().map(|n| n.to_os_string()),
+            existing.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => break PathBuf::from("/"),
+        }
+    };
+    let mut out = base;
+    for part in rest.iter().rev() {
+        for c in Path::new(part).components() {
+            match c {
+                Component::ParentDir => {
+                    out.pop();
+                }
+                Component::Normal(n) => out.push(n),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// Why a run directory `run_dir` (OUTPUT/NAME) must not be used with the dataset store `store`:
+/// it is the store, inside it (a run named like a dataset would overwrite that dataset's files),
+/// holds it, or is inside the models directory ([`crate::models::dir`]) or holds it; `None`
+/// when it is apart from both. Paths are compared absolute, with symlinks resolved.
+pub fn output_clash(run_dir: &Path, store: &Path) -> Option<String> {
+    let run = resolved(run_dir);
+    for (what, dir) in [
+        ("the dataset store", store.to_path_buf()),
+        ("the models directory", crate::models::dir()),
+    ] {
+        let other = resolved(&dir);
+        if run.starts_with(&other) || other.starts_with(&run) {
+            let how = if run == other {
+                "is"
+            } else if run.starts_with(&other) {
+                "is inside"
+            } else {
+                "holds"
+            };
+            return Some(format!(
+                "the run directory {} {how} {what} {}: a run there would overwrite or mix with \
+                 its files; give `output` (or --output) a directory apart from it, e.g. the \
+                 default results/runs",
+                run_dir.display(),
+                dir.display()
+            ));
+        }
+    }
+    None
+}
+
+/// A reader needs options to choose from: a dataset whose questions in use (`questions`, after
+/// `limit`) include retrieval-only ones can only be paired with `kind: none` readers. The
+/// problem names the dataset, the first such question, the reading readers and the fix.
+fn readers_problem(cfg: &RunConfig, dataset: &str, questions: &[Question]) -> Option<String> {
+    let unread: Vec<&Question> = questions.iter().filter(|q| q.is_retrieval_only()).collect();
+    let first = unread.first()?;
+    let reading: Vec<String> = cfg
+        .readers
+        .iter()
+        .filter(|(_, r)| r.reads())
+        .map(|(n, _)| format!("`{n}`"))
+        .collect();
+    if reading.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "dataset `{dataset}`: {} of {} questions have no options (retrieval-only; the first is \
+         {:?}), but reader(s) {} must choose among options; score such a dataset with \
+         `readers: {{retrieval: {{kind: none}}}}` (retrieval metrics, no accuracy), in a config \
+         of its own if other datasets need a reader",
+        unread.len(),
+        questions.len(),
+        first.id,
+        reading.join(", ")
+    ))
 }
 
 /// Problems of a BERT model directory: missing files, a safetensors header that does not

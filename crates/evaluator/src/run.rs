@@ -24,7 +24,7 @@ use reporting::records::{
     read_rows_csv, round6, rows_csv, summarize, CellEmbedder, CellRecord, ChunkLengths, Failure,
     QuestionRow, REPLY_BYTES,
 };
-use retriever::{Hit, PassageIndex};
+use retriever::PassageIndex;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -63,11 +63,10 @@ enum Reuse {
 /// (`code`) on the dataset whose manifest hashes to `data_sha` and on the same `inputs`.
 fn cell_status(dir: &Path, cell: &Cell, data_sha: &str, code: &str, inputs: &CellInputs) -> Reuse {
     let id = cell.id();
-    let rec: Option<CellRecord> = std::fs::read(dir.join(format!("{id}.json")))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok());
-    let Some(r) = rec.filter(|r| r.id == id && dir.join(format!("{id}.csv")).is_file()) else {
-        return Reuse::No(Vec::new());
+    let r = match reporting::records::read_cell(dir, &id) {
+        Ok(stored) => stored.record,
+        Err(reporting::records::CellProblem::Missing) => return Reuse::No(Vec::new()),
+        Err(damaged) => return Reuse::No(vec![damaged.to_string()]),
     };
     let mut why = Vec::new();
     if r.cell != cell.key() {
@@ -136,8 +135,10 @@ impl Progress {
         }
     }
 
-    /// A log line: above the bars on a terminal, plain stderr otherwise.
+    /// A log line: above the bars on a terminal, plain stderr otherwise; through the
+    /// redaction layer ([`httpio::redact`]).
     fn log(&self, line: String) {
+        let line = httpio::redact(&line);
         match &self.multi {
             Some(m) => {
                 let _ = m.println(line);
@@ -222,7 +223,6 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
         let (ds, meta) = runner.load(store, ds_name)?;
         datasets_meta.push(meta);
         let d = DatasetStage::new(cfg, ds_name, &ds);
-        check_readers(cfg, &d)?;
         for (s_name, s_cfg) in &cfg.strategies {
             let pending = runner.pending(&d, &mine, s_name, &mut reused)?;
             if !pending.is_empty() {
@@ -241,46 +241,6 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
         store: store.to_path_buf(),
     };
     runner.finish(done)
-}
-
-/// A reader needs options to choose from: a dataset whose questions (in use) include
-/// retrieval-only ones can only be paired with `kind: none` readers.
-///
-/// # Errors
-/// Naming the dataset, the first such question, the reading readers and the fix.
-fn check_readers(cfg: &RunConfig, d: &DatasetStage) -> Result<()> {
-    let unread: Vec<&Question> = d
-        .questions
-        .iter()
-        .filter(|q| q.is_retrieval_only())
-        .collect();
-    let Some(first) = unread.first() else {
-        return Ok(());
-    };
-    let reading: Vec<&str> = cfg
-        .readers
-        .iter()
-        .filter(|(_, r)| r.reads())
-        .map(|(n, _)| n.as_str())
-        .collect();
-    if reading.is_empty() {
-        return Ok(());
-    }
-    bail!(
-        "dataset `{}`: {} of {} questions have no options (retrieval-only; the first is {:?}), \
-         but reader(s) {} must choose among options; score such a dataset with `readers: \
-         {{retrieval: {{kind: none}}}}` (retrieval metrics, no accuracy), in a config of its \
-         own if other datasets need a reader",
-        d.name(),
-        unread.len(),
-        d.questions.len(),
-        first.id,
-        reading
-            .iter()
-            .map(|n| format!("`{n}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    )
 }
 
 /// What the last stage needs to know about the computed part of a run.
@@ -360,6 +320,8 @@ impl<'a> DatasetStage<'a> {
 struct Retrieved {
     ranked: Vec<Vec<Ranked>>,
     ear: Option<Vec<retriever::ear::EarResult>>,
+    /// Vectors the retriever could not use (zero norm).
+    degenerate: crate::retrievers::Degenerate,
 }
 
 impl Runner<'_> {
@@ -492,6 +454,7 @@ impl Runner<'_> {
             t.elapsed().as_secs_f64()
         ));
         if !chunks.is_empty() {
+            stats.uncovered_words = uncovered_words(&d.ds.documents, &chunks);
             let covered: std::collections::HashSet<&str> =
                 chunks.iter().map(|c| c.doc_id.as_str()).collect();
             let (missed, nonblank) =
@@ -640,7 +603,7 @@ impl Runner<'_> {
         } else {
             None
         };
-        let hits = if passages.uses_hits() {
+        let retrieval = if passages.uses_hits() {
             retrieve(
                 index,
                 d.questions,
@@ -651,8 +614,25 @@ impl Runner<'_> {
             )
             .with_context(|| format!("retriever `{r_name}` on `{}`/{s_name}", d.name()))?
         } else {
-            vec![Vec::new(); d.questions.len()]
+            crate::retrievers::Retrieval {
+                hits: vec![Vec::new(); d.questions.len()],
+                degenerate: Default::default(),
+            }
         };
+        let (hits, degenerate) = (retrieval.hits, retrieval.degenerate);
+        if degenerate != Default::default() {
+            self.progress.log(format!(
+                "  warning: [{}] {s_name} × {r_name}: the embedder returned degenerate (zero) \
+                 vectors for {} of {} passages (never retrieved) and for every query of {} of \
+                 {} questions (dense retrieval gave them no passage); counted per cell in \
+                 summary.md; check the embedding server",
+                d.name(),
+                degenerate.passages,
+                index.len(),
+                degenerate.queries,
+                d.questions.len()
+            ));
+        }
         let bar = self.progress.stage("passages", d.questions.len());
         let rankings: Vec<Ranking> = d
             .questions
@@ -679,7 +659,11 @@ impl Runner<'_> {
             d.questions.len(),
             t.elapsed().as_secs_f64()
         ));
-        Ok(Retrieved { ranked, ear })
+        Ok(Retrieved {
+            ranked,
+            ear,
+            degenerate,
+        })
     }
 
     /// Stages `read` and `score` for one cell, then its files: the reader answers every
@@ -764,6 +748,7 @@ impl Runner<'_> {
                 &d.ds.documents,
             )?;
         }
+        let csv = rows_csv(rows)?;
         let rec = CellRecord {
             id: cell_id,
             cell: cell.key(),
@@ -771,12 +756,14 @@ impl Runner<'_> {
             code: self.code.clone(),
             inputs: inputs.clone(),
             tokens_by,
-            summary: summarize(rows),
+            rows_sha256: sha256_hex(&csv),
+            summary: reporting::records::CellSummary {
+                degenerate_passages: got.degenerate.passages,
+                degenerate_queries: got.degenerate.queries,
+                ..summarize(rows)
+            },
         };
-        write_atomic(
-            &self.cells_dir.join(format!("{}.csv", rec.id)),
-            &rows_csv(rows)?,
-        )?;
+        write_atomic(&self.cells_dir.join(format!("{}.csv", rec.id)), &csv)?;
         write_json(&self.cells_dir.join(format!("{}.json", rec.id)), &rec)?;
         self.progress.cells.inc(1);
         let invalid = if rec.summary.invalid > 0 {
@@ -824,6 +811,28 @@ fn log_strategy_stats(
             s.over_size
         ));
     }
+    if s.blank_chunks_dropped > 0 {
+        progress.log(format!(
+            "warning: [{ds}] {name}: {} chunks held only whitespace or zero-width characters \
+             and were not indexed",
+            s.blank_chunks_dropped
+        ));
+    }
+    if s.uncovered_words > 0 {
+        progress.log(format!(
+            "warning: [{ds}] {name}: {} words of the corpus are in no chunk, so they can never \
+             be retrieved (summary.md: uncovered words)",
+            s.uncovered_words
+        ));
+    }
+    if s.degenerate_vectors > 0 {
+        progress.log(format!(
+            "warning: [{ds}] {name}: the embedder returned {} degenerate (zero) vectors for \
+             units of this strategy; they were compared as similarity 0 (chunk_stats.csv: \
+             degenerate_vectors)",
+            s.degenerate_vectors
+        ));
+    }
     if s.embedded_units_truncated > 0 {
         progress.log(format!(
             "warning: [{ds}] {name}: {} of {} embedded units are longer than the embedder's \
@@ -831,6 +840,42 @@ fn log_strategy_stats(
             s.embedded_units_truncated, s.embedded_units
         ));
     }
+}
+
+/// Words of `docs` ([`chunker::word_spans`]) that share no byte with any of the `chunks` of
+/// their document: text a strategy left out of every chunk, which no retriever can return
+/// (docs/reference.md (cases) invariant 3, coverage, checked for every strategy that chunks
+/// the corpus; a word cut by a chunk boundary, or whose separator a `keep_separator: discard`
+/// chunker dropped, still counts as covered).
+fn uncovered_words(docs: &[chunker::Document], chunks: &[chunker::Chunk]) -> usize {
+    let mut by_doc: HashMap<&str, Vec<Span>> = HashMap::new();
+    for c in chunks {
+        by_doc.entry(c.doc_id.as_str()).or_default().push(c.span);
+    }
+    docs.par_iter()
+        .map(|d| {
+            let mut spans = by_doc.get(d.id.as_str()).cloned().unwrap_or_default();
+            spans.sort_by_key(|s| (s.start, s.end));
+            // Merged, disjoint, in order.
+            let mut union: Vec<Span> = Vec::with_capacity(spans.len());
+            for s in spans {
+                match union.last_mut() {
+                    Some(u) if s.start <= u.end => u.end = u.end.max(s.end),
+                    _ => union.push(s),
+                }
+            }
+            let mut j = 0;
+            chunker::word_spans(&d.text)
+                .into_iter()
+                .filter(|w| {
+                    while j < union.len() && union[j].end <= w.start {
+                        j += 1;
+                    }
+                    !(j < union.len() && union[j].start < w.end)
+                })
+                .count()
+        })
+        .sum()
 }
 
 /// Resolves the content identities of cells ([`reporting::inputs`]), each file hashed once per
@@ -891,6 +936,7 @@ impl<'a> Resolver<'a> {
             }
         }
         if let Some(CellEmbedder::Model(model)) = &cell.embedder {
+            let model = &crate::models::resolve(model);
             out.extend(self.memo(&format!("embedder {}", model.display()), || {
                 let mut m = CellInputs::new();
                 for f in embed::model_files(model)
@@ -924,7 +970,7 @@ impl<'a> Resolver<'a> {
         }
         if !rc.counts_own_tokens() {
             if let Some(t) = &self.cfg.cost_tokenizer {
-                let mut t = t.clone();
+                let mut t = crate::models::resolve(t);
                 if t.is_dir() {
                     t.push("tokenizer.json");
                 }
@@ -1000,8 +1046,9 @@ impl TokenCounters {
             let t = match self.cost.get() {
                 Some(t) => t.clone(),
                 None => {
-                    let t = chunker::HfTokenizer::from_file(path)
-                        .with_context(|| format!("field `cost_tokenizer`: {}", path.display()))?;
+                    let file = crate::models::resolve(path);
+                    let t = chunker::HfTokenizer::from_file(&file)
+                        .with_context(|| format!("field `cost_tokenizer`: {}", file.display()))?;
                     self.cost.get_or_init(|| std::sync::Arc::new(t)).clone()
                 }
             };
@@ -1064,10 +1111,14 @@ pub fn assemble(
         .flat_map(|c| rows_by_cell[&c.id].iter().cloned())
         .collect();
     reporting::records::write_rows_parquet(&dir.join("per_question.parquet"), &all_rows)?;
-    let (summary_md, comparisons) =
+    let (mut summary_md, comparisons) =
         reporting::report::write_reports(dir, &cfg.report_settings(), &cells, &rows_by_cell)?;
     let corpora = load_corpora(cfg, store, &cells);
     let lengths = read_chunk_lengths(cfg, dir, &cells, &rows_by_cell, &corpora)?;
+    if let Some(note) = reporting::report::uncovered_note(&lengths) {
+        summary_md.push_str(&note);
+        write_atomic(&dir.join("summary.md"), summary_md.as_bytes())?;
+    }
     reporting::report::write_chunk_stats(dir, &lengths)?;
     let plots = reporting::plots::write_plots(dir, &cells, &comparisons, &lengths)?;
     remove_stale_plots(dir, &plots)?;
@@ -1275,25 +1326,28 @@ fn read_cells(cfg: &RunConfig, cells_dir: &Path) -> Result<CellRows> {
     let mut rows_by_cell: HashMap<String, Vec<QuestionRow>> = HashMap::new();
     for (i, c) in cfg.cells().iter().enumerate() {
         let (id, key) = (c.id(), c.key());
-        let rec: CellRecord = std::fs::read(cells_dir.join(format!("{id}.json")))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .filter(|r: &CellRecord| r.cell == key)
-            .with_context(|| {
-                format!(
-                    "cell {id} ({} × {} × {} × k={} × {}) is missing from {}; run the shard \
-                     that owns it, or run without --shard",
-                    c.dataset,
-                    c.strategy,
-                    c.retriever,
-                    c.k,
-                    c.reader,
-                    cells_dir.display()
-                )
-            })?;
+        let what = format!(
+            "cell {id} ({} × {} × {} × k={} × {})",
+            c.dataset, c.strategy, c.retriever, c.k, c.reader
+        );
+        let stored = match reporting::records::read_cell(cells_dir, &id) {
+            Ok(s) if s.record.cell == key => s,
+            Ok(_) => bail!(
+                "{what}: {} holds another configuration under this id; delete the cell's two \
+                 files and run the config again",
+                cells_dir.join(format!("{id}.json")).display()
+            ),
+            Err(reporting::records::CellProblem::Missing) => bail!(
+                "{what} is missing from {}; run the shard that owns it, or run without --shard",
+                cells_dir.display()
+            ),
+            Err(damaged) => bail!(
+                "{what}: {damaged}; run the config again (the cell is recomputed), or run the \
+                 shard that owns it again"
+            ),
+        };
+        let (rec, csv) = (stored.record, stored.csv);
         let path = cells_dir.join(format!("{id}.csv"));
-        let csv =
-            std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
         let rows = read_rows_csv(&csv, &path.display().to_string())?;
         let body = if i == 0 {
             &csv[..]
@@ -1308,6 +1362,9 @@ fn read_cells(cfg: &RunConfig, cells_dir: &Path) -> Result<CellRows> {
         rows_by_cell.insert(id, rows);
         cells.push(rec);
     }
+    let located: Vec<reporting::records::Located<'_>> =
+        cells.iter().map(|c| (c, cells_dir)).collect();
+    reporting::records::check_consistent(&located)?;
     Ok((cells, rows_by_cell, per_question))
 }
 
@@ -1348,6 +1405,9 @@ pub fn merge(
     let first = shard_dirs
         .first()
         .context("name at least one shard directory")?;
+    if let Some(clash) = crate::preflight::output_clash(out, store) {
+        bail!("merge OUT: {clash}");
+    }
     // Shards differ only in where they wrote their output.
     let read_cfg = |d: &Path| -> Result<RunConfig> {
         let p = d.join("config.json");
@@ -1374,10 +1434,9 @@ pub fn merge(
         }
     }
     let ids: std::collections::BTreeSet<String> = cfg.cells().iter().map(Cell::id).collect();
-    let cells_out = out.join("cells");
-    std::fs::create_dir_all(&cells_out)
-        .with_context(|| format!("cannot create {}", cells_out.display()))?;
-    let mut datasets = serde_json::Value::Null;
+    // Every shard's finished cells of the config, verified, and checked to come from one
+    // version of the data, inputs and code before anything is copied.
+    let mut stored: Vec<(reporting::records::CellRecord, PathBuf)> = Vec::new();
     for d in shard_dirs {
         if read_cfg(d)? != cfg {
             bail!(
@@ -1386,6 +1445,26 @@ pub fn merge(
                 first.display()
             );
         }
+        let shard_cells = d.join("cells");
+        for id in &ids {
+            match reporting::records::read_cell(&shard_cells, id) {
+                Ok(s) => stored.push((s.record, shard_cells.clone())),
+                Err(reporting::records::CellProblem::Missing) => {}
+                Err(damaged) => bail!(
+                    "shard {}: {damaged}; run that shard again, then merge",
+                    d.display()
+                ),
+            }
+        }
+    }
+    let located: Vec<reporting::records::Located<'_>> =
+        stored.iter().map(|(r, p)| (r, p.as_path())).collect();
+    reporting::records::check_consistent(&located)?;
+    let cells_out = out.join("cells");
+    std::fs::create_dir_all(&cells_out)
+        .with_context(|| format!("cannot create {}", cells_out.display()))?;
+    let mut datasets = serde_json::Value::Null;
+    for d in shard_dirs {
         for sub in ["cells", "chunks", "explain", "trec"] {
             let Ok(entries) = std::fs::read_dir(d.join(sub)) else {
                 continue;
@@ -1454,7 +1533,7 @@ fn retrieve(
     kmax: usize,
     embedder: Option<&dyn embed::Embedder>,
     progress: &Progress,
-) -> Result<Vec<Vec<Hit>>> {
+) -> Result<crate::retrievers::Retrieval> {
     let queries: Vec<Vec<String>> = questions
         .iter()
         .map(|q| retriever::query_texts(r.query(), &q.question, &q.options))
@@ -1673,7 +1752,12 @@ fn answer(
         reader: cell.reader.clone(),
         question_id: q.id.clone(),
         gold,
-        choice: out.as_ref().map(|o| o.choice),
+        // Only a single, valid choice is a choice: an invalid reply or a tie between the best
+        // options names none, so `choice == gold` never counts either as correct.
+        choice: out
+            .as_ref()
+            .filter(|o| !o.invalid && o.tied <= 1)
+            .map(|o| o.choice),
         correct: correct.map(u8::from),
         tied: out.as_ref().map_or(0, |o| o.tied),
         invalid: out.as_ref().map_or(0, |o| u8::from(o.invalid)),

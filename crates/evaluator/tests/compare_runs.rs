@@ -58,11 +58,8 @@ fn write_run(dir: &Path, cfg: &RunConfig, answers: &[Answers], sha: &str) {
         for r in &rows {
             w.serialize(r).unwrap();
         }
-        write_atomic(
-            &dir.join("cells").join(format!("{id}.csv")),
-            &w.into_inner().unwrap(),
-        )
-        .unwrap();
+        let csv = w.into_inner().unwrap();
+        write_atomic(&dir.join("cells").join(format!("{id}.csv")), &csv).unwrap();
         let rec = CellRecord {
             id: id.clone(),
             cell: cell.key(),
@@ -70,6 +67,7 @@ fn write_run(dir: &Path, cfg: &RunConfig, answers: &[Answers], sha: &str) {
             code: String::new(),
             inputs: Default::default(),
             tokens_by: String::new(),
+            rows_sha256: datasets::io::sha256_hex(&csv),
             summary: summarize(&rows),
         };
         write_json(&dir.join("cells").join(format!("{id}.json")), &rec).unwrap();
@@ -248,13 +246,21 @@ fn unusable_inputs_are_errors_naming_the_path_and_fix() {
         e.contains("no cell in common") && e.contains("limit"),
         "{e}"
     );
-    // Rows edited without the record: the files disagree.
+    // Rows edited without the record: not the file the record was written with.
     std::fs::remove_dir_all(&c).unwrap();
     write_run(&c, &cfg(), &[a.clone(), a.clone(), a.clone()], "s");
     let id = cfg().cells()[0].id();
     let csv_path = c.join("cells").join(format!("{id}.csv"));
     let text = std::fs::read_to_string(&csv_path).unwrap();
     std::fs::write(&csv_path, text.replacen(",0,1,1,", ",0,0,1,", 1)).unwrap();
+    let e = err(&b, &c);
+    assert!(e.contains("edited") && e.contains(&id), "{e}");
+    // Rows and checksum edited together, record summary untouched: the files disagree.
+    let mut rec: CellRecord =
+        serde_json::from_slice(&std::fs::read(c.join("cells").join(format!("{id}.json"))).unwrap())
+            .unwrap();
+    rec.rows_sha256 = datasets::io::sha256_hex(&std::fs::read(&csv_path).unwrap());
+    write_json(&c.join("cells").join(format!("{id}.json")), &rec).unwrap();
     let e = err(&b, &c);
     assert!(e.contains("disagree") && e.contains(&id), "{e}");
     // Not a run directory.
@@ -280,4 +286,36 @@ fn report_files_are_written_and_round_trip() {
     assert_eq!(std::fs::read_to_string(md).unwrap(), render_markdown(&r));
     let back: CompareReport = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
     assert_eq!(back, r);
+}
+
+/// Issue 36 case 3: a drop of exactly 69 of 3000 questions is exactly 2.3 points, which
+/// `--max-accuracy-drop 2.3` must pass; it was a REGRESSION because `2.3 * 3000` was compared
+/// in f64 (6899.999…). One more question lost is a regression.
+#[test]
+fn a_drop_of_exactly_the_tolerance_passes() {
+    let t = tempfile::tempdir().unwrap();
+    let (b, c) = (t.path().join("b"), t.path().join("c"));
+    let base = answers(3000, 2000, 100);
+    write_run(
+        &b,
+        &cfg(),
+        &[base.clone(), base.clone(), base.clone()],
+        "sha",
+    );
+    let tol = Tolerances {
+        max_accuracy_drop_pts: 2.3,
+        ..Tolerances::default()
+    };
+    let at = answers(3000, 1931, 100);
+    write_run(&c, &cfg(), &[at.clone(), at.clone(), at], "sha");
+    let r = compare_runs(&b, &c, &tol, &resolved_cell_ids).unwrap();
+    assert_eq!(r.verdict, Verdict::Ok, "{}", render_markdown(&r));
+    assert!(
+        r.cells.iter().all(|c| c.holm_p < 0.05),
+        "the drop is significant"
+    );
+    let over = answers(3000, 1930, 100);
+    write_run(&c, &cfg(), &[over.clone(), over.clone(), over], "sha");
+    let r = compare_runs(&b, &c, &tol, &resolved_cell_ids).unwrap();
+    assert_eq!(r.verdict, Verdict::Regression);
 }

@@ -13,8 +13,13 @@
 //! HTTP dates are ignored) capped at `max` when it sent one (RFC 9110 §10.2.3).
 //!
 //! **Secrets.** A [`Bearer`] key is read once from a named environment variable, sent only in
-//! the `Authorization` header, and prints as `<redacted>`; [`Bearer::redact`] strips it from a
-//! message that echoes it.
+//! the `Authorization` header, and prints as `<redacted>`. It is also registered with the one
+//! redaction layer of the process ([`redact`]): every response body and transport message
+//! [`post_json`] and [`get`] return has every registered key replaced by `<redacted>` before
+//! it reaches the caller, so a server that echoes the key (a 403 quoting the bearer token, a
+//! reply that repeats it) can put it neither in an error, nor in a stored reply, a response
+//! cache, a run's files or its report; and the `chunkbench` binary passes every message it
+//! prints through [`redact`] too.
 
 #![forbid(unsafe_code)]
 
@@ -25,6 +30,27 @@ pub use ureq::Agent;
 
 /// Response bodies larger than this (bytes, 256 MiB) are an error, not a memory blow-up.
 pub const BODY_LIMIT: u64 = 256 << 20;
+
+/// The keys [`Bearer::from_env`] has read in this process (the redaction layer's list).
+static SECRETS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Keys shorter than this are not redacted by [`redact`] (a 1-character "key" would blank
+/// every occurrence of that character); such a key is refused by [`Bearer::from_env`].
+pub const MIN_SECRET_LEN: usize = 4;
+
+/// `text` with every key read by [`Bearer::from_env`] in this process replaced by
+/// `<redacted>` (module docs: the one redaction layer every message and stored reply passes
+/// through).
+pub fn redact(text: &str) -> String {
+    let secrets = SECRETS.lock().unwrap_or_else(|p| p.into_inner());
+    let mut out = text.to_string();
+    for s in secrets.iter() {
+        if out.contains(s.as_str()) {
+            out = out.replace(s.as_str(), "<redacted>");
+        }
+    }
+    out
+}
 
 /// An API key from the environment, sent as `Authorization: Bearer <key>`.
 #[derive(Clone)]
@@ -43,7 +69,19 @@ impl Bearer {
     /// A message naming `var` (never a value) when it is unset, not Unicode, or blank.
     pub fn from_env(var: &str) -> Result<Bearer, String> {
         match std::env::var(var) {
-            Ok(v) if !v.trim().is_empty() => Ok(Bearer(v.trim().to_string())),
+            Ok(v) if v.trim().len() >= MIN_SECRET_LEN => {
+                let key = v.trim().to_string();
+                let mut secrets = SECRETS.lock().unwrap_or_else(|p| p.into_inner());
+                if !secrets.contains(&key) {
+                    secrets.push(key.clone());
+                }
+                Ok(Bearer(key))
+            }
+            Ok(v) if !v.trim().is_empty() => Err(format!(
+                "environment variable `{var}` holds {} characters; an API key has at least \
+                 {MIN_SECRET_LEN}",
+                v.trim().chars().count()
+            )),
             _ => Err(format!("environment variable `{var}` is not set or empty")),
         }
     }
@@ -165,7 +203,7 @@ pub fn post_json(
     if let Some(b) = bearer {
         req = b.authorize(req);
     }
-    let mut resp = req.send(body).map_err(transport_error)?;
+    let mut resp = req.send(body).map_err(|e| redacted(transport_error(e)))?;
     let status = resp.status().as_u16();
     let retry_after = resp
         .headers()
@@ -180,10 +218,14 @@ pub fn post_json(
         .limit(BODY_LIMIT)
         .read_to_string()
     {
-        Ok(t) => t,
+        // Redacted before anything else sees it (module docs), and before any clipping,
+        // which could cut a key in two.
+        Ok(t) => redact(&t),
         Err(e) => {
             return Err(Transport::Transient(Transient {
-                what: format!("HTTP {status}: cannot read the response body: {e}"),
+                what: redact(&format!(
+                    "HTTP {status}: cannot read the response body: {e}"
+                )),
                 status: Some(status),
                 timeout: matches!(e, ureq::Error::Timeout(_)),
                 retry_after,
@@ -199,6 +241,41 @@ pub fn post_json(
         }));
     }
     Ok(Reply { status, text })
+}
+
+/// `t` with [`redact`] applied to its message.
+fn redacted(t: Transport) -> Transport {
+    match t {
+        Transport::Transient(mut x) => {
+            x.what = redact(&x.what);
+            Transport::Transient(x)
+        }
+        Transport::Fatal(m) => Transport::Fatal(redact(&m)),
+    }
+}
+
+/// Sends one `GET url` (with the bearer key when given) and returns the status and the body
+/// (at most [`BODY_LIMIT`] bytes), redacted ([`redact`]).
+///
+/// # Errors
+/// The transport error's message (redacted) when no answer came.
+pub fn get(agent: &ureq::Agent, url: &str, bearer: Option<&Bearer>) -> Result<Reply, String> {
+    let mut req = agent.get(url);
+    if let Some(b) = bearer {
+        req = b.authorize(req);
+    }
+    let mut resp = req.call().map_err(|e| redact(&e.to_string()))?;
+    let status = resp.status().as_u16();
+    let text = resp
+        .body_mut()
+        .with_config()
+        .limit(BODY_LIMIT)
+        .read_to_string()
+        .unwrap_or_default();
+    Ok(Reply {
+        status,
+        text: redact(&text),
+    })
 }
 
 /// How often and how long to retry.

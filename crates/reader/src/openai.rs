@@ -369,18 +369,13 @@ impl OpenAiReader {
     /// [`ReaderError::Protocol`] when the reply is not a model list.
     pub fn probe_served_models(&mut self) -> Result<String, ReaderError> {
         let url = format!("{}/models", self.cfg.base_url.trim_end_matches('/'));
-        let mut req = self.agent.get(&url);
-        if let Some(key) = &self.api_key {
-            req = key.authorize(req);
-        }
-        let resp = req.call().map_err(|e| {
+        let resp = httpio::get(&self.agent, &url, self.api_key.as_ref()).map_err(|e| {
             ReaderError::Http(format!(
                 "cannot ask {url} which model it serves: {e}; start the server (or fix \
                  `base_url`)"
             ))
         })?;
-        let status = resp.status().as_u16();
-        let text = resp.into_body().read_to_string().unwrap_or_default();
+        let (status, text) = (resp.status, resp.text);
         let served = match status {
             200..=299 => {
                 let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {

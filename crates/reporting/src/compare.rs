@@ -38,9 +38,11 @@
 //!
 //! A drop or an increase of exactly the tolerance passes. Improvements never regress. The run
 //! regresses when any matched cell does. Defaults: 1.0 point, 5 %, α = 0.05
-//! ([`Tolerances::default`]). The comparisons are made on integer counts
+//! ([`Tolerances::default`]). The comparisons are made on integer counts, with each
+//! tolerance read as the decimal it is written as (`2.3` = 23/10), in integer arithmetic
 //! ([`judge`]), so the boundary is exact.
 
+use crate::md::{Code, Text};
 use crate::records::CellRecord;
 use crate::stats;
 use anyhow::{bail, Context, Result};
@@ -164,16 +166,57 @@ impl Judgement {
 /// `100·candidate_words > (100 + max_words_increase_pct) · baseline_words` (the means share the
 /// denominator n, so this is the increase of the mean in %). With `baseline_words = 0` any
 /// candidate words count as an increase beyond every tolerance.
+///
+/// The tolerances are read as the decimals they print as ([`exact_decimal`]: `2.3` is 23/10,
+/// not the binary fraction nearest to it), so a drop of exactly 69 of 3000 questions passes
+/// `max_accuracy_drop_pts = 2.3`, and every product is an integer (`u128`).
 pub fn judge(f: &GateFigures, tol: &Tolerances) -> Judgement {
-    let drop_q = f.baseline_correct as f64 - f.candidate_correct as f64;
-    let accuracy = 100.0 * drop_q > tol.max_accuracy_drop_pts * f.n as f64 && f.holm_p < tol.alpha;
+    let drop_q = f.baseline_correct.saturating_sub(f.candidate_correct);
+    let accuracy = exceeds(
+        100 * u128::from(drop_q),
+        tol.max_accuracy_drop_pts,
+        0,
+        u128::from(f.n),
+    ) && f.holm_p < tol.alpha;
     let words = if f.baseline_words == 0 {
         f.candidate_words > 0
     } else {
-        100.0 * f.candidate_words as f64
-            > (100.0 + tol.max_words_increase_pct) * f.baseline_words as f64
+        // 100·cw > (100 + tol)·bw  ⇔  100·cw − 100·bw > tol·bw
+        let (cw, bw) = (u128::from(f.candidate_words), u128::from(f.baseline_words));
+        cw > bw && exceeds(100 * (cw - bw), tol.max_words_increase_pct, 0, bw)
     };
     Judgement { accuracy, words }
+}
+
+/// Whether `lhs > (tol + offset) · factor`, exactly, with `tol` read as its shortest decimal
+/// form ([`exact_decimal`]). A tolerance beyond `u128` arithmetic (more than about 30 digits)
+/// is compared in `f64`.
+fn exceeds(lhs: u128, tol: f64, offset: u128, factor: u128) -> bool {
+    let exact = exact_decimal(tol).and_then(|(num, scale)| {
+        let pow = 10u128.checked_pow(scale)?;
+        let left = lhs.checked_mul(pow)?;
+        let right = offset
+            .checked_mul(pow)?
+            .checked_add(num)?
+            .checked_mul(factor)?;
+        Some(left > right)
+    });
+    exact.unwrap_or_else(|| lhs as f64 > (tol + offset as f64) * factor as f64)
+}
+
+/// A finite, non-negative `x` as the fraction `num / 10^scale` of its shortest decimal form
+/// (Rust's `Display` for `f64` prints the shortest decimal that reads back as `x`, which for a
+/// value typed as a decimal of up to 15 significant digits is that decimal): `2.3` → (23, 1),
+/// `5` → (5, 0), `0.05` → (5, 2). `None` for negative or non-finite values and for decimals
+/// whose digits do not fit in a `u128`.
+pub fn exact_decimal(x: f64) -> Option<(u128, u32)> {
+    if !x.is_finite() || x < 0.0 {
+        return None;
+    }
+    let s = format!("{x}");
+    let (int, frac) = s.split_once('.').unwrap_or((&s, ""));
+    let num: u128 = format!("{int}{frac}").parse().ok()?;
+    Some((num, u32::try_from(frac.len()).ok()?))
 }
 
 /// One per-question row as the gate reads it from `cells/ID.csv` (other columns are ignored,
@@ -289,6 +332,12 @@ fn load_run(dir: &Path, role: &str, cell_ids: &CellIds) -> Result<LoadedRun> {
         let cell = load_cell(&cells_dir, &id)?;
         cells.insert(id, cell);
     }
+    let located: Vec<crate::records::Located<'_>> = cells
+        .values()
+        .map(|c: &RunCell| (&c.record, cells_dir.as_path()))
+        .collect();
+    crate::records::check_consistent(&located)
+        .with_context(|| format!("{role} run {}", dir.display()))?;
     if cells.is_empty() {
         bail!(
             "{role} run {}: {} holds no finished cell (no ID.json); run it to completion, or \
@@ -305,28 +354,15 @@ fn load_run(dir: &Path, role: &str, cell_ids: &CellIds) -> Result<LoadedRun> {
     })
 }
 
-/// Reads one cell's record and rows and checks that they agree with each other.
+/// Reads one cell's record and rows ([`crate::records::read_cell`]: the rows must be the file
+/// the record was written with) and checks that they agree with each other.
 fn load_cell(cells_dir: &Path, id: &str) -> Result<RunCell> {
     let json = cells_dir.join(format!("{id}.json"));
     let csv_path = cells_dir.join(format!("{id}.csv"));
     let rerun = "delete the cell's two files and run the config again to recompute it";
-    let record: CellRecord = serde_json::from_slice(
-        &std::fs::read(&json).with_context(|| format!("cannot read {}", json.display()))?,
-    )
-    .with_context(|| {
-        format!(
-            "{}: not a chunkbench cell record (CellRecord JSON); {rerun}",
-            json.display()
-        )
-    })?;
-    if record.id != id {
-        bail!(
-            "{}: field `id` is {:?} but the file is named for cell {id}; the file was renamed \
-             or edited; {rerun}",
-            json.display(),
-            record.id
-        );
-    }
+    let stored =
+        crate::records::read_cell(cells_dir, id).map_err(|e| anyhow::anyhow!("{e}; {rerun}"))?;
+    let (record, bytes) = (stored.record, stored.csv);
     if record.summary.accuracy.is_none() && record.summary.n > 0 {
         bail!(
             "{}: cell {id} ({} × {} × k={} on {}) has no reader (`kind: none`), so it has no \
@@ -340,13 +376,6 @@ fn load_cell(cells_dir: &Path, id: &str) -> Result<RunCell> {
             record.cell.dataset
         );
     }
-    let bytes = std::fs::read(&csv_path).with_context(|| {
-        format!(
-            "cannot read {} (the rows of the cell recorded in {}); {rerun}",
-            csv_path.display(),
-            json.display()
-        )
-    })?;
     let mut rows = Vec::new();
     for (i, r) in csv::Reader::from_reader(&bytes[..])
         .deserialize::<GateRow>()
@@ -958,12 +987,12 @@ pub fn render_markdown(r: &CompareReport) -> String {
     let _ = writeln!(md, "## chunkbench compare: {head}\n");
     let _ = writeln!(
         md,
-        "Baseline `{}` (run `{}`) · candidate `{}` (run `{}`) · {} matched cells, questions \
+        "Baseline {} (run {}) · candidate {} (run {}) · {} matched cells, questions \
          paired by id.\n",
-        r.baseline,
-        r.baseline_name,
-        r.candidate,
-        r.candidate_name,
+        Code(&r.baseline),
+        Code(&r.baseline_name),
+        Code(&r.candidate),
+        Code(&r.candidate_name),
         r.cells.len()
     );
     md.push_str(
@@ -993,11 +1022,11 @@ pub fn render_markdown(r: &CompareReport) -> String {
             md,
             "| {verdict} | {} | {} | {} | {} | {} | {} | {} | {} | {:+.1} {} | {} / {} | {} | {} \
              | {:.1} → {:.1} | {words} | {} → {} |",
-            c.dataset,
-            c.strategy,
-            c.retriever,
+            Text(&c.dataset),
+            Text(&c.strategy),
+            Text(&c.retriever),
             c.k,
-            c.reader,
+            Text(&c.reader),
             c.n,
             acc(&c.baseline),
             acc(&c.candidate),
@@ -1017,12 +1046,12 @@ pub fn render_markdown(r: &CompareReport) -> String {
     for c in r.cells.iter().filter(|c| !c.inputs_differ.is_empty()) {
         let _ = writeln!(
             md,
-            "- `{}` {} × {} × k={}: computed on different inputs: {}",
-            c.cell_id,
-            c.strategy,
-            c.retriever,
+            "- {} {} × {} × k={}: computed on different inputs: {}",
+            Code(&c.cell_id),
+            Text(&c.strategy),
+            Text(&c.retriever),
             c.k,
-            c.inputs_differ.join("; ")
+            Text(&c.inputs_differ.join("; "))
         );
     }
     for (side, n) in [
@@ -1062,13 +1091,13 @@ pub fn render_markdown(r: &CompareReport) -> String {
             for c in r.cells.iter().filter(|c| c.verdict == Verdict::Regression) {
                 let _ = writeln!(
                     md,
-                    "- `{}` {} × {} × {} × k={} × {}: {}",
-                    c.cell_id,
-                    c.dataset,
-                    c.strategy,
-                    c.retriever,
+                    "- {} {} × {} × {} × k={} × {}: {}",
+                    Code(&c.cell_id),
+                    Text(&c.dataset),
+                    Text(&c.strategy),
+                    Text(&c.retriever),
                     c.k,
-                    c.reader,
+                    Text(&c.reader),
                     c.reasons.join("; ")
                 );
             }
@@ -1096,8 +1125,13 @@ pub fn render_markdown(r: &CompareReport) -> String {
         for u in list {
             let _ = write!(
                 md,
-                "- {side}: `{}` {} × {} × {} × k={} × {}",
-                u.cell_id, u.dataset, u.strategy, u.retriever, u.k, u.reader
+                "- {side}: {} {} × {} × {} × k={} × {}",
+                Code(&u.cell_id),
+                Text(&u.dataset),
+                Text(&u.strategy),
+                Text(&u.retriever),
+                u.k,
+                Text(&u.reader)
             );
             if u.differs_in.is_empty() {
                 md.push('\n');
@@ -1107,7 +1141,7 @@ pub fn render_markdown(r: &CompareReport) -> String {
                     " (configuration differs in {})",
                     u.differs_in
                         .iter()
-                        .map(|f| format!("`{f}`"))
+                        .map(|f| Code(f).to_string())
                         .collect::<Vec<_>>()
                         .join(", ")
                 );
@@ -1157,6 +1191,45 @@ mod tests {
         // the drop but is in the counts.
         assert!(!judge(&figures(300, 200, 197, 0.0, 1, 1), &tol).accuracy);
         assert!(judge(&figures(300, 200, 196, 0.0, 1, 1), &tol).accuracy);
+    }
+
+    /// Issue 36 case 3: 69 of 3000 questions is exactly 2.3 points, which `2.3 * 3000` in
+    /// f64 (6899.999…) called a regression.
+    #[test]
+    fn tolerance_boundaries_are_exact_decimals() {
+        let tol = |pts: f64, pct: f64| Tolerances {
+            max_accuracy_drop_pts: pts,
+            max_words_increase_pct: pct,
+            alpha: 0.05,
+        };
+        assert!(!judge(&figures(3000, 2000, 1931, 0.0, 1, 1), &tol(2.3, 5.0)).accuracy);
+        assert!(judge(&figures(3000, 2000, 1930, 0.0, 1, 1), &tol(2.3, 5.0)).accuracy);
+        // Every drop of i questions in n at the tolerance 100·i/n printed as a decimal.
+        for n in [7u64, 30, 153, 1000, 3000, 14042] {
+            for i in 1..=n.min(200) {
+                let pts: f64 = format!("{:.10}", 100.0 * i as f64 / n as f64)
+                    .parse()
+                    .unwrap();
+                let exact = (100 * u128::from(i)) * 10u128.pow(10)
+                    == exact_decimal(pts)
+                        .map(|(m, s)| m * 10u128.pow(10 - s))
+                        .unwrap()
+                        * u128::from(n);
+                let j = judge(&figures(n, n, n - i, 0.0, 1, 1), &tol(pts, 5.0));
+                if exact {
+                    assert!(!j.accuracy, "n {n} drop {i} at {pts}");
+                }
+            }
+        }
+        // Words: 1000 -> 1023 is exactly +2.3 %.
+        assert!(!judge(&figures(10, 5, 5, 1.0, 1000, 1023), &tol(1.0, 2.3)).words);
+        assert!(judge(&figures(10, 5, 5, 1.0, 1000, 1024), &tol(1.0, 2.3)).words);
+        assert_eq!(exact_decimal(2.3), Some((23, 1)));
+        assert_eq!(exact_decimal(5.0), Some((5, 0)));
+        assert_eq!(exact_decimal(0.05), Some((5, 2)));
+        assert_eq!(exact_decimal(-1.0), None);
+        // Absurd tolerances fall back to f64 and still decide.
+        assert!(!judge(&figures(10, 10, 0, 0.0, 1, 1), &tol(1e300, 1e300)).accuracy);
     }
 
     #[test]

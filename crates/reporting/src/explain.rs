@@ -259,8 +259,17 @@ pub fn explain(run_dir: &Path, question_id: &str, cell: Option<&str>) -> Result<
     let mut found = false;
     for rec in &records {
         let csv_path = cells_dir.join(format!("{}.csv", rec.id));
-        let bytes = std::fs::read(&csv_path)
-            .with_context(|| format!("cannot read {}", csv_path.display()))?;
+        let bytes = match crate::records::read_cell(&cells_dir, &rec.id) {
+            Ok(stored) => stored.csv,
+            Err(e) => {
+                let _ = writeln!(
+                    out,
+                    "== cell {} skipped: {e}; run the config again to recompute it\n",
+                    rec.id
+                );
+                continue;
+            }
+        };
         let rows = read_rows_csv(&bytes, &csv_path.display().to_string())?;
         let Some(row) = rows.into_iter().find(|r| r.question_id == question_id) else {
             continue;

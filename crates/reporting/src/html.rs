@@ -1367,15 +1367,15 @@ fn read_matched(
     let mut out = BTreeMap::new();
     for c in &report.cells {
         let cells = dir.join("cells");
-        let rec = std::fs::read(cells.join(format!("{}.json", c.cell_id)))
-            .ok()
-            .and_then(|b| serde_json::from_slice::<CellRecord>(&b).ok());
+        // Only rows the record was written with (`compare` checked them just before).
+        let Ok(stored) = crate::records::read_cell(&cells, &c.cell_id) else {
+            continue;
+        };
         let csv_path = cells.join(format!("{}.csv", c.cell_id));
-        let rows = std::fs::read(&csv_path)
-            .ok()
-            .and_then(|b| crate::records::read_rows_csv(&b, &csv_path.display().to_string()).ok());
-        if let (Some(rec), Some(rows)) = (rec, rows) {
-            out.insert(c.cell_id.clone(), (rec, rows));
+        if let Ok(rows) =
+            crate::records::read_rows_csv(&stored.csv, &csv_path.display().to_string())
+        {
+            out.insert(c.cell_id.clone(), (stored.record, rows));
         }
     }
     out

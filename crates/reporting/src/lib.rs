@@ -21,6 +21,7 @@ pub mod compare;
 pub mod explain;
 pub mod html;
 pub mod inputs;
+pub mod md;
 pub mod plots;
 pub mod records;
 pub mod report;

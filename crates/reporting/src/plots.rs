@@ -124,16 +124,17 @@ macro_rules! render {
     }};
 }
 
+/// A name as part of a file name: kept when it is all ASCII letters, digits, `-` and `_`;
+/// otherwise every other character becomes `_` and the first 8 hex digits of the name's
+/// sha256 are appended (`a.b` → `a_b-1d9e3ec4`), so two names never share a plot file (`a.b`
+/// and `a_b` would).
 fn file_safe(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    let safe = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    if !s.is_empty() && s.chars().all(safe) {
+        return s.to_string();
+    }
+    let mapped: String = s.chars().map(|c| if safe(c) { c } else { '_' }).collect();
+    format!("{mapped}-{}", &datasets::io::sha256_hex(s.as_bytes())[..8])
 }
 
 /// An axis tick label: integers without a decimal part (`500`, not `500.0`), other values
@@ -1003,6 +1004,19 @@ pub fn write_plots(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 36, "collision-free where it becomes a file": `a.b` and `a_b` once shared a plot.
+    #[test]
+    fn names_map_to_distinct_file_names() {
+        assert_eq!(file_safe("openstax-mmlu-153"), "openstax-mmlu-153");
+        let names = ["a.b", "a_b", "a/b", "a b", "", "_", "../x", "é"];
+        let files: std::collections::BTreeSet<String> =
+            names.iter().map(|n| file_safe(n)).collect();
+        assert_eq!(files.len(), names.len(), "{files:?}");
+        assert!(files.iter().all(|f| !f.is_empty()
+            && f.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')));
+    }
 
     #[test]
     fn ticks_are_clean_and_labels_do_not_collide() {

@@ -46,7 +46,10 @@ pub struct QuestionRow {
     pub question_id: String,
     /// Gold option index (0-based); empty for a retrieval-only question.
     pub gold: Option<usize>,
-    /// Chosen option index (0-based); empty when the cell has no reader (`kind: none`).
+    /// Chosen option index (0-based); empty when the cell has no reader (`kind: none`), when
+    /// the reply was invalid and when the best score was tied (`tied` > 1; the tied options are
+    /// those sharing the maximum of `scores`): a row's `choice == gold` holds exactly when it
+    /// is correct.
     pub choice: Option<usize>,
     /// 1 when correct (chosen = gold and no tie), else 0; empty when nothing was read (a
     /// cell without a reader), so such rows are never counted as wrong.
@@ -301,6 +304,12 @@ pub struct CellRecord {
     /// `tokenizer.json:PATH`, or `none`.
     #[serde(default)]
     pub tokens_by: String,
+    /// sha256 of the cell's rows file `cells/ID.csv` as written: every reader of a cell
+    /// ([`read_cell`]: reuse, assembly, merge, `compare`, `report`, `explain`) checks it, so
+    /// rows edited or torn after the cell finished are never used. Empty in records of
+    /// versions before it (such cells are recomputed by `run` and refused elsewhere).
+    #[serde(default)]
+    pub rows_sha256: String,
     /// Aggregates over the cell's rows.
     pub summary: CellSummary,
 }
@@ -377,6 +386,18 @@ pub struct CellSummary {
     /// EAR cells: anchor coverage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ear: Option<EarCoverage>,
+    /// Passages whose vector from the embedder was degenerate (zero norm), so dense retrieval
+    /// could never return them; 0 (and absent from the record) for cells that do not embed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub degenerate_passages: usize,
+    /// Questions all of whose query vectors were degenerate, so dense retrieval returned them
+    /// nothing (their rows read no dense passage); shown in summary.md.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub degenerate_queries: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Anchor coverage of an EAR cell (EAR reports exact anchoring for 151/153 questions).
@@ -450,6 +471,16 @@ pub struct StrategyStats {
     pub merges: usize,
     /// Zero or non-finite vectors, given similarity 0 instead of being compared.
     pub degenerate_vectors: usize,
+    /// Words of the corpus ([`chunker::word_spans`]) that share no byte with any chunk (a
+    /// strategy that leaves text out, such as an external program skipping a document or a
+    /// tail); set by the runner for every strategy that chunks the corpus, shown in
+    /// summary.md when not 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub uncovered_words: usize,
+    /// Chunks of an external program or spans file that held word separators only
+    /// (whitespace, zero-width spaces) and were not indexed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub blank_chunks_dropped: usize,
     /// Max-min: each chunk's internal minimum pairwise cosine similarity (None for a
     /// one-unit chunk), in chunk order; empty for other strategies.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -478,6 +509,173 @@ pub fn foreign_cells(cells_dir: &Path, ids: &std::collections::BTreeSet<String>)
         .iter()
         .filter_map(|p| p.file_stem().and_then(|s| s.to_str()).map(str::to_string))
         .collect()
+}
+
+/// A finished cell as read back from `cells/`: its record and the exact bytes of its rows
+/// file, which hash to the record's `rows_sha256`.
+#[derive(Debug, Clone)]
+pub struct StoredCell {
+    /// The record (`cells/ID.json`).
+    pub record: CellRecord,
+    /// The rows (`cells/ID.csv`), verified.
+    pub csv: Vec<u8>,
+}
+
+/// Why a stored cell cannot be used, for the messages of its readers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CellProblem {
+    /// `ID.json` does not exist (the cell never finished).
+    Missing,
+    /// The record or rows are unreadable, or disagree with each other or with the file name:
+    /// what is wrong, naming the file.
+    Damaged(String),
+}
+
+impl std::fmt::Display for CellProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CellProblem::Missing => f.write_str("the cell has not finished (no record)"),
+            CellProblem::Damaged(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Reads `cells_dir/ID.json` and `cells_dir/ID.csv` and checks them against each other: the
+/// record's `id` is the file's, and the rows file's sha256 is the record's `rows_sha256` (a
+/// record without one, from an older version, cannot be checked and is refused).
+///
+/// # Errors
+/// [`CellProblem::Missing`] when the record does not exist; [`CellProblem::Damaged`] naming
+/// the file and the mismatch otherwise.
+pub fn read_cell(cells_dir: &Path, id: &str) -> std::result::Result<StoredCell, CellProblem> {
+    let json = cells_dir.join(format!("{id}.json"));
+    let csv_path = cells_dir.join(format!("{id}.csv"));
+    let bytes = match std::fs::read(&json) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(CellProblem::Missing),
+        Err(e) => {
+            return Err(CellProblem::Damaged(format!(
+                "cannot read {}: {e}",
+                json.display()
+            )))
+        }
+    };
+    let record: CellRecord = serde_json::from_slice(&bytes).map_err(|e| {
+        CellProblem::Damaged(format!(
+            "{}: not a chunkbench cell record ({e})",
+            json.display()
+        ))
+    })?;
+    if record.id != id {
+        return Err(CellProblem::Damaged(format!(
+            "{}: field `id` is {:?} but the file is named for cell {id} (renamed or edited)",
+            json.display(),
+            record.id
+        )));
+    }
+    let csv = std::fs::read(&csv_path).map_err(|e| {
+        CellProblem::Damaged(format!(
+            "cannot read {} (the rows of {}): {e}",
+            csv_path.display(),
+            json.display()
+        ))
+    })?;
+    if record.rows_sha256.is_empty() {
+        return Err(CellProblem::Damaged(format!(
+            "{} was written by an older chunkbench and holds no checksum of {}, so the rows \
+             cannot be checked",
+            json.display(),
+            csv_path.display()
+        )));
+    }
+    let sha = datasets::io::sha256_hex(&csv);
+    if sha != record.rows_sha256 {
+        return Err(CellProblem::Damaged(format!(
+            "{} is not the file its record {} was written with (sha256 {}…, recorded {}…): \
+             the rows were edited or torn after the cell finished",
+            csv_path.display(),
+            json.display(),
+            &sha[..12],
+            &record.rows_sha256[..record.rows_sha256.len().min(12)]
+        )));
+    }
+    Ok(StoredCell { record, csv })
+}
+
+/// Where a cell record was read from, for [`check_consistent`]'s messages.
+pub type Located<'a> = (&'a CellRecord, &'a Path);
+
+/// Checks that the cells of one run were computed on one version of everything they share,
+/// so that no comparison inside the run pairs results of two data versions, models or code
+/// versions (a merge of shards run before and after an edit): all cells by the same code;
+/// the cells of a dataset on one dataset manifest; and every input shared by cells that read
+/// the same thing on one content — `dataset/…` per dataset, `strategy/…` per dataset ×
+/// strategy, `reader/…` per reader, and the rest (`embedder/…`, `cost/…`) across the run.
+///
+/// # Errors
+/// The first disagreement, naming both cells, where each was read from, both values and the
+/// fix (re-run the out-of-date cells).
+pub fn check_consistent(cells: &[Located<'_>]) -> Result<()> {
+    use std::collections::BTreeMap;
+    let fix = "re-run the cells computed on the old version (run the config again into one \
+               directory, or re-run the shard), then assemble or merge again";
+    let label = |(r, at): &Located<'_>| {
+        format!(
+            "cell {} ({} × {} × {} × k={} × {}, in {})",
+            r.id,
+            r.cell.dataset,
+            r.cell.strategy,
+            r.cell.retriever,
+            r.cell.k,
+            r.cell.reader,
+            at.display()
+        )
+    };
+    let mut seen: BTreeMap<(String, String), (String, usize)> = BTreeMap::new();
+    for (i, c) in cells.iter().enumerate() {
+        let r = c.0;
+        let mut facts: Vec<((String, String), String)> = vec![
+            (("code".into(), String::new()), r.code.clone()),
+            (
+                ("dataset manifest".into(), r.cell.dataset.clone()),
+                r.dataset_manifest_sha256.clone(),
+            ),
+        ];
+        for (k, v) in &r.inputs {
+            let scope = if k.starts_with("dataset/") {
+                r.cell.dataset.clone()
+            } else if k.starts_with("strategy/") {
+                format!("{} × {}", r.cell.dataset, r.cell.strategy)
+            } else if k.starts_with("reader/") {
+                r.cell.reader.clone()
+            } else {
+                String::new()
+            };
+            facts.push(((format!("input {k}"), scope), v.clone()));
+        }
+        for (key, value) in facts {
+            match seen.get(&key) {
+                None => {
+                    seen.insert(key, (value, i));
+                }
+                Some((v0, j)) if *v0 != value => {
+                    let what = if key.1.is_empty() {
+                        key.0.clone()
+                    } else {
+                        format!("{} of `{}`", key.0, key.1)
+                    };
+                    anyhow::bail!(
+                        "the run mixes two versions of its {what}: {} has {v0:?}, {} has \
+                         {value:?}; {fix}",
+                        label(&cells[*j]),
+                        label(c)
+                    );
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Files `ID.ext` in `dir` whose `ID` is not in `ids`, sorted (an unreadable `dir` has none).
@@ -577,6 +775,8 @@ pub fn summarize(rows: &[QuestionRow]) -> CellSummary {
         evidence_n: ev.len(),
         evidence_hit_rate: (!ev.is_empty())
             .then(|| ev.iter().map(|&h| h as f64).sum::<f64>() / ev.len() as f64),
+        degenerate_passages: 0,
+        degenerate_queries: 0,
     }
 }
 

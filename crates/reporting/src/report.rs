@@ -1,5 +1,6 @@
 //! Cell aggregates and the run's `summary.csv` / `summary.md`.
 
+use crate::md::{Code, Text};
 use crate::records::{
     table_csv, CellRecord, CellSummary, ChunkLengths, Comparison, Failure, QuestionRow, SummaryRow,
     SUMMARY_COLUMNS,
@@ -130,7 +131,11 @@ pub fn write_reports(
 ) -> Result<(String, HashMap<String, Comparison>)> {
     let comparisons = compare_cells(cfg, cells, rows)?;
     let mut summary_rows = Vec::with_capacity(cells.len());
-    let mut md = format!("# {}\n\nBaseline strategy: `{}`.\n", cfg.name, cfg.baseline);
+    let mut md = format!(
+        "# {}\n\nBaseline strategy: {}.\n",
+        Text(&cfg.name),
+        Code(&cfg.baseline)
+    );
     let mut groups: Vec<(String, String)> = cells
         .iter()
         .map(|c| (c.cell.dataset.clone(), c.cell.reader.clone()))
@@ -152,7 +157,9 @@ pub fn write_reports(
         }
         let _ = write!(
             md,
-            "\n## {ds} · reader `{rd}`\n\n| strategy | retriever | k | n | accuracy [95% CI] | ties | invalid | words (mean) | unique words | chars (mean) | tokens (mean) | acc pts / 1k words | Δ acc pts [95% CI] | McNemar p | Holm p | words reduction % [95% CI] | recall@k | nDCG@k |\n|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---:|---:|\n"
+            "\n## {} · reader {}\n\n| strategy | retriever | k | n | accuracy [95% CI] | ties | invalid | words (mean) | unique words | chars (mean) | tokens (mean) | acc pts / 1k words | Δ acc pts [95% CI] | McNemar p | Holm p | words reduction % [95% CI] | recall@k | nDCG@k |\n|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---:|---:|\n",
+            Text(ds),
+            Code(rd)
         );
         for c in cells
             .iter()
@@ -202,8 +209,8 @@ pub fn write_reports(
             let _ = writeln!(
                 md,
                 "| {} | {} | {} | {} | {accuracy} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} | {delta} | {p} | {holm} | {red} | {} | {} |",
-                c.cell.strategy,
-                c.cell.retriever,
+                Text(&c.cell.strategy),
+                Text(&c.cell.retriever),
                 c.cell.k,
                 s.n,
                 s.ties,
@@ -228,17 +235,39 @@ pub fn write_reports(
             let _ = writeln!(
                 md,
                 "| {} | {} | {} | {} | {} | {}/{} | {:.2} | {:.1} | {:.1} | {} |",
-                c.cell.dataset,
-                c.cell.strategy,
-                c.cell.retriever,
+                Text(&c.cell.dataset),
+                Text(&c.cell.strategy),
+                Text(&c.cell.retriever),
                 c.cell.k,
-                c.cell.reader,
+                Text(&c.cell.reader),
                 e.exact_match,
                 e.questions,
                 e.anchors_mean,
                 e.windows_before_mean,
                 e.windows_after_mean,
                 e.fallbacks
+            );
+        }
+    }
+    let degenerate: Vec<&CellRecord> = cells
+        .iter()
+        .filter(|c| c.summary.degenerate_passages + c.summary.degenerate_queries > 0)
+        .collect();
+    if !degenerate.is_empty() {
+        md.push_str(
+            "\n## ⚠ Degenerate vectors\n\nThe embedder returned zero vectors for these cells: such passages are never retrieved by dense search, and such questions got no dense passage (they were read with what else was retrieved, often nothing). Check the embedding server.\n\n| dataset | strategy | retriever | k | reader | passages | questions |\n|---|---|---|---:|---|---:|---:|\n",
+        );
+        for c in degenerate {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                Text(&c.cell.dataset),
+                Text(&c.cell.strategy),
+                Text(&c.cell.retriever),
+                c.cell.k,
+                Text(&c.cell.reader),
+                c.summary.degenerate_passages,
+                c.summary.degenerate_queries
             );
         }
     }
@@ -262,7 +291,11 @@ pub fn write_reports(
             let _ = write!(
                 md,
                 "| {} | {} | {} | {} | {} |",
-                c.cell.dataset, c.cell.strategy, c.cell.retriever, c.cell.k, c.cell.reader
+                Text(&c.cell.dataset),
+                Text(&c.cell.strategy),
+                Text(&c.cell.retriever),
+                c.cell.k,
+                Text(&c.cell.reader)
             );
             for st in &stages {
                 let _ = write!(
@@ -296,7 +329,7 @@ pub fn write_reports(
          comparisons of this run.{}\n",
         tokens_by
             .iter()
-            .map(|t| format!("`{t}`"))
+            .map(|t| Code(t).to_string())
             .collect::<Vec<_>>()
             .join(", "),
         cfg.bootstrap_resamples,
@@ -326,15 +359,17 @@ pub fn write_reports(
 fn unread_table(md: &mut String, ds: &str, rd: &str, group: &[&CellRecord]) {
     let _ = write!(
         md,
-        "\n## {ds} · reader `{rd}` (retrieval only)\n\nNo reader: these cells are scored by the retrieval tables below; they have no accuracy.\n\n| strategy | retriever | k | n | words (mean) | unique words | chars (mean) | tokens (mean) | questions with evidence |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
+        "\n## {} · reader {} (retrieval only)\n\nNo reader: these cells are scored by the retrieval tables below; they have no accuracy.\n\n| strategy | retriever | k | n | words (mean) | unique words | chars (mean) | tokens (mean) | questions with evidence |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        Text(ds),
+        Code(rd)
     );
     for c in group {
         let s = &c.summary;
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} |",
-            c.cell.strategy,
-            c.cell.retriever,
+            Text(&c.cell.strategy),
+            Text(&c.cell.retriever),
             c.cell.k,
             s.n,
             s.words_mean,
@@ -440,7 +475,10 @@ fn retrieval_section(
         let _ = write!(
             md,
             "| {} | {} | {} | {} | {n_ev} / {n_ans} |",
-            c.cell.dataset, c.cell.strategy, c.cell.retriever, c.cell.k
+            Text(&c.cell.dataset),
+            Text(&c.cell.strategy),
+            Text(&c.cell.retriever),
+            c.cell.k
         );
         for (_, get) in RETRIEVAL_METRICS {
             let xs: Vec<f64> = rs.iter().filter_map(get).collect();
@@ -625,9 +663,9 @@ fn retrieval_tests(
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {delta} | {:.4} | {:.4} |",
-            t.cell.cell.dataset,
-            t.cell.cell.strategy,
-            t.cell.cell.retriever,
+            Text(&t.cell.cell.dataset),
+            Text(&t.cell.cell.strategy),
+            Text(&t.cell.cell.retriever),
             t.cell.cell.k,
             t.metric,
             t.n,
@@ -638,6 +676,32 @@ fn retrieval_tests(
         );
     }
     Ok((md, csv))
+}
+
+/// summary.md's note on strategies that left words of the corpus in no chunk
+/// ([`crate::records::StrategyStats::uncovered_words`]); `None` when every strategy covered
+/// its corpus.
+pub fn uncovered_note(lengths: &[ChunkLengths]) -> Option<String> {
+    let bad: Vec<&ChunkLengths> = lengths
+        .iter()
+        .filter(|l| l.stats.uncovered_words > 0)
+        .collect();
+    if bad.is_empty() {
+        return None;
+    }
+    let mut md = String::from(
+        "\n## ⚠ Uncovered words\n\nThese strategies left words of the corpus in no chunk, so no retriever could return them (a program that skips a document or the end of one, say).\n\n| dataset | strategy | words in no chunk |\n|---|---|---:|\n",
+    );
+    for l in bad {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} |",
+            Text(&l.dataset),
+            Text(&l.strategy),
+            l.stats.uncovered_words
+        );
+    }
+    Some(md)
 }
 
 /// Writes `chunk_stats.csv`: per (dataset, strategy) the chunk count, words per chunk (min,

@@ -250,6 +250,63 @@ fn clean_id(s: &str) -> String {
         .collect()
 }
 
+/// Removes the work directories an import of `name` killed before it finished left in `store`
+/// (`.NAME.importing-PID`, `.NAME.replaced-PID` whose process no longer runs), noting each in
+/// `log`; a live import's are left alone.
+fn remove_stale_work_dirs(store: &Path, name: &str, log: &mut ImportLog) {
+    let Ok(entries) = std::fs::read_dir(store) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let file = e.file_name().to_string_lossy().into_owned();
+        let pid = [".importing-", ".replaced-"].iter().find_map(|kind| {
+            file.strip_prefix(&format!(".{name}{kind}"))
+                .and_then(|p| p.parse::<u32>().ok())
+        });
+        let Some(pid) = pid else { continue };
+        let alive = pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists();
+        if !alive && std::fs::remove_dir_all(e.path()).is_ok() {
+            log.warnings.push(format!(
+                "removed {}, left by an import that was killed before it finished",
+                e.path().display()
+            ));
+        }
+    }
+}
+
+/// The name of a file or folder (its last component, after resolving `.`, `..` and links):
+/// what the manifest records of where the data came from. Not the path: the same bytes
+/// imported from a relative or an absolute path, or from another directory, make the same
+/// manifest (and so the same identity for every cell computed on them).
+fn base_name(p: &Path) -> String {
+    let c = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    c.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| c.display().to_string())
+}
+
+/// At most this many row problems are listed; the rest are counted.
+const ROW_ERRORS: usize = 50;
+
+/// The problems of a table's rows, one per line (the first [`ROW_ERRORS`]), and how many
+/// there are: nothing is imported until every row is right.
+fn row_errors(t: &Table, errors: &[String]) -> String {
+    let mut out = format!(
+        "{}: {} of {} rows have problems; nothing was imported:",
+        t.path.display(),
+        errors.len(),
+        t.rows.len()
+    );
+    for e in errors.iter().take(ROW_ERRORS) {
+        out.push_str("\n  - ");
+        out.push_str(e);
+    }
+    if errors.len() > ROW_ERRORS {
+        out.push_str(&format!("\n  … and {} more", errors.len() - ROW_ERRORS));
+    }
+    out
+}
+
 /// Where documents came from, for the manifest.
 struct DocumentsRead {
     docs: Vec<Document>,
@@ -269,7 +326,50 @@ fn folder_kind(p: &Path) -> Option<&'static str> {
     }
 }
 
-fn walk_folder(root: &Path, dir: &Path, out: &mut Vec<PathBuf>, log: &mut ImportLog) -> Result<()> {
+/// What a folder walk has seen: each directory and file by (device, inode), so that a
+/// symbolic link to a folder already walked (`ln -s . self`, `sub/up -> ..`: a loop) or to a
+/// file already read is followed once, never again.
+#[derive(Default)]
+struct Walk {
+    seen_dirs: HashMap<(u64, u64), PathBuf>,
+    seen_files: HashMap<(u64, u64), PathBuf>,
+    repeated: u64,
+}
+
+fn file_id(p: &Path) -> Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(p).with_context(|| {
+        format!(
+            "cannot read {} (a broken symbolic link, or no permission); remove it or fix it",
+            p.display()
+        )
+    })?;
+    Ok((m.dev(), m.ino()))
+}
+
+fn walk_folder(
+    root: &Path,
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    log: &mut ImportLog,
+    walk: &mut Walk,
+) -> Result<()> {
+    let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
+    let id = file_id(dir)?;
+    if let Some(first) = walk.seen_dirs.get(&id) {
+        walk.repeated += 1;
+        log.warnings.push(format!(
+            "{}: the folder {} again (a symbolic link), skipped",
+            rel(dir),
+            if first.as_os_str().is_empty() {
+                "itself".to_string()
+            } else {
+                first.display().to_string()
+            }
+        ));
+        return Ok(());
+    }
+    walk.seen_dirs.insert(id, PathBuf::from(rel(dir)));
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot list {}", dir.display()))?
         .map(|e| e.map(|e| e.path()))
@@ -279,17 +379,25 @@ fn walk_folder(root: &Path, dir: &Path, out: &mut Vec<PathBuf>, log: &mut Import
     for p in entries {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if name.starts_with('.') {
-            log.warnings.push(format!(
-                "{}: hidden, skipped",
-                p.strip_prefix(root).unwrap_or(&p).display()
-            ));
+            log.warnings.push(format!("{}: hidden, skipped", rel(&p)));
             continue;
         }
         if p.is_dir() {
-            walk_folder(root, &p, out, log)?;
-        } else {
-            out.push(p);
+            walk_folder(root, &p, out, log, walk)?;
+            continue;
         }
+        let id = file_id(&p)?;
+        if let Some(first) = walk.seen_files.get(&id) {
+            walk.repeated += 1;
+            log.warnings.push(format!(
+                "{}: the same file as {} (a link), skipped",
+                rel(&p),
+                first.display()
+            ));
+            continue;
+        }
+        walk.seen_files.insert(id, PathBuf::from(rel(&p)));
+        out.push(p);
     }
     Ok(())
 }
@@ -298,7 +406,8 @@ fn walk_folder(root: &Path, dir: &Path, out: &mut Vec<PathBuf>, log: &mut Import
 /// the folder with `/` separators (whitespace as `_`), files in sorted path order.
 fn folder_documents(root: &Path, license: &str, log: &mut ImportLog) -> Result<DocumentsRead> {
     let mut files = Vec::new();
-    walk_folder(root, root, &mut files, log)?;
+    let mut walk = Walk::default();
+    walk_folder(root, root, &mut files, log, &mut walk)?;
     let mut out = DocumentsRead {
         docs: Vec::new(),
         sources: Vec::new(),
@@ -312,6 +421,10 @@ fn folder_documents(root: &Path, license: &str, log: &mut ImportLog) -> Result<D
                 .into(),
         ],
     };
+    if walk.repeated > 0 {
+        out.counts
+            .insert("skipped_repeated_by_links".into(), walk.repeated);
+    }
     let mut ids: HashMap<String, PathBuf> = HashMap::new();
     for p in files {
         let rel = p.strip_prefix(root).unwrap_or(&p);
@@ -397,53 +510,60 @@ fn table_documents(args: &ImportArgs) -> Result<DocumentsRead> {
         .unwrap_or_default();
     let mut docs = Vec::with_capacity(t.rows.len());
     let mut ids: HashMap<String, usize> = HashMap::new();
+    let mut errors = Vec::new();
     for i in 0..t.rows.len() {
-        let id = req_string(&t, i, &args.doc_id)?;
-        if let Some(prev) = ids.insert(id.clone(), i) {
-            bail!(
-                "{}: document id `{id}` repeats row {}; ids must be unique",
-                at_col(&t, i, &args.doc_id),
-                prev + 1
-            );
+        let mut one = || -> Result<Document> {
+            let id = req_string(&t, i, &args.doc_id)?;
+            if let Some(prev) = ids.insert(id.clone(), i) {
+                bail!(
+                    "{}: document id `{id}` repeats row {}; ids must be unique",
+                    at_col(&t, i, &args.doc_id),
+                    prev + 1
+                );
+            }
+            let text = match cell(&t, i, &args.doc_text) {
+                Value::String(s) if !s.trim().is_empty() => s.clone(),
+                Value::String(_) | Value::Null => bail!(
+                    "{}: empty text; drop the row or give the document its text",
+                    at_col(&t, i, &args.doc_text)
+                ),
+                other => bail!(
+                    "{}: expected a string, found {}",
+                    at_col(&t, i, &args.doc_text),
+                    show(other)
+                ),
+            };
+            let title = match &args.doc_title {
+                Some(c) => opt_string(&t, i, c)?.unwrap_or_default(),
+                None => String::new(),
+            };
+            Ok(Document {
+                id,
+                title,
+                text,
+                // The file name, not its path: the documents' content (and so every cell's
+                // identity) must not depend on where the table was when it was imported.
+                source: format!("{table_name}, row {}", i + 1),
+                license: args.license.clone(),
+            })
+        };
+        match one() {
+            Ok(d) => docs.push(d),
+            Err(e) => errors.push(format!("{e:#}")),
         }
-        let text = match cell(&t, i, &args.doc_text) {
-            Value::String(s) if !s.trim().is_empty() => s.clone(),
-            Value::String(_) | Value::Null => bail!(
-                "{}: empty text; drop the row or give the document its text",
-                at_col(&t, i, &args.doc_text)
-            ),
-            other => bail!(
-                "{}: expected a string, found {}",
-                at_col(&t, i, &args.doc_text),
-                show(other)
-            ),
-        };
-        let title = match &args.doc_title {
-            Some(c) => opt_string(&t, i, c)?.unwrap_or_default(),
-            None => String::new(),
-        };
-        docs.push(Document {
-            id,
-            title,
-            text,
-            // The file name, not its path: the documents' content (and so every cell's
-            // identity) must not depend on where the table was when it was imported.
-            source: format!("{table_name}, row {}", i + 1),
-            license: args.license.clone(),
-        });
+    }
+    if !errors.is_empty() {
+        bail!("{}", row_errors(&t, &errors));
     }
     let mut counts = BTreeMap::new();
     counts.insert("table_documents".into(), docs.len() as u64);
     Ok(DocumentsRead {
         docs,
-        sources: vec![(
-            args.documents.display().to_string(),
-            sha256_file(&args.documents)?,
-        )],
+        sources: vec![(base_name(&args.documents), sha256_file(&args.documents)?)],
         counts,
         notes: vec![format!(
             "documents: one per row of {} ({}); id = `{}`, text = `{}` verbatim, title = {}",
-            args.documents.display(),
+            base_name(&args.documents),
             <&str>::from(t.format),
             args.doc_id,
             args.doc_text,
@@ -475,6 +595,41 @@ fn occurrences(hay: &str, needle: &str) -> Vec<usize> {
         from += p + hay[from + p..].chars().next().map_or(1, char::len_utf8);
     }
     out
+}
+
+/// Byte spans of `hay` that equal `needle` once all whitespace is removed from both (for the
+/// hint on an excerpt that differs from its document only in whitespace; never used to
+/// locate evidence). At most a few, in order.
+fn whitespace_blind(hay: &str, needle: &str) -> Vec<(usize, usize)> {
+    let squeeze = |s: &str| -> (String, Vec<(usize, usize)>) {
+        let mut out = String::new();
+        let mut at = Vec::new();
+        for (i, c) in s.char_indices().filter(|(_, c)| !c.is_whitespace()) {
+            out.push(c);
+            at.push((i, i + c.len_utf8()));
+        }
+        (out, at)
+    };
+    let (n, _) = squeeze(needle);
+    if n.is_empty() {
+        return Vec::new();
+    }
+    let (h, at) = squeeze(hay);
+    // Char positions of `h` by byte offset in `h`.
+    let starts: HashMap<usize, usize> = h
+        .char_indices()
+        .enumerate()
+        .map(|(k, (b, _))| (b, k))
+        .collect();
+    let chars = n.chars().count();
+    occurrences(&h, &n)
+        .into_iter()
+        .take(5)
+        .filter_map(|b| {
+            let k = *starts.get(&b)?;
+            Some((at[k].0, at[k + chars - 1].1))
+        })
+        .collect()
 }
 
 /// Resolves raw evidence cells into byte spans (module docs for the rules).
@@ -604,11 +759,35 @@ impl<'a> Resolver<'a> {
                     format!("{} documents", candidates.len())
                 };
                 match found.as_slice() {
-                    [] => bail!(
-                        "{at}: excerpt {:?} not found in {where_} (matching is exact, byte for byte; \
-                         give offsets instead if the text was normalised)",
-                        clip(x)
-                    ),
+                    [] => {
+                        // Exact matching only; but say so when only whitespace differs.
+                        let near: Vec<(&Document, usize, usize)> = candidates
+                            .iter()
+                            .flat_map(|d| {
+                                whitespace_blind(&d.text, x)
+                                    .into_iter()
+                                    .map(move |(s, e)| (*d, s, e))
+                            })
+                            .take(3)
+                            .collect();
+                        let hint =
+                            match near.first() {
+                                None => String::new(),
+                                Some((d, s, e)) => format!(
+                                "; it occurs in `{}` at bytes {s}..{e} when whitespace is ignored \
+                                 ({}the document reads {:?}): copy the excerpt exactly as the \
+                                 document has it, or give offsets",
+                                d.id,
+                                if near.len() > 1 { "one of several places; " } else { "" },
+                                clip(&d.text[*s..*e])
+                            ),
+                            };
+                        bail!(
+                            "{at}: excerpt {:?} not found in {where_} (matching is exact, byte for \
+                             byte; give offsets instead if the text was normalised){hint}",
+                            clip(x)
+                        )
+                    }
                     [(d, p)] => {
                         self.located += 1;
                         Ok(Evidence {
@@ -873,106 +1052,122 @@ fn map_questions(
     let mut questions = Vec::with_capacity(t.rows.len());
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut spans = 0u64;
+    // Every row is checked, and every problem reported (up to ROW_ERRORS of them), so one
+    // import run shows all there is to fix.
+    let mut errors: Vec<String> = Vec::new();
     for i in 0..t.rows.len() {
-        let id = if row_ids {
-            format!("row-{}", i + 1)
-        } else {
-            let id = req_string(&t, i, &args.id)?;
-            let clean = clean_id(&id);
-            if clean != id {
+        let mut one = || -> Result<Question> {
+            let id = if row_ids {
+                format!("row-{}", i + 1)
+            } else {
+                let id = req_string(&t, i, &args.id)?;
+                let clean = clean_id(&id);
+                if clean != id {
+                    bail!(
+                        "{}: question id {:?} holds whitespace; ids cannot (use --id '#row' or clean the column)",
+                        at_col(&t, i, &args.id),
+                        id
+                    );
+                }
+                id
+            };
+            if let Some(prev) = seen.insert(id.clone(), i) {
                 bail!(
-                    "{}: question id {:?} holds whitespace; ids cannot (use --id '#row' or clean the column)",
+                    "{}: question id `{id}` repeats row {}; ids must be unique",
                     at_col(&t, i, &args.id),
-                    id
+                    prev + 1
                 );
             }
-            id
-        };
-        if let Some(prev) = seen.insert(id.clone(), i) {
-            bail!(
-                "{}: question id `{id}` repeats row {}; ids must be unique",
-                at_col(&t, i, &args.id),
-                prev + 1
-            );
-        }
-        let question = req_string(&t, i, &args.question)?;
-        let options: Vec<String> = if let Some(c) = &args.options {
-            string_list(cell(&t, i, c), &at_col(&t, i, c), false)?
-                .with_context(|| format!("{}: no options", at_col(&t, i, c)))?
-        } else {
-            let mut opts = Vec::new();
-            let mut gap: Option<&str> = None;
-            for c in &args.option_columns {
-                match opt_string(&t, i, c)? {
-                    Some(o) => {
-                        if let Some(g) = gap {
+            let question = req_string(&t, i, &args.question)?;
+            let options: Vec<String> = if let Some(c) = &args.options {
+                string_list(cell(&t, i, c), &at_col(&t, i, c), false)?
+                    .with_context(|| format!("{}: no options", at_col(&t, i, c)))?
+            } else {
+                let mut opts = Vec::new();
+                let mut gap: Option<&str> = None;
+                for c in &args.option_columns {
+                    match opt_string(&t, i, c)? {
+                        Some(o) => {
+                            if let Some(g) = gap {
+                                bail!(
+                                    "{}: option column `{c}` follows the empty `{g}`; only trailing \
+                                     options may be empty",
+                                    t.at(i)
+                                );
+                            }
+                            opts.push(o)
+                        }
+                        None => gap = gap.or(Some(c)),
+                    }
+                }
+                opts
+            };
+            if mcq && !(2..=MAX_OPTIONS).contains(&options.len()) {
+                bail!(
+                    "{}: {} options; a multiple-choice question needs 2 to {MAX_OPTIONS}",
+                    t.at(i),
+                    options.len()
+                );
+            }
+            let answer = match (&args.answer, args.answer_format) {
+                (Some(c), Some(f)) => {
+                    Some(gold_index(cell(&t, i, c), f, &options, &at_col(&t, i, c))?)
+                }
+                _ => None,
+            };
+            let answers = match &args.answers {
+                Some(c) => string_list(cell(&t, i, c), &at_col(&t, i, c), true)?,
+                None => None,
+            };
+            let subject = match &args.subject {
+                Some(c) => opt_string(&t, i, c)?,
+                None => None,
+            };
+            let scope = match &args.scope {
+                Some(c) => {
+                    let at = at_col(&t, i, c);
+                    let ids = string_list(cell(&t, i, c), &at, true)?;
+                    for d in ids.iter().flatten() {
+                        if !doc_map.contains_key(d.as_str()) {
                             bail!(
-                                "{}: option column `{c}` follows the empty `{g}`; only trailing \
-                                 options may be empty",
-                                t.at(i)
+                                "{at}: scope names document `{d}`, which the documents do not have"
                             );
                         }
-                        opts.push(o)
                     }
-                    None => gap = gap.or(Some(c)),
+                    ids
                 }
+                None => None,
+            };
+            let mut evidence = Vec::new();
+            for (k, raw) in raw_evidence(args, &t, i)?.iter().enumerate() {
+                let at = format!("{}, evidence item {}", t.at(i), k + 1);
+                evidence.push(resolver.resolve(raw, scope.as_deref(), &at)?);
             }
-            opts
-        };
-        if mcq && !(2..=MAX_OPTIONS).contains(&options.len()) {
-            bail!(
-                "{}: {} options; a multiple-choice question needs 2 to {MAX_OPTIONS}",
-                t.at(i),
-                options.len()
-            );
-        }
-        let answer = match (&args.answer, args.answer_format) {
-            (Some(c), Some(f)) => Some(gold_index(cell(&t, i, c), f, &options, &at_col(&t, i, c))?),
-            _ => None,
-        };
-        let answers = match &args.answers {
-            Some(c) => string_list(cell(&t, i, c), &at_col(&t, i, c), true)?,
-            None => None,
-        };
-        let subject = match &args.subject {
-            Some(c) => opt_string(&t, i, c)?,
-            None => None,
-        };
-        let scope = match &args.scope {
-            Some(c) => {
-                let at = at_col(&t, i, c);
-                let ids = string_list(cell(&t, i, c), &at, true)?;
-                for d in ids.iter().flatten() {
-                    if !doc_map.contains_key(d.as_str()) {
-                        bail!("{at}: scope names document `{d}`, which the documents do not have");
-                    }
-                }
-                ids
+            spans += evidence.len() as u64;
+            if !mcq && evidence.is_empty() && answers.is_none() {
+                bail!(
+                    "{}: a question without options needs evidence or --answers; nothing could score it",
+                    t.at(i)
+                );
             }
-            None => None,
+            Ok(Question {
+                id,
+                question,
+                options,
+                answer,
+                answers,
+                subject,
+                doc_ids: scope,
+                evidence: (!evidence.is_empty()).then_some(evidence),
+            })
         };
-        let mut evidence = Vec::new();
-        for (k, raw) in raw_evidence(args, &t, i)?.iter().enumerate() {
-            let at = format!("{}, evidence item {}", t.at(i), k + 1);
-            evidence.push(resolver.resolve(raw, scope.as_deref(), &at)?);
+        match one() {
+            Ok(q) => questions.push(q),
+            Err(e) => errors.push(format!("{e:#}")),
         }
-        spans += evidence.len() as u64;
-        if !mcq && evidence.is_empty() && answers.is_none() {
-            bail!(
-                "{}: a question without options needs evidence or --answers; nothing could score it",
-                t.at(i)
-            );
-        }
-        questions.push(Question {
-            id,
-            question,
-            options,
-            answer,
-            answers,
-            subject,
-            doc_ids: scope,
-            evidence: (!evidence.is_empty()).then_some(evidence),
-        });
+    }
+    if !errors.is_empty() {
+        bail!("{}", row_errors(&t, &errors));
     }
     let mut counts = BTreeMap::new();
     counts.insert("questions".into(), questions.len() as u64);
@@ -1006,15 +1201,8 @@ pub fn import(
     store: &Path,
     force: bool,
 ) -> Result<(DatasetManifest, ImportLog)> {
-    if name.is_empty()
-        || name.contains(['/', '\\'])
-        || name.starts_with('.')
-        || name.contains(char::is_whitespace)
-    {
-        bail!(
-            "dataset name {name:?}: use a plain directory name (no slashes, spaces or leading dot)"
-        );
-    }
+    let name = &datasets::dataset::canonical_name(name)
+        .map_err(|e| anyhow::anyhow!("dataset name {e}"))?;
     let target = store.join(name);
     if target.exists() && !force {
         bail!(
@@ -1055,23 +1243,26 @@ pub fn import(
     let mut notes = read.notes;
     notes.push(format!(
         "questions: one per row of {} ({}), in file order",
-        args.questions.display(),
+        base_name(&args.questions),
         <&str>::from(TableFormat::of(&args.questions).expect("read_table checked the extension"))
     ));
-    notes.push(format!(
-        "column mapping: {}",
-        serde_json::to_string(args).context("cannot record the column mapping")?
-    ));
+    notes.push(format!("column mapping: {}", {
+        // The mapping, with the files by name: where they were is not their content.
+        let mut v = serde_json::to_value(args).context("cannot record the column mapping")?;
+        v["documents"] = base_name(&args.documents).into();
+        v["questions"] = base_name(&args.questions).into();
+        v
+    }));
     notes.push(format!(
         "sha256 of {}: {questions_sha}",
-        args.questions.display()
+        base_name(&args.questions)
     ));
     notes.push(if read.sources.len() == 1 && !args.documents.is_dir() {
         format!("sha256 of {}: {}", read.sources[0].0, read.sources[0].1)
     } else {
         format!(
             "sha256 of the documents folder {} (lines `relative path<TAB>sha256 of the file`): {documents_sha}",
-            args.documents.display()
+            base_name(&args.documents)
         )
     });
     notes.push(
@@ -1083,6 +1274,7 @@ pub fn import(
 
     // Write everything into a temporary sibling, load it back, then rename into place.
     std::fs::create_dir_all(store).with_context(|| format!("cannot create {}", store.display()))?;
+    remove_stale_work_dirs(store, name, &mut log);
     let tmp = store.join(format!(".{name}.importing-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     let result = (|| -> Result<DatasetManifest> {
@@ -1093,8 +1285,8 @@ pub fn import(
                 name: name.to_string(),
                 source: format!(
                     "chunkbench data import: documents {}, questions {}",
-                    args.documents.display(),
-                    args.questions.display()
+                    base_name(&args.documents),
+                    base_name(&args.questions)
                 ),
                 version: args.source_version.clone(),
                 sha256: manifest_sha,

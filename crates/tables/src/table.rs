@@ -54,6 +54,10 @@ pub struct Table {
     pub columns: Vec<String>,
     /// Rows in file order.
     pub rows: Vec<Map<String, Value>>,
+    /// Columns whose values have no text form (binary data such as a Hugging Face `image`
+    /// column, Python objects), with what they hold: left out of `rows`, and an error only
+    /// when a flag maps them ([`Table::require`]).
+    pub unreadable: std::collections::BTreeMap<String, String>,
 }
 
 impl Table {
@@ -62,8 +66,16 @@ impl Table {
         format!("{}, row {}", self.path.display(), i + 1)
     }
 
-    /// Errors unless the table has column `name`; the error lists the columns it does have.
+    /// Errors unless the table has a readable column `name`; the error lists the columns it
+    /// does have, or says what an unreadable one holds.
     pub fn require(&self, name: &str, flag: &str) -> Result<()> {
+        if let Some(what) = self.unreadable.get(name) {
+            bail!(
+                "{}: column `{name}` (given by {flag}) holds {what}, which has no text form; \
+                 map a text, number or list column instead",
+                self.path.display()
+            );
+        }
         if self.columns.iter().any(|c| c == name) {
             return Ok(());
         }
@@ -75,11 +87,16 @@ impl Table {
     }
 }
 
-/// Reads a JSON-lines, CSV or Parquet file (by extension) with polars.
+/// Reads a JSON-lines, CSV or Parquet file (by extension): JSON lines with serde_json, one
+/// object per line; CSV and Parquet with polars, every column type converted to JSON by this
+/// module ([`series_values`]): integers of any width, floats, booleans, text, dates, times,
+/// durations and decimals (as their text), categoricals (their text), lists and fixed-size
+/// lists (arrays), structs (objects); binary and object columns are [`Table::unreadable`].
 ///
 /// # Errors
-/// An unknown extension, an unreadable or malformed file (polars' message, with the path), or
-/// an empty table (no rows).
+/// An unknown extension, an unreadable or malformed file (naming the line for JSON lines, and
+/// polars' message otherwise, with the path), or an empty table (no rows). A failure inside
+/// polars is an error naming the file, never a crash.
 pub fn read_table(path: &Path) -> Result<Table> {
     let Some(format) = TableFormat::of(path) else {
         bail!(
@@ -87,33 +104,52 @@ pub fn read_table(path: &Path) -> Result<Table> {
             path.display()
         );
     };
-    let df = read_frame(path, format).with_context(|| {
-        format!(
-            "{}: cannot read as {}",
-            path.display(),
-            <&str>::from(format)
-        )
-    })?;
-    let columns: Vec<String> = df
-        .get_column_names()
-        .iter()
-        .map(|c| c.to_string())
-        .collect();
-    let rows = frame_rows(df).with_context(|| {
-        format!(
-            "{}: cannot convert the table's rows to JSON",
-            path.display()
-        )
-    })?;
-    if rows.is_empty() {
+    let table = match format {
+        TableFormat::Jsonl => read_jsonl(path)?,
+        _ => {
+            let df = guarded(path, || read_frame(path, format)).with_context(|| {
+                format!(
+                    "{}: cannot read as {}",
+                    path.display(),
+                    <&str>::from(format)
+                )
+            })?;
+            guarded(path, || frame_table(path, format, &df)).with_context(|| {
+                format!(
+                    "{}: cannot convert the table's rows to JSON",
+                    path.display()
+                )
+            })?
+        }
+    };
+    if table.rows.is_empty() {
         bail!("{}: the table has no rows", path.display());
     }
-    Ok(Table {
-        path: path.to_path_buf(),
-        format,
-        columns,
-        rows,
-    })
+    Ok(table)
+}
+
+/// Runs `f`, turning a panic inside it (polars asserts on inputs it does not support) into an
+/// error naming `path`, with the panic message; the default panic report is silenced for it.
+fn guarded<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    std::panic::set_hook(hook);
+    match r {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "no message".into());
+            bail!(
+                "{}: the table reader failed on this file ({msg}); convert it to JSON lines or \
+                 CSV, or report the file",
+                path.display()
+            )
+        }
+    }
 }
 
 fn read_frame(path: &Path, format: TableFormat) -> Result<DataFrame> {
@@ -125,29 +161,211 @@ fn read_frame(path: &Path, format: TableFormat) -> Result<DataFrame> {
             .try_into_reader_with_file_path(Some(path.to_path_buf()))?
             .finish()?,
         TableFormat::Parquet => ParquetReader::new(std::fs::File::open(path)?).finish()?,
-        TableFormat::Jsonl => JsonReader::new(std::fs::File::open(path)?)
-            .with_json_format(JsonFormat::JsonLines)
-            // None = infer the schema from every record.
-            .infer_schema_len(None)
-            .finish()?,
+        TableFormat::Jsonl => unreachable!("JSON lines are read by read_jsonl"),
     })
 }
 
-/// The frame's rows as JSON objects, through polars' own JSON-lines writer (which maps list,
-/// struct and numeric columns to their JSON forms).
-fn frame_rows(mut df: DataFrame) -> Result<Vec<Map<String, Value>>> {
-    let mut buf = Vec::new();
-    JsonWriter::new(&mut buf)
-        .with_json_format(JsonFormat::JsonLines)
-        .finish(&mut df)?;
-    let text = String::from_utf8(buf).context("polars wrote JSON that is not UTF-8")?;
-    text.lines()
-        .filter(|l| !l.is_empty())
-        .map(|l| match serde_json::from_str::<Value>(l)? {
-            Value::Object(m) => Ok(m),
-            other => bail!("a row is not a JSON object: {other}"),
-        })
-        .collect()
+/// JSON lines: one object per non-blank line, numbered from 1; columns in name order. A
+/// top-level integer too large for 64 bits cannot be read exactly (serde_json reads it as the
+/// nearest float): its column is [`Table::unreadable`], naming the first line, never rounded
+/// silently.
+fn read_jsonl(path: &Path) -> Result<Table> {
+    let text = std::fs::read_to_string(path).with_context(|| {
+        format!(
+            "{}: cannot read as UTF-8 text (JSON lines must be UTF-8)",
+            path.display()
+        )
+    })?;
+    let mut columns = std::collections::BTreeSet::new();
+    let mut unreadable = std::collections::BTreeMap::new();
+    let mut rows = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = format!("{}: line {}", path.display(), n + 1);
+        let row = match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(m)) => m,
+            Ok(other) => bail!(
+                "{at}: not a JSON object but {}; each line holds one object",
+                match other {
+                    Value::Array(_) => "an array",
+                    Value::String(_) => "a string",
+                    Value::Number(_) => "a number",
+                    Value::Bool(_) => "a boolean",
+                    _ => "null",
+                }
+            ),
+            Err(e) => bail!("{at}: not JSON ({e})"),
+        };
+        for (k, v) in &row {
+            columns.insert(k.clone());
+            let huge = v
+                .as_number()
+                .filter(|x| x.is_f64())
+                .and_then(serde_json::Number::as_f64)
+                .is_some_and(|x| x.fract() == 0.0 && x.abs() >= 9.2e18);
+            if huge {
+                unreadable.entry(k.clone()).or_insert_with(|| {
+                    format!(
+                        "an integer beyond 64 bits (line {}), which cannot be read exactly: \
+                         write it as a string",
+                        n + 1
+                    )
+                });
+            }
+        }
+        rows.push(row);
+    }
+    for r in &mut rows {
+        for k in &columns {
+            if unreadable.contains_key(k) {
+                r.remove(k);
+            } else if !r.contains_key(k) {
+                r.insert(k.clone(), Value::Null);
+            }
+        }
+    }
+    Ok(Table {
+        path: path.to_path_buf(),
+        format: TableFormat::Jsonl,
+        columns: columns.into_iter().collect(),
+        rows,
+        unreadable,
+    })
+}
+
+/// The frame as a [`Table`]: every column converted by [`series_values`].
+fn frame_table(path: &Path, format: TableFormat, df: &DataFrame) -> Result<Table> {
+    let n = df.height();
+    let mut rows: Vec<Map<String, Value>> = vec![Map::new(); n];
+    let mut columns = Vec::new();
+    let mut unreadable = std::collections::BTreeMap::new();
+    for col in df.columns() {
+        let s = col.as_materialized_series();
+        let name = s.name().to_string();
+        columns.push(name.clone());
+        match series_values(s) {
+            Ok(values) => {
+                for (row, v) in rows.iter_mut().zip(values) {
+                    row.insert(name.clone(), v);
+                }
+            }
+            Err(Unreadable(what)) => {
+                unreadable.insert(name, what);
+            }
+        }
+    }
+    Ok(Table {
+        path: path.to_path_buf(),
+        format,
+        columns,
+        rows,
+        unreadable,
+    })
+}
+
+/// What a column without a text form holds.
+struct Unreadable(String);
+
+/// One JSON value per row of `s` (`null` where the row has none), whatever its type; nested
+/// lists, fixed-size lists and structs recursively.
+fn series_values(s: &Series) -> std::result::Result<Vec<Value>, Unreadable> {
+    let bad = |e: PolarsError| Unreadable(format!("values polars cannot read ({e})"));
+    match s.dtype() {
+        DataType::Binary | DataType::BinaryOffset => {
+            Err(Unreadable("binary data (bytes, such as an image)".into()))
+        }
+        DataType::Struct(_) => {
+            let ca = s.struct_().map_err(bad)?;
+            let fields: Vec<(String, Vec<Value>)> = ca
+                .fields_as_series()
+                .iter()
+                .map(|f| Ok((f.name().to_string(), series_values(f)?)))
+                .collect::<std::result::Result<_, Unreadable>>()?;
+            let nulls = s.is_null();
+            Ok((0..s.len())
+                .map(|i| {
+                    if nulls.get(i).unwrap_or(false) {
+                        return Value::Null;
+                    }
+                    Value::Object(
+                        fields
+                            .iter()
+                            .map(|(k, vs)| (k.clone(), vs[i].clone()))
+                            .collect(),
+                    )
+                })
+                .collect())
+        }
+        DataType::List(_) => {
+            let ca = s.list().map_err(bad)?;
+            (0..s.len())
+                .map(|i| match ca.get_as_series(i) {
+                    None => Ok(Value::Null),
+                    Some(inner) => Ok(Value::Array(series_values(&inner)?)),
+                })
+                .collect()
+        }
+        DataType::Array(..) => {
+            let ca = s.array().map_err(bad)?;
+            (0..s.len())
+                .map(|i| match ca.get_as_series(i) {
+                    None => Ok(Value::Null),
+                    Some(inner) => Ok(Value::Array(series_values(&inner)?)),
+                })
+                .collect()
+        }
+        _ => (0..s.len())
+            .map(|i| s.get(i).map_err(bad).and_then(|av| scalar(&av)))
+            .collect(),
+    }
+}
+
+/// A scalar polars value as JSON: numbers as numbers (128-bit integers beyond 64 bits as their
+/// digits, non-finite floats as `null`), text as text, temporal and decimal values as the text
+/// polars prints them in (ISO 8601 dates and times, exact decimals), categoricals as their text.
+fn scalar(av: &AnyValue<'_>) -> std::result::Result<Value, Unreadable> {
+    let num = |x: f64| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number);
+    Ok(match av {
+        AnyValue::Null => Value::Null,
+        AnyValue::Boolean(b) => Value::Bool(*b),
+        AnyValue::String(t) => Value::String(t.to_string()),
+        AnyValue::StringOwned(t) => Value::String(t.to_string()),
+        AnyValue::UInt8(v) => Value::from(*v),
+        AnyValue::UInt16(v) => Value::from(*v),
+        AnyValue::UInt32(v) => Value::from(*v),
+        AnyValue::UInt64(v) => Value::from(*v),
+        AnyValue::Int8(v) => Value::from(*v),
+        AnyValue::Int16(v) => Value::from(*v),
+        AnyValue::Int32(v) => Value::from(*v),
+        AnyValue::Int64(v) => Value::from(*v),
+        AnyValue::UInt128(v) => {
+            u64::try_from(*v).map_or_else(|_| Value::String(v.to_string()), Value::from)
+        }
+        AnyValue::Int128(v) => {
+            i64::try_from(*v).map_or_else(|_| Value::String(v.to_string()), Value::from)
+        }
+        AnyValue::Float16(v) => num(f64::from(f32::from(*v))),
+        AnyValue::Float32(v) => num(f64::from(*v)),
+        AnyValue::Float64(v) => num(*v),
+        AnyValue::Binary(_) | AnyValue::BinaryOwned(_) => {
+            return Err(Unreadable("binary data (bytes, such as an image)".into()))
+        }
+        AnyValue::Categorical(..)
+        | AnyValue::CategoricalOwned(..)
+        | AnyValue::Enum(..)
+        | AnyValue::EnumOwned(..) => av
+            .get_str()
+            .map_or(Value::Null, |t| Value::String(t.to_string())),
+        AnyValue::Date(_)
+        | AnyValue::Datetime(..)
+        | AnyValue::DatetimeOwned(..)
+        | AnyValue::Duration(..)
+        | AnyValue::Time(_)
+        | AnyValue::Decimal(..) => Value::String(av.to_string()),
+        other => return Err(Unreadable(format!("values of type {}", other.dtype()))),
+    })
 }
 
 #[cfg(test)]
@@ -197,5 +415,108 @@ mod tests {
         std::fs::write(&p, "id,text\n").unwrap();
         let e = format!("{:#}", read_table(&p).unwrap_err());
         assert!(e.contains("no rows"), "{e}");
+        let p = dir.path().join("q.jsonl");
+        std::fs::write(&p, "{\"id\": 1}\n\n[1, 2]\n").unwrap();
+        let e = format!("{:#}", read_table(&p).unwrap_err());
+        assert!(
+            e.contains("q.jsonl: line 3: not a JSON object but an array"),
+            "{e}"
+        );
+    }
+
+    /// Issue 36 case 12: Parquet columns of common types panicked (binary, decimal) or
+    /// refused the whole table naming no column (int8, int16, date, timestamp, fixed-size
+    /// list). Every one is read now; binary ones, such as a Hugging Face image (a struct of
+    /// bytes and path), are unreadable and an error only when mapped.
+    #[test]
+    fn parquet_columns_of_every_common_type_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("q.parquet");
+        let id = Series::new("id".into(), &["q1", "q2"]);
+        let i8s = Series::new("i8".into(), &[1i8, -2]);
+        let i16s = Series::new("i16".into(), &[300i16, -300]);
+        let u8s = Series::new("u8".into(), &[7u8, 8]);
+        let date = Series::new("date".into(), &[19000i32, 19001])
+            .cast(&DataType::Date)
+            .unwrap();
+        let ts = Series::new("ts".into(), &[1_700_000_000_000i64, 0])
+            .cast(&DataType::Datetime(TimeUnit::Milliseconds, None))
+            .unwrap();
+        let dec = Series::new("dec".into(), &[1.25f64, -3.5])
+            .cast(&DataType::Decimal(10, 2))
+            .unwrap();
+        let list = Series::new(
+            "opts".into(),
+            &[
+                Series::new("".into(), &["a", "b"]),
+                Series::new("".into(), &["c", "d"]),
+            ],
+        );
+        let fixed = Series::new(
+            "vec".into(),
+            &[
+                Series::new("".into(), &[1i64, 2]),
+                Series::new("".into(), &[3i64, 4]),
+            ],
+        )
+        .cast(&DataType::Array(Box::new(DataType::Int64), 2))
+        .unwrap();
+        let bytes = Series::new("bytes".into(), &[&b"\x89PNG"[..], &b"\x00\x01"[..]]);
+        let path = Series::new("path".into(), &["a.png", "b.png"]);
+        let image = StructChunked::from_series("image".into(), 2, [bytes, path].iter())
+            .unwrap()
+            .into_series();
+        let mut df = DataFrame::new_infer_height(
+            [id, i8s, i16s, u8s, date, ts, dec, list, fixed, image]
+                .into_iter()
+                .map(Column::from)
+                .collect(),
+        )
+        .unwrap();
+        ParquetWriter::new(std::fs::File::create(&p).unwrap())
+            .finish(&mut df)
+            .unwrap();
+        let t = read_table(&p).unwrap();
+        let r = &t.rows[0];
+        assert_eq!(r["id"], "q1");
+        assert_eq!(
+            (r["i8"].clone(), r["i16"].clone(), r["u8"].clone()),
+            (1.into(), 300.into(), 7.into())
+        );
+        assert_eq!(t.rows[1]["i8"], -2);
+        assert_eq!(r["date"], "2022-01-08");
+        assert!(
+            r["ts"].as_str().unwrap().starts_with("2023-11-14"),
+            "{}",
+            r["ts"]
+        );
+        assert_eq!(r["dec"], "1.25");
+        assert_eq!(t.rows[1]["dec"], "-3.50");
+        assert_eq!(r["opts"], serde_json::json!(["a", "b"]));
+        assert_eq!(t.rows[1]["vec"], serde_json::json!([3, 4]));
+        assert!(!r.contains_key("image"));
+        let e = t.require("image", "--doc-text").unwrap_err().to_string();
+        assert!(e.contains("`image`") && e.contains("binary"), "{e}");
+        assert!(t.columns.contains(&"image".to_string()));
+    }
+
+    /// Issue 36 case 12: a JSONL integer ≥ 2^63 panicked inside polars (exit 101); now it is
+    /// read exactly up to 2^64 − 1, and beyond that its column is unreadable (an error only
+    /// when mapped, naming the line).
+    #[test]
+    fn large_jsonl_integers_never_panic_or_round() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("q.jsonl");
+        std::fs::write(
+            &p,
+            "{\"id\": \"a\", \"n\": 9223372036854775808, \"big\": 1}\n{\"id\": \"b\", \"n\": 18446744073709551615, \"big\": 123456789012345678901234567890}\n",
+        )
+        .unwrap();
+        let t = read_table(&p).unwrap();
+        assert_eq!(t.rows[0]["n"], serde_json::json!(9223372036854775808u64));
+        assert_eq!(t.rows[1]["n"], serde_json::json!(u64::MAX));
+        assert!(t.require("id", "--question-id").is_ok());
+        let e = t.require("big", "--answer").unwrap_err().to_string();
+        assert!(e.contains("line 2") && e.contains("--answer"), "{e}");
     }
 }

@@ -63,9 +63,18 @@ fn path_str(p: &Path) -> &str {
     p.to_str().expect("test paths are UTF-8")
 }
 
+/// The binary under test: this build's, or `CHUNKBENCH_TEST_BIN` when set (to run the
+/// end-to-end tests against another build, e.g. to show that a regression test fails on the
+/// code before its fix).
+pub fn binary() -> PathBuf {
+    std::env::var_os("CHUNKBENCH_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_chunkbench")))
+}
+
 /// Runs the binary from the workspace root with extra environment variables.
 pub fn chunkbench_env(args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_chunkbench"));
+    let mut cmd = Command::new(binary());
     cmd.args(args)
         .current_dir(workspace())
         .env_remove("CHUNKBENCH_STORE");
@@ -171,6 +180,7 @@ pub fn rewrite_cell(run: &Path, rec: &CellRecord, mut edit: impl FnMut(&mut Ques
     write_rows(&csv_path, &rows);
     let mut new_rec = rec.clone();
     new_rec.summary = summarize(&rows);
+    new_rec.rows_sha256 = datasets::io::sha256_hex(&std::fs::read(&csv_path).unwrap());
     let json = run.join("cells").join(format!("{}.json", rec.id));
     std::fs::write(&json, serde_json::to_vec_pretty(&new_rec).unwrap()).unwrap();
     let pq = run.join("per_question.csv");

@@ -27,11 +27,15 @@ pub struct Llm {
 }
 
 impl Llm {
-    /// The GGUF file in force: `model`, or [`DEFAULT_LLM`].
+    /// The GGUF file in force (`model`, or [`DEFAULT_LLM`]), where it is read from
+    /// ([`crate::models::resolve`]).
     pub fn model_file(&self) -> PathBuf {
-        self.model
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_LLM))
+        crate::models::resolve(
+            &self
+                .model
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(DEFAULT_LLM)),
+        )
     }
 }
 

@@ -18,6 +18,15 @@ pub struct Openai {
     pub cache: Option<reader::CacheMode>,
 }
 
+impl Openai {
+    /// The entry with its `gguf` read from where [`crate::models::resolve`] says.
+    fn resolved(&self) -> reader::OpenAiConfig {
+        let mut c = self.openai.clone();
+        c.gguf = c.gguf.as_deref().map(crate::models::resolve);
+        c
+    }
+}
+
 impl Params for Openai {
     const KIND: &'static str = "openai";
     const SUMMARY: &'static str = "any OpenAI-compatible server (vLLM, llama.cpp, Ollama, TGI, OpenAI); `openai: {base_url, model, api_key_env, api: chat (parsed reply or letter log-probs) or completions (each option's log-likelihood, prompt built as the local reader builds it from the file in gguf; scoring, chat, letters), logprobs, timeout_secs, max_retries, concurrency, ...}` (required), `cache` (read-write)";
@@ -33,7 +42,7 @@ impl Params for Openai {
     }
 
     fn preflight(&self, name: &str) -> Vec<String> {
-        match reader::OpenAiReader::new(self.openai.clone()) {
+        match reader::OpenAiReader::new(self.resolved()) {
             Err(e) => vec![format!("field `readers.{name}.openai`: {e}")],
             Ok(mut oa) => match oa.probe_served_models() {
                 Ok(_) => Vec::new(),
@@ -43,7 +52,7 @@ impl Params for Openai {
     }
 
     fn build(&self, name: &str) -> Result<Arc<dyn Reader>> {
-        let mut oa = reader::OpenAiReader::new(self.openai.clone())
+        let mut oa = reader::OpenAiReader::new(self.resolved())
             .with_context(|| format!("field `readers.{name}.openai`"))?;
         oa.probe_served_models()
             .with_context(|| format!("reader `{name}`"))?;

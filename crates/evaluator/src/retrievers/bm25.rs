@@ -1,9 +1,9 @@
 //! `kind: bm25` — Okapi BM25 with Lucene's idf ([`retriever::Bm25`]).
 
-use super::{Input, Params, Retriever};
+use super::{Input, Params, Retriever, Retrieval};
 use anyhow::{bail, Result};
 use rayon::prelude::*;
-use retriever::{Bm25Params, Hit, QueryForm, Stemming, StopWords, TextAnalyzer};
+use retriever::{Bm25Params, QueryForm, Stemming, StopWords, TextAnalyzer};
 use serde::{Deserialize, Serialize};
 
 /// BM25's entry; also the lexical half of [`super::Hybrid`]. The analyser and parameters are
@@ -89,7 +89,7 @@ impl Params for Bm25 {
 }
 
 impl Retriever for Bm25 {
-    fn retrieve(&self, input: &Input<'_>, depth: usize) -> Result<Vec<Vec<Hit>>> {
+    fn retrieve(&self, input: &Input<'_>, depth: usize) -> Result<Retrieval> {
         let bm25 = retriever::Bm25::with_analyzer(
             input.index,
             Bm25Params {
@@ -110,6 +110,9 @@ impl Retriever for Bm25 {
             })
             .collect();
         bar.finish_and_clear();
-        Ok(hits)
+        Ok(Retrieval {
+            hits,
+            degenerate: Default::default(),
+        })
     }
 }

@@ -1,8 +1,8 @@
 //! `kind: dense` — exact cosine top-k over the run's embedder ([`retriever::DenseIndex`]).
 
-use super::{Input, Params, Retriever};
+use super::{Degenerate, Input, Params, Retriever, Retrieval};
 use anyhow::{Context, Result};
-use retriever::{Hit, QueryForm};
+use retriever::QueryForm;
 use serde::{Deserialize, Serialize};
 
 /// The dense retriever's entry.
@@ -34,7 +34,7 @@ impl Params for Dense {
 impl Retriever for Dense {
     /// Embeds every passage and query text in one call each (the embedder batches by length
     /// and caches by content).
-    fn retrieve(&self, input: &Input<'_>, depth: usize) -> Result<Vec<Vec<Hit>>> {
+    fn retrieve(&self, input: &Input<'_>, depth: usize) -> Result<Retrieval> {
         let e = input
             .embedder
             .context("dense retrieval needs the run's embedder")?;
@@ -46,6 +46,14 @@ impl Retriever for Dense {
         let (qtexts, groups) = retriever::flatten_queries(input.queries);
         let qvecs = e.embed(&qtexts)?;
         let scopes: Vec<Option<&[bool]>> = input.scopes.iter().map(|m| m.as_deref()).collect();
-        Ok(dense.search_pooled_batch(&qvecs, &groups, depth, &scopes)?)
+        let hits = dense.search_pooled_batch(&qvecs, &groups, depth, &scopes)?;
+        let degenerate = Degenerate {
+            passages: dense.degenerate_passages().len(),
+            queries: groups
+                .iter()
+                .filter(|g| qvecs[(*g).clone()].iter().all(|v| retriever::is_degenerate(v)))
+                .count(),
+        };
+        Ok(Retrieval { hits, degenerate })
     }
 }

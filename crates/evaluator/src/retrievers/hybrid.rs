@@ -1,9 +1,9 @@
 //! `kind: hybrid` — reciprocal rank fusion (k = 60) of dense and BM25 ([`retriever::rrf`];
 //! Cormack, Clarke & Büttcher 2009).
 
-use super::{Bm25, Dense, Input, Params, Retriever};
+use super::{Bm25, Dense, Input, Params, Retriever, Retrieval};
 use anyhow::Result;
-use retriever::{Hit, QueryForm};
+use retriever::QueryForm;
 use serde::{Deserialize, Serialize};
 
 /// The hybrid entry: the fields of its BM25 half (the dense half has none but `query`).
@@ -40,17 +40,21 @@ impl Params for Hybrid {
 }
 
 impl Retriever for Hybrid {
-    fn retrieve(&self, input: &Input<'_>, depth: usize) -> Result<Vec<Vec<Hit>>> {
+    fn retrieve(&self, input: &Input<'_>, depth: usize) -> Result<Retrieval> {
         let part = depth.max(retriever::RRF_DEPTH);
         let dense = Dense {
             query: self.bm25.query,
         }
         .retrieve(input, part)?;
         let lexical = self.bm25.retrieve(input, part)?;
-        Ok(dense
-            .iter()
-            .zip(&lexical)
-            .map(|(d, b)| retriever::rrf(&[d.as_slice(), b.as_slice()], depth))
-            .collect())
+        Ok(Retrieval {
+            hits: dense
+                .hits
+                .iter()
+                .zip(&lexical.hits)
+                .map(|(d, b)| retriever::rrf(&[d.as_slice(), b.as_slice()], depth))
+                .collect(),
+            degenerate: dense.degenerate,
+        })
     }
 }

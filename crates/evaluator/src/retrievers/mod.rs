@@ -50,15 +50,35 @@ pub struct Input<'a> {
     pub stage: &'a (dyn Fn(&str, usize) -> indicatif::ProgressBar + Sync),
 }
 
+/// What a retriever returns: each question's hits, and the vectors it could not use.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Retrieval {
+    /// Each question's hits, best first.
+    pub hits: Vec<Vec<Hit>>,
+    /// Vectors the embedder returned that cannot rank anything (zero norm; non-finite values
+    /// are refused earlier): counted per cell and shown, never silent.
+    pub degenerate: Degenerate,
+}
+
+/// Counts of degenerate vectors in one retrieval (docs/reference.md case 7).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Degenerate {
+    /// Passages whose vector is degenerate: never returned by dense search.
+    pub passages: usize,
+    /// Questions all of whose query vectors are degenerate: dense search returned them
+    /// nothing.
+    pub queries: usize,
+}
+
 /// A built retriever.
 pub trait Retriever: Send + Sync {
     /// Each question's top `depth` hits over `input.index` (fewer when its scope holds fewer
     /// passages), best first; ties broken by ascending passage number, so a smaller k takes a
-    /// prefix.
+    /// prefix; with the counts of vectors that could not be used.
     ///
     /// # Errors
     /// A missing embedder, embedding failures, degenerate dimensions.
-    fn retrieve(&self, input: &Input<'_>, depth: usize) -> Result<Vec<Vec<Hit>>>;
+    fn retrieve(&self, input: &Input<'_>, depth: usize) -> Result<Retrieval>;
 }
 
 /// A retriever kind's entry type: what `retrievers.NAME` holds besides `kind`.
@@ -214,7 +234,7 @@ mod tests {
         };
         let mut b = parse("{kind: bm25}").unwrap();
         b.resolve_defaults();
-        let hits = b.build().unwrap().retrieve(&input, 2).unwrap();
+        let hits = b.build().unwrap().retrieve(&input, 2).unwrap().hits;
         assert_eq!(hits[0].len(), 2);
         assert_eq!(hits[0][0].passage, 1);
         let h = parse("{kind: hybrid}").unwrap();

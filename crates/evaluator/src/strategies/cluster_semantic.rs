@@ -14,11 +14,15 @@
 //!    candidate taken only when strictly greater, sizes tried in increasing order, and `start[i]`
 //!    initialised to 0. Backtracking from the last piece gives the chunks.
 //!
-//! Kept from the reference on purpose: where no candidate beats 0 at piece `i`, `start[i]`
-//! stays 0, so a backtrack reaching `i` takes the whole prefix `0..=i` as one chunk — with
-//! all-non-positive rewards (every piece as similar as the average, or a single piece) the
-//! document becomes one chunk, whatever `max_size`. Such chunks exceed `max_size`; they are
-//! counted in `over_size` (chunk_stats.csv), never silent.
+//! One departure from the reference, where it breaks `max_size`: where no candidate beats 0 at
+//! piece `i`, the reference leaves `start[i]` at 0, so a backtrack reaching `i` takes the whole
+//! prefix `0..=i` as one chunk — with all-non-positive rewards (every piece as similar as the
+//! average) a document of any length became one chunk, whatever `max_size`, although its
+//! pieces are divisible. Here that fallback is kept while the prefix fits (`i + 1 ≤ max_size /
+//! min_size` pieces, so every boundary the reference draws within `max_size` is drawn the
+//! same), and beyond that `start[i]` is the largest chunk that fits, `i + 1 − max_size /
+//! min_size` (`dp[i]` stays 0, as in the reference). Chunks longer than `max_size` are then
+//! only pieces longer than it, counted in `over_size` (chunk_stats.csv).
 //!
 //! Differences: a chunk is the exact byte span from its first piece's start to its last
 //! piece's end (the reference joins piece texts with a space); the sizes are in the run's
@@ -181,8 +185,9 @@ pub fn similarity(vectors: &[Vec<f32>]) -> (Vec<Vec<f64>>, usize) {
 
 /// The reference's segmentation of pieces `0..n` given their raw similarity matrix `s`
 /// (n × n) and the largest cluster in pieces: inclusive `(first, last)` piece ranges in order,
-/// covering `0..n`. Follows the reference step by step (see the module docs), including the
-/// whole-prefix fallback where no candidate beats 0.
+/// covering `0..n`, none longer than `max_pieces`. Follows the reference step by step (see the
+/// module docs), including the whole-prefix fallback where no candidate beats 0 while that
+/// prefix fits in `max_pieces`.
 pub fn optimal_segmentation(s: &[Vec<f64>], max_pieces: usize) -> Vec<(usize, usize)> {
     let n = s.len();
     if n == 0 {
@@ -203,10 +208,12 @@ pub fn optimal_segmentation(s: &[Vec<f64>], max_pieces: usize) -> Vec<(usize, us
     let m: Vec<Vec<f64>> = (0..n)
         .map(|i| (0..n).map(|j| if i == j { 0.0 } else { s[i][j] - mean }).collect())
         .collect();
+    let max_pieces = max_pieces.max(1);
     let mut dp = vec![0.0f64; n];
     let mut start = vec![0usize; n];
     for i in 0..n {
-        for size in 1..=max_pieces.max(1) {
+        let mut chosen = false;
+        for size in 1..=max_pieces {
             if size > i + 1 {
                 break;
             }
@@ -218,7 +225,11 @@ pub fn optimal_segmentation(s: &[Vec<f64>], max_pieces: usize) -> Vec<(usize, us
             if reward > dp[i] {
                 dp[i] = reward;
                 start[i] = a;
+                chosen = true;
             }
+        }
+        if !chosen && i + 1 > max_pieces {
+            start[i] = i + 1 - max_pieces;
         }
     }
     let mut clusters = Vec::new();
@@ -272,16 +283,37 @@ mod tests {
         assert_eq!(optimal_segmentation(&s, 2), [(0, 1), (2, 2), (3, 4), (5, 5)]);
     }
 
-    /// All rewards non-positive: every off-diagonal equals the mean, so M = 0 everywhere, no
-    /// candidate beats dp = 0, start stays 0 and the whole document is one chunk — even with
-    /// 5 pieces and at most 2 per chunk (the reference's behaviour, kept).
+    /// Issue 36 case 21. All rewards non-positive: every off-diagonal equals the mean, so
+    /// M = 0 everywhere and no candidate beats dp = 0. The reference then takes the whole
+    /// document as one chunk whatever `max_size` (5 pieces at most 2 per chunk); here the
+    /// fallback takes at most `max_pieces` pieces, and the whole prefix only while it fits.
     #[test]
-    fn all_non_positive_takes_the_whole_prefix() {
+    fn all_non_positive_rewards_keep_max_size() {
         let s = vec![vec![0.5; 5]; 5];
-        assert_eq!(optimal_segmentation(&s, 2), [(0, 4)]);
+        assert_eq!(optimal_segmentation(&s, 2), [(0, 0), (1, 2), (3, 4)]);
+        assert_eq!(optimal_segmentation(&s, 5), [(0, 4)]);
+        assert_eq!(optimal_segmentation(&s, 8), [(0, 4)]);
         // At most one piece per chunk: a single piece's reward is 0, never > 0.
         let s = rows(&[&[1.0, 0.2, 0.9], &[0.2, 1.0, 0.3], &[0.9, 0.3, 1.0]]);
-        assert_eq!(optimal_segmentation(&s, 1), [(0, 2)]);
+        assert_eq!(optimal_segmentation(&s, 1), [(0, 0), (1, 1), (2, 2)]);
+        // Every segmentation of random matrices keeps the cap.
+        let mut x = 12345u64;
+        for n in 1..40 {
+            let mut s = vec![vec![0.0; n]; n];
+            for i in 0..n {
+                for j in 0..n {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    s[i][j] = (x >> 11) as f64 / (1u64 << 53) as f64;
+                }
+            }
+            for cap in 1..6 {
+                let segs = optimal_segmentation(&s, cap);
+                assert!(segs.iter().all(|&(a, b)| b + 1 - a <= cap), "{n} {cap} {segs:?}");
+                assert_eq!(segs.first().map(|s| s.0), Some(0));
+                assert_eq!(segs.last().map(|s| s.1), Some(n - 1));
+                assert!(segs.windows(2).all(|w| w[1].0 == w[0].1 + 1));
+            }
+        }
         // One piece; no piece.
         assert_eq!(optimal_segmentation(&[vec![1.0]], 8), [(0, 0)]);
         assert!(optimal_segmentation(&[], 8).is_empty());

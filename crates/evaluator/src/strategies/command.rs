@@ -5,6 +5,9 @@
 //!
 //! A run that exceeds `timeout_secs` is killed; a non-zero exit, a crash or unreadable output
 //! is an error with the exit status and the end of its stderr; nothing it printed is used then.
+//! What it prints is read within bounds: stdout up to [`output_limit`] bytes (64 MiB plus 16
+//! times the documents' JSONL: every chunk printed as text with room to spare), beyond which
+//! the program is killed and the run fails, and only the last 64 KiB of stderr are kept.
 //! Identity: the command line and the declared `version` are the entry's fields (so part of
 //! the cell id), and the sha256 of every file in `files` (the script, a model, a config) is a
 //! cell input, so editing the adapter recomputes its cells.
@@ -127,26 +130,69 @@ impl Chunker for Command {
             )?;
             input.push(b'\n');
         }
-        let out = run(&self.command, input, Duration::from_secs(self.timeout_secs))?;
+        let limit = output_limit(input.len());
+        let out = run(
+            &self.command,
+            input,
+            Duration::from_secs(self.timeout_secs),
+            limit,
+        )?;
         let source = format!("output of `{}`", self.command.join(" "));
-        let chunks = super::spans::read_chunks(&out, docs, &source)?;
+        let (chunks, blank) = super::spans::read_chunks(&out, docs, &source)?;
         if chunks.is_empty() && docs.iter().any(|d| !d.text.trim().is_empty()) {
             bail!(
                 "{source}: no chunk for any of the {} documents (the program printed nothing on stdout)",
                 docs.len()
             );
         }
-        Ok((chunks, StrategyStats::default()))
+        Ok((
+            chunks,
+            StrategyStats {
+                blank_chunks_dropped: blank,
+                ..StrategyStats::default()
+            },
+        ))
     }
-
 }
 
-/// Runs `argv` with `input` on stdin and returns its stdout.
+/// The most bytes a chunker may print on stdout for `input` bytes of documents: 64 MiB plus
+/// 16 times the input (a program printing every chunk as `{doc_id, text}` with 50 % overlap
+/// needs about 2 times).
+pub fn output_limit(input: usize) -> u64 {
+    (64u64 << 20).saturating_add((input as u64).saturating_mul(16))
+}
+
+/// The stderr bytes kept: the last 64 KiB.
+const STDERR_KEEP: usize = 64 << 10;
+
+/// Reads `r` to its end keeping only the last `keep` bytes.
+fn read_tail(mut r: impl Read, keep: usize) -> Vec<u8> {
+    let mut tail: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        match r.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                tail.extend_from_slice(&chunk[..n]);
+                if tail.len() > 2 * keep {
+                    tail.drain(..tail.len() - keep);
+                }
+            }
+        }
+    }
+    if tail.len() > keep {
+        tail.drain(..tail.len() - keep);
+    }
+    tail
+}
+
+/// Runs `argv` with `input` on stdin and returns its stdout (at most `limit` bytes).
 ///
 /// # Errors
-/// The program cannot start, exceeds `timeout` (it is killed), exits unsuccessfully, or
-/// prints non-UTF-8; each error holds the command line and the last lines of stderr.
-fn run(argv: &[String], input: Vec<u8>, timeout: Duration) -> Result<String> {
+/// The program cannot start, exceeds `timeout` (it is killed), prints more than `limit`
+/// bytes (it is killed), exits unsuccessfully, or prints non-UTF-8; each error holds the
+/// command line and the last lines of stderr.
+fn run(argv: &[String], input: Vec<u8>, timeout: Duration, limit: u64) -> Result<String> {
     let line = argv.join(" ");
     use std::os::unix::process::CommandExt;
     let mut child = Process::new(&argv[0])
@@ -163,21 +209,37 @@ fn run(argv: &[String], input: Vec<u8>, timeout: Duration) -> Result<String> {
         // A program that exits early closes its stdin; that is its exit status's story.
         let _ = stdin.write_all(&input);
     });
-    let mut stdout = child.stdout.take().expect("piped stdout");
-    let reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        stdout.read_to_end(&mut buf).map(|_| buf)
-    });
-    let mut stderr = child.stderr.take().expect("piped stderr");
-    let err_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stderr.read_to_end(&mut buf);
-        buf
-    });
+    let stdout = child.stdout.take().expect("piped stdout");
+    let over = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let over = over.clone();
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let r = stdout.take(limit + 1).read_to_end(&mut buf).map(|_| buf);
+            if r.as_ref().is_ok_and(|b| b.len() as u64 > limit) {
+                over.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            r
+        })
+    };
+    let stderr = child.stderr.take().expect("piped stderr");
+    let err_reader = std::thread::spawn(move || read_tail(stderr, STDERR_KEEP));
     let started = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait()? {
             break s;
+        }
+        if over.load(std::sync::atomic::Ordering::SeqCst) {
+            kill_group(child.id());
+            let _ = child.kill();
+            let _ = child.wait();
+            let err = tail(&err_reader.join().unwrap_or_default());
+            bail!(
+                "command chunker `{line}` printed more than {} MiB on stdout (64 MiB plus 16 \
+                 times its input) and was killed: it does not stop, or prints far more than \
+                 its chunks{err}",
+                limit >> 20
+            );
         }
         if started.elapsed() > timeout {
             kill_group(child.id());
@@ -198,6 +260,13 @@ fn run(argv: &[String], input: Vec<u8>, timeout: Duration) -> Result<String> {
         .join()
         .map_err(|_| anyhow::anyhow!("reading the output of `{line}` failed"))?
         .with_context(|| format!("cannot read the output of `{line}`"))?;
+    if out.len() as u64 > limit {
+        bail!(
+            "command chunker `{line}` printed more than {} MiB on stdout (64 MiB plus 16 times \
+             its input); nothing it printed is used",
+            limit >> 20
+        );
+    }
     let err = tail(&err_reader.join().unwrap_or_default());
     if !status.success() {
         bail!("command chunker `{line}` failed ({status}){err}");
@@ -277,6 +346,27 @@ mod tests {
             ..cmd("", 10)
         });
         assert!(missing.contains("cannot start"), "{missing}");
+    }
+
+    /// Issue 36 case 14: a chunker that never stops printing was buffered without limit.
+    #[test]
+    fn endless_output_is_cut_off_and_stderr_is_kept_short() {
+        let t = Instant::now();
+        let e = format!(
+            "{:#}",
+            cmd("cat >/dev/null; yes", 600).chunk_corpus(&docs(), None).unwrap_err()
+        );
+        assert!(e.contains("printed more than 64 MiB"), "{e}");
+        assert!(t.elapsed() < Duration::from_secs(60), "killed promptly, not at the timeout");
+        let e = format!(
+            "{:#}",
+            cmd("cat >/dev/null; head -c 50000000 /dev/zero | tr '\\0' 'x' >&2; exit 3", 600)
+                .chunk_corpus(&docs(), None)
+                .unwrap_err()
+        );
+        assert!(e.contains("failed") && e.len() < 70_000, "{}", e.len());
+        assert_eq!(output_limit(0), 64 << 20);
+        assert_eq!(read_tail(&b"abcdef"[..], 2), b"ef");
     }
 
     #[test]

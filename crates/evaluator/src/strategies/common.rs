@@ -23,11 +23,14 @@ pub fn load_tokenizer(unit: Unit, tokenizer: &Option<PathBuf>) -> Result<Option<
     )?)))
 }
 
-/// The tokenizer path in force (`tokenizer` or [`DEFAULT_TOKENIZER`]).
+/// The tokenizer path in force (`tokenizer` or [`DEFAULT_TOKENIZER`]), where it is read from
+/// ([`crate::models::resolve`]).
 pub fn tokenizer_path(tokenizer: &Option<PathBuf>) -> PathBuf {
-    tokenizer
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_TOKENIZER))
+    crate::models::resolve(
+        &tokenizer
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_TOKENIZER)),
+    )
 }
 
 /// The tokenizer *file* of `unit: tokens` (a directory's `tokenizer.json`), for the cell's

@@ -11,7 +11,10 @@
 //! Every error names the source and the line, and no chunk of a failed read is used. Blank
 //! lines are skipped; documents without chunks have none (the runner logs how many), and no
 //! chunk at all for a non-empty corpus is an error. A `spans` file covers one dataset: a
-//! `doc_id` of another dataset is an unknown document.
+//! `doc_id` of another dataset is an unknown document. An empty chunk (`start == end`, or an
+//! empty `text`) is an error; a chunk of word separators only (whitespace, zero-width spaces:
+//! no word) is not indexed, and counted (`blank_chunks_dropped` in the strategy's counters),
+//! since it would fill a top-k slot with nothing.
 
 use super::{Chunker, Params, StrategyStats};
 use anyhow::{bail, Context, Result};
@@ -61,7 +64,7 @@ impl Chunker for Spans {
     ) -> Result<(Vec<Chunk>, StrategyStats)> {
         let text = std::fs::read_to_string(&self.file)
             .with_context(|| format!("field `file`: cannot read {}", self.file.display()))?;
-        let chunks = read_chunks(&text, docs, &self.file.display().to_string())?;
+        let (chunks, blank) = read_chunks(&text, docs, &self.file.display().to_string())?;
         if chunks.is_empty() && docs.iter().any(|d| !d.text.trim().is_empty()) {
             bail!(
                 "{}: no chunk for any of the {} documents; give `{{doc_id, start, end}}` lines for this dataset's documents",
@@ -69,9 +72,14 @@ impl Chunker for Spans {
                 docs.len()
             );
         }
-        Ok((chunks, StrategyStats::default()))
+        Ok((
+            chunks,
+            StrategyStats {
+                blank_chunks_dropped: blank,
+                ..StrategyStats::default()
+            },
+        ))
     }
-
 }
 
 /// One chunk line.
@@ -88,13 +96,15 @@ struct Line {
 }
 
 /// Parses chunk lines (module docs) against `docs`; `source` names the input in errors.
-/// Chunks come back grouped by document in corpus order, each document's in its lines' order.
+/// Chunks come back grouped by document in corpus order, each document's in its lines' order,
+/// with the number of chunks of separators only that were left out.
 ///
 /// # Errors
 /// A line that is not such an object, an unknown document, a span outside the text or off a
-/// character boundary, a text that does not occur, or a line with both or neither of
-/// `start`/`end` and `text`, naming `source` and the line number.
-pub fn read_chunks(lines: &str, docs: &[Document], source: &str) -> Result<Vec<Chunk>> {
+/// character boundary, an empty span, a text that does not occur, or a line with both or
+/// neither of `start`/`end` and `text`, naming `source` and the line number.
+pub fn read_chunks(lines: &str, docs: &[Document], source: &str) -> Result<(Vec<Chunk>, usize)> {
+    let mut blank = 0;
     let by_id: HashMap<&str, usize> = docs
         .iter()
         .enumerate()
@@ -146,9 +156,20 @@ pub fn read_chunks(lines: &str, docs: &[Document], source: &str) -> Result<Vec<C
             }
             _ => bail!("{at}: give either `start` and `end` or `text`"),
         };
+        if start == end {
+            bail!(
+                "{at}: empty chunk ({start}..{end} of document `{}`); a chunk holds text: drop \
+                 the line or give the span its text",
+                d.id
+            );
+        }
+        if d.text[start..end].chars().all(chunker::is_word_separator) {
+            blank += 1;
+            continue;
+        }
         per_doc[di].push(Chunk::new(d, start, end));
     }
-    Ok(per_doc.into_iter().flatten().collect())
+    Ok((per_doc.into_iter().flatten().collect(), blank))
 }
 
 /// The byte index after the character starting at `i` (the end for the last one).
@@ -179,13 +200,28 @@ mod tests {
 {"doc_id":"a","text":"two one"}
 {"doc_id":"a","text":"one two"}"#;
         let d = docs();
-        let c = read_chunks(lines, &d, "t.jsonl").unwrap();
+        let (c, blank) = read_chunks(lines, &d, "t.jsonl").unwrap();
+        assert_eq!(blank, 0);
         let got: Vec<(&str, usize, usize)> = c
             .iter()
             .map(|c| (c.doc_id.as_str(), c.span.start, c.span.end))
             .collect();
         assert_eq!(got, [("a", 0, 7), ("a", 4, 11), ("a", 8, 15), ("b", 0, 9)]);
         assert_eq!(c[3].text(&d[1]), "Ünïcode");
+    }
+
+    /// Issue 36 case 9: empty and whitespace-only chunks were embedded and filled top-k slots.
+    #[test]
+    fn empty_chunks_are_errors_and_blank_ones_are_dropped() {
+        let d = vec![Document::new("a", "one \u{200B}  two")];
+        let e = |l: &str| format!("{:#}", read_chunks(l, &d, "t.jsonl").unwrap_err());
+        assert!(e("{\"doc_id\":\"a\",\"start\":3,\"end\":3}").contains("line 1: empty chunk"));
+        assert!(e("{\"doc_id\":\"a\",\"text\":\"\"}").contains("line 1: empty chunk"));
+        let lines = "{\"doc_id\":\"a\",\"start\":0,\"end\":3}\n{\"doc_id\":\"a\",\"start\":3,\"end\":9}\n{\"doc_id\":\"a\",\"text\":\"two\"}";
+        let (c, blank) = read_chunks(lines, &d, "t.jsonl").unwrap();
+        assert_eq!(blank, 1);
+        let texts: Vec<&str> = c.iter().map(|c| c.text(&d[0])).collect();
+        assert_eq!(texts, ["one", "two"]);
     }
 
     #[test]
