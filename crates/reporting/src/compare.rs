@@ -201,7 +201,7 @@ fn exceeds(lhs: u128, tol: f64, offset: u128, factor: u128) -> bool {
             .checked_mul(factor)?;
         Some(left > right)
     });
-    exact.unwrap_or_else(|| lhs as f64 > (tol + offset as f64) * factor as f64)
+    exact.unwrap_or(lhs as f64 > (tol + offset as f64) * factor as f64)
 }
 
 /// A finite, non-negative `x` as the fraction `num / 10^scale` of its shortest decimal form

@@ -300,11 +300,9 @@ mod tests {
         let mut x = 12345u64;
         for n in 1..40 {
             let mut s = vec![vec![0.0; n]; n];
-            for i in 0..n {
-                for j in 0..n {
-                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                    s[i][j] = (x >> 11) as f64 / (1u64 << 53) as f64;
-                }
+            for v in s.iter_mut().flatten() {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                *v = (x >> 11) as f64 / (1u64 << 53) as f64;
             }
             for cap in 1..6 {
                 let segs = optimal_segmentation(&s, cap);
