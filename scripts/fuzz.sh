@@ -7,7 +7,8 @@
 # Each target starts from the committed seeds (fuzz/seeds/TARGET, inputs taken from the tests)
 # and grows its own corpus in fuzz/corpus/TARGET (git-ignored); a crash is written to
 # fuzz/artifacts/TARGET/ and stops that target. The summary (executions, corpus, crashes per
-# target) is printed at the end and written to fuzz/summary.txt. Not part of CI.
+# target) is printed at the end and written to fuzz/summary.txt (or $FUZZ_SUMMARY, so two
+# invocations with different targets can run side by side on two cores). Not part of CI.
 #
 # The stable toolchain builds libFuzzer's instrumentation with RUSTC_BOOTSTRAP=1; no sanitizer
 # (the crates forbid unsafe code: a panic is the failure looked for). cargo-fuzz is installed
@@ -20,10 +21,11 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(config import_table reply_parser chunk_lines chunkers)
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1
-# The chunkers target's token units and the MiniLM tokenizer are not needed; the import
-# target writes into temporary directories only.
+# The chunkers target uses MiniLM's tokenizer from models/ (`chunkbench models fetch`) for
+# max-min, and skips max-min without it; the import target writes into temporary directories
+# only.
 (cd fuzz && cargo fuzz build -s none -O)
-summary=fuzz/summary.txt
+summary="${FUZZ_SUMMARY:-fuzz/summary.txt}"
 : > "$summary"
 for t in "${targets[@]}"; do
   mkdir -p "fuzz/corpus/$t" "fuzz/artifacts/$t"

@@ -1,7 +1,8 @@
 //! Every chunker's offset invariants on any text: each strategy kind that chunks a corpus
 //! (fixed, recursive, max-min, kamradt, cluster-semantic, sentence-window, EAR's parents), at a
 //! size and overlap drawn from the input, in words or characters, with a deterministic stand-in
-//! embedder (vectors from a hash of the text; some zero, as a broken server gives). Every chunk
+//! embedder (vectors from a hash of the text; some zero, as a broken server gives; MiniLM's
+//! tokenizer from `models/` for max-min's window, which is skipped when it is not fetched). Every chunk
 //! is an exact byte span of its document on character boundaries, holds a word, and its word
 //! count is its slice's; fixed and recursive chunks leave no non-separator character out.
 #![no_main]
@@ -9,8 +10,21 @@ use chunker::Document;
 use libfuzzer_sys::fuzz_target;
 
 /// A stand-in embedder: 8 dimensions from an FNV hash of the text; every seventh text (by
-/// hash) gets a zero vector.
+/// hash) gets a zero vector. Its tokenizer is MiniLM's (`models/all-MiniLM-L6-v2`, or
+/// `$CHUNKBENCH_MODELS`) with a 256-token window, as max-min requires.
 struct Hashed;
+
+/// MiniLM's tokenizer, loaded once; `None` when the models are not fetched.
+fn minilm() -> Option<tokenizers::Tokenizer> {
+    static T: std::sync::OnceLock<Option<tokenizers::Tokenizer>> = std::sync::OnceLock::new();
+    T.get_or_init(|| {
+        let dir = std::env::var_os("CHUNKBENCH_MODELS")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../models"));
+        tokenizers::Tokenizer::from_file(dir.join("all-MiniLM-L6-v2/tokenizer.json")).ok()
+    })
+    .clone()
+}
 
 impl embed::Embedder for Hashed {
     fn dim(&self) -> usize {
@@ -38,6 +52,12 @@ impl embed::Embedder for Hashed {
             })
             .collect())
     }
+    fn tokenizer(&self) -> Option<tokenizers::Tokenizer> {
+        minilm()
+    }
+    fn max_input_tokens(&self) -> Option<usize> {
+        Some(256)
+    }
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -45,6 +65,9 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let (kind, size, overlap) = (data[0], 1 + usize::from(data[1] % 40), usize::from(data[2] % 40));
+    if kind % 7 == 2 && minilm().is_none() {
+        return;
+    }
     let text = String::from_utf8_lossy(&data[3..]).into_owned();
     let unit = if kind & 0x80 == 0 { "words" } else { "chars" };
     let ov = overlap % size;
