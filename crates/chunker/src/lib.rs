@@ -199,11 +199,14 @@ impl Chunk {
     }
 }
 
-/// True for characters that separate words: Unicode `White_Space` plus the invisible
-/// separators U+200B (zero-width space), U+2060 (word joiner) and U+FEFF (BOM), which
-/// otherwise turn a blank document into one "word" (docs/reference.md, case 3).
+/// True for characters that separate words: Python's `str.isspace()` (Unicode `White_Space`
+/// plus the information separators U+001C..U+001F, [`recursive::is_py_whitespace`], so a word
+/// count is Python's `len(text.split())` and nothing the recursive chunker strips is a word's
+/// character) plus the invisible separators U+200B (zero-width space), U+2060 (word joiner)
+/// and U+FEFF (BOM), which otherwise turn a blank document into one "word" (docs/reference.md,
+/// case 3).
 pub fn is_word_separator(c: char) -> bool {
-    c.is_whitespace() || matches!(c, '\u{200B}' | '\u{2060}' | '\u{FEFF}')
+    recursive::is_py_whitespace(c) || matches!(c, '\u{200B}' | '\u{2060}' | '\u{FEFF}')
 }
 
 /// Byte spans of the words of `text`: maximal runs of non-separator characters

@@ -1282,6 +1282,28 @@ mod tests {
         assert_eq!(joined, ["alpha beta", "gamma delta"]);
     }
 
+    /// Found by the `chunkers` fuzz target: the trim strips Python whitespace, which includes
+    /// U+001C..U+001F, so a trailing U+001D was in no chunk while the word count called it a
+    /// word's character. Words are now separated by Python whitespace too.
+    #[test]
+    fn what_the_trim_strips_is_never_a_word() {
+        let text = "   \0\0\0\u{1D}\n\t  ab\u{1C}cd\u{1F}";
+        assert_eq!(crate::count_words(text), 3);
+        for c in '\u{1C}'..='\u{1F}' {
+            assert!(crate::is_word_separator(c), "{c:?}");
+        }
+        let rc = RecursiveChunker::new(8, 2).unwrap();
+        let spans = rc.split_spans(text);
+        for (i, c) in text.char_indices() {
+            if !crate::is_word_separator(c) {
+                assert!(
+                    spans.iter().any(|s| s.start <= i && i < s.end),
+                    "{c:?} at {i} in no chunk: {spans:?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn zero_token_chars_may_be_shared_with_overlap_0() {
         // Found by `invariants_tokens`: U+0591 (a combining mark) is 0 MiniLM tokens, so

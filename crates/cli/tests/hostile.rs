@@ -143,6 +143,32 @@ fn case01_merge_refuses_shards_of_two_dataset_versions() {
         !merged.join("per_question.csv").exists() && !merged.join("cells").exists(),
         "nothing is merged"
     );
+    // Merging the stale shard into a finished run of the new data (OUT an existing run) is
+    // refused before any of OUT's cells is replaced (a hostile probe: the good cells were
+    // overwritten by the stale shard's, then the merge refused).
+    let full = tmp.path().join("full");
+    ok(&run(&cfg, &store, &full, &[]));
+    let before: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(full.join("shards/cells"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
+        .collect();
+    let err = failed(&chunkbench(&[
+        "merge",
+        s(&full.join("shards")),
+        s(&s1.join("shards")),
+        "--store",
+        s(&store),
+    ]));
+    assert!(err.contains("two versions"), "{err}");
+    for (p, bytes) in before {
+        assert_eq!(
+            std::fs::read(&p).unwrap(),
+            bytes,
+            "{} was overwritten",
+            p.display()
+        );
+    }
 }
 
 /// Case 2: a cell whose rows (`cells/ID.csv`) were edited after it finished is never reused,
@@ -200,6 +226,27 @@ fn case02_a_tampered_cell_is_recomputed_and_refused() {
     assert_eq!(
         std::fs::read(out.join("tamper/per_question.csv")).unwrap(),
         std::fs::read(base.join("tamper/per_question.csv")).unwrap()
+    );
+    // The record's summary edited instead (a hostile probe: it was reused, and summary.md
+    // showed the edited accuracy): recomputed by run, refused by report.
+    let json = csv.with_extension("json");
+    let text = std::fs::read_to_string(&json).unwrap();
+    let edited = text.replacen("\"correct\": ", "\"correct\": 9", 1);
+    assert_ne!(edited, text);
+    std::fs::write(&json, edited).unwrap();
+    let err = failed(&chunkbench(&[
+        "report",
+        s(&out.join("tamper")),
+        "--store",
+        s(&store),
+    ]));
+    assert!(err.contains(s(&json)) && err.contains("edited"), "{err}");
+    let (stdout, stderr) = ok(&run(&cfg, &store, &out, &[]));
+    assert!(stdout.contains("(3 reused"), "{stdout}");
+    assert!(stderr.contains("edited"), "{stderr}");
+    assert_eq!(
+        std::fs::read(out.join("tamper/summary.md")).unwrap(),
+        std::fs::read(base.join("tamper/summary.md")).unwrap()
     );
 }
 
@@ -329,6 +376,50 @@ fn case05_13_links_are_followed_once_and_paths_are_not_identity() {
         stderr.contains("symbolic link") || stderr.contains("a link"),
         "{stderr}"
     );
+    // A FIFO in the folder blocked the import forever (a hostile probe), and a link to
+    // /dev/zero read until memory ran out: both are refused, naming the file.
+    for (name, make) in [("pipe.txt", "fifo"), ("zero.txt", "link")] {
+        let odd = tmp.path().join(format!("odd-{make}"));
+        std::fs::create_dir_all(&odd).unwrap();
+        std::fs::write(odd.join("a.txt"), "Valve V2 was replaced in March.").unwrap();
+        if make == "fifo" {
+            assert!(std::process::Command::new("mkfifo")
+                .arg(odd.join(name))
+                .status()
+                .unwrap()
+                .success());
+        } else {
+            std::os::unix::fs::symlink("/dev/zero", odd.join(name)).unwrap();
+        }
+        let o = std::process::Command::new("timeout")
+            .arg("60")
+            .arg(common::binary())
+            .args([
+                "data",
+                "import",
+                "odd",
+                "--documents",
+                s(&odd),
+                "--questions",
+                s(&q),
+            ])
+            .args([
+                "--options",
+                "options",
+                "--answer",
+                "answer",
+                "--answer-format",
+                "index",
+            ])
+            .args(["--store", s(&store)])
+            .output()
+            .unwrap();
+        let err = failed(&o);
+        assert!(
+            err.contains(name) && err.contains("not a regular file"),
+            "{err}"
+        );
+    }
     // The same bytes by relative and by absolute path: the same manifest, byte for byte.
     let table = tmp.path().join("d.jsonl");
     std::fs::write(&table, DOCS).unwrap();

@@ -757,6 +757,7 @@ impl Runner<'_> {
             inputs: inputs.clone(),
             tokens_by,
             rows_sha256: sha256_hex(&csv),
+            record_sha256: String::new(),
             summary: reporting::records::CellSummary {
                 degenerate_passages: got.degenerate.passages,
                 degenerate_queries: got.degenerate.queries,
@@ -764,7 +765,10 @@ impl Runner<'_> {
             },
         };
         write_atomic(&self.cells_dir.join(format!("{}.csv", rec.id)), &csv)?;
-        write_json(&self.cells_dir.join(format!("{}.json", rec.id)), &rec)?;
+        let rec = reporting::records::write_cell_record(
+            &self.cells_dir.join(format!("{}.json", rec.id)),
+            &rec,
+        )?;
         self.progress.cells.inc(1);
         let invalid = if rec.summary.invalid > 0 {
             format!(", {} invalid answers", rec.summary.invalid)
@@ -1454,6 +1458,16 @@ pub fn merge(
                     "shard {}: {damaged}; run that shard again, then merge",
                     d.display()
                 ),
+            }
+        }
+    }
+    // OUT's own cells of the config (merging into an existing run) are assembled with the
+    // shards' ones, so they are checked too, before anything in OUT is overwritten.
+    if !shard_dirs.iter().any(|d| d == out) {
+        let out_cells = out.join("cells");
+        for id in &ids {
+            if let Ok(s) = reporting::records::read_cell(&out_cells, id) {
+                stored.push((s.record, out_cells.clone()));
             }
         }
     }

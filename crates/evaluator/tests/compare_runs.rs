@@ -69,8 +69,10 @@ fn write_run(dir: &Path, cfg: &RunConfig, answers: &[Answers], sha: &str) {
             tokens_by: String::new(),
             rows_sha256: datasets::io::sha256_hex(&csv),
             summary: summarize(&rows),
+            record_sha256: String::new(),
         };
-        write_json(&dir.join("cells").join(format!("{id}.json")), &rec).unwrap();
+        reporting::records::write_cell_record(&dir.join("cells").join(format!("{id}.json")), &rec)
+            .unwrap();
     }
 }
 
@@ -260,9 +262,18 @@ fn unusable_inputs_are_errors_naming_the_path_and_fix() {
         serde_json::from_slice(&std::fs::read(c.join("cells").join(format!("{id}.json"))).unwrap())
             .unwrap();
     rec.rows_sha256 = datasets::io::sha256_hex(&std::fs::read(&csv_path).unwrap());
-    write_json(&c.join("cells").join(format!("{id}.json")), &rec).unwrap();
+    reporting::records::write_cell_record(&c.join("cells").join(format!("{id}.json")), &rec)
+        .unwrap();
     let e = err(&b, &c);
     assert!(e.contains("disagree") && e.contains(&id), "{e}");
+    // The record's summary edited (its own checksum not updated): refused as edited.
+    let json = c.join("cells").join(format!("{id}.json"));
+    let text = std::fs::read_to_string(&json).unwrap();
+    let edited = text.replacen("\"correct\": ", "\"correct\": 1", 1);
+    assert_ne!(edited, text);
+    std::fs::write(&json, edited).unwrap();
+    let e = err(&b, &c);
+    assert!(e.contains("edited") && e.contains(&id), "{e}");
     // Not a run directory.
     let e = err(&b, t.path());
     assert!(e.contains("config.json"), "{e}");

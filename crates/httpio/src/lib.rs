@@ -41,14 +41,47 @@ pub const MIN_SECRET_LEN: usize = 4;
 /// `text` with every key read by [`Bearer::from_env`] in this process replaced by
 /// `<redacted>` (module docs: the one redaction layer every message and stored reply passes
 /// through).
+///
+/// A key is found as written and as a server may echo it: in any ASCII letter case, and
+/// JSON-escaped (`/` as `\/`, as PHP's `json_encode` writes it; `"` and `\` escaped).
 pub fn redact(text: &str) -> String {
     let secrets = SECRETS.lock().unwrap_or_else(|p| p.into_inner());
     let mut out = text.to_string();
     for s in secrets.iter() {
-        if out.contains(s.as_str()) {
-            out = out.replace(s.as_str(), "<redacted>");
+        for v in echoes(s) {
+            out = replace_ascii_case_insensitive(&out, &v, "<redacted>");
         }
     }
+    out
+}
+
+/// The forms in which a server may echo `key` (see [`redact`]).
+fn echoes(key: &str) -> Vec<String> {
+    let json = key.replace('\\', "\\\\").replace('"', "\\\"");
+    let mut v = vec![key.to_string(), json.clone(), json.replace('/', "\\/")];
+    v.sort();
+    v.dedup();
+    // Longest first, so a longer escaped form is not cut by a shorter one inside it.
+    v.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    v
+}
+
+/// `hay` with every occurrence of `needle`, ignoring ASCII letter case, replaced by `with`.
+/// ASCII lowercasing keeps every byte offset, so the matches of the lowercased strings are
+/// the byte ranges to replace in `hay`.
+fn replace_ascii_case_insensitive(hay: &str, needle: &str, with: &str) -> String {
+    if needle.is_empty() {
+        return hay.to_string();
+    }
+    let (h, n) = (hay.to_ascii_lowercase(), needle.to_ascii_lowercase());
+    let mut out = String::with_capacity(hay.len());
+    let mut last = 0;
+    for (i, _) in h.match_indices(&n) {
+        out.push_str(&hay[last..i]);
+        out.push_str(with);
+        last = i + n.len();
+    }
+    out.push_str(&hay[last..]);
     out
 }
 
@@ -356,6 +389,28 @@ mod tests {
     use super::*;
 
     const MS: Duration = Duration::from_millis(1);
+
+    /// A hostile probe: a server that JSON-escapes `/` (PHP's `json_encode`) or upper-cases
+    /// the key echoed it past the redaction.
+    #[test]
+    fn echoed_keys_are_redacted_in_every_form() {
+        let key = "Zm9v/YmFy+YmF6/cXV4MTIzNDU2Nzg5";
+        SECRETS.lock().unwrap().push(key.to_string());
+        for echo in [
+            key.to_string(),
+            key.replace('/', "\\/"),
+            key.to_ascii_uppercase(),
+            key.to_ascii_lowercase(),
+        ] {
+            let got = redact(&format!(
+                "HTTP 401: {{\"error\": \"Invalid key: {echo}\"}} ünï"
+            ));
+            assert_eq!(
+                got, "HTTP 401: {\"error\": \"Invalid key: <redacted>\"} ünï",
+                "{echo}"
+            );
+        }
+    }
 
     #[test]
     fn clip_cuts_at_a_character_boundary() {

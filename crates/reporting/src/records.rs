@@ -312,6 +312,53 @@ pub struct CellRecord {
     pub rows_sha256: String,
     /// Aggregates over the cell's rows.
     pub summary: CellSummary,
+    /// sha256 of this record's own file as [`write_cell_record`] wrote it, with this field's
+    /// value empty: [`read_cell`] checks it, so a record edited after the cell finished (its
+    /// summary, inputs or checksum of the rows) is never reused, merged or reported. Empty in
+    /// records of versions before it.
+    #[serde(default)]
+    pub record_sha256: String,
+}
+
+/// The JSON text of `rec` as [`write_cell_record`] writes it (pretty, newline-terminated) with
+/// `record_sha256` set to `sha`.
+fn cell_record_bytes(rec: &CellRecord, sha: &str) -> Result<Vec<u8>> {
+    let mut r = rec.clone();
+    r.record_sha256 = sha.to_string();
+    let mut bytes = serde_json::to_vec_pretty(&r)?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// Writes a cell record to `path` atomically, with its `record_sha256` (the sha256 of the file
+/// as written with that field empty) filled in; returns the record as written.
+///
+/// # Errors
+/// Serialisation or I/O errors, naming the path.
+pub fn write_cell_record(path: &Path, rec: &CellRecord) -> anyhow::Result<CellRecord> {
+    let blank = cell_record_bytes(rec, "")
+        .with_context(|| format!("cannot serialise {}", path.display()))?;
+    let sha = datasets::io::sha256_hex(&blank);
+    let bytes = cell_record_bytes(rec, &sha)
+        .with_context(|| format!("cannot serialise {}", path.display()))?;
+    datasets::io::write_atomic(path, &bytes)?;
+    let mut written = rec.clone();
+    written.record_sha256 = sha;
+    Ok(written)
+}
+
+/// Whether `bytes`, the file a record was read from, are the file [`write_cell_record`] wrote
+/// for `rec`: its `record_sha256` matches the sha256 of the text with that value emptied.
+fn record_is_intact(bytes: &[u8], rec: &CellRecord) -> bool {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return false;
+    };
+    let field = format!("\"record_sha256\": \"{}\"", rec.record_sha256);
+    if text.matches(&field).count() != 1 {
+        return false;
+    }
+    let blank = text.replacen(&field, "\"record_sha256\": \"\"", 1);
+    datasets::io::sha256_hex(blank.as_bytes()) == rec.record_sha256
 }
 
 /// Aggregates of one cell over its questions.
@@ -571,6 +618,20 @@ pub fn read_cell(cells_dir: &Path, id: &str) -> std::result::Result<StoredCell, 
             "{}: field `id` is {:?} but the file is named for cell {id} (renamed or edited)",
             json.display(),
             record.id
+        )));
+    }
+    if record.record_sha256.is_empty() {
+        return Err(CellProblem::Damaged(format!(
+            "{} was written by an older chunkbench and holds no checksum of itself, so its \
+             summary cannot be checked",
+            json.display()
+        )));
+    }
+    if !record_is_intact(&bytes, &record) {
+        return Err(CellProblem::Damaged(format!(
+            "{} is not the record chunkbench wrote (its record_sha256 does not match its \
+             text): it was edited after the cell finished",
+            json.display()
         )));
     }
     let csv = std::fs::read(&csv_path).map_err(|e| {

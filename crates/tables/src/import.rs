@@ -344,6 +344,13 @@ fn file_id(p: &Path) -> Result<(u64, u64)> {
             p.display()
         )
     })?;
+    // A FIFO would block the read forever and a device (`ln -s /dev/zero`) never ends.
+    if !m.is_file() && !m.is_dir() {
+        anyhow::bail!(
+            "{} is not a regular file or folder (a FIFO, socket or device, or a link to one):              a document is read whole, which this cannot be; remove it from the documents folder",
+            p.display()
+        );
+    }
     Ok((m.dev(), m.ino()))
 }
 

@@ -182,7 +182,7 @@ pub fn rewrite_cell(run: &Path, rec: &CellRecord, mut edit: impl FnMut(&mut Ques
     new_rec.summary = summarize(&rows);
     new_rec.rows_sha256 = datasets::io::sha256_hex(&std::fs::read(&csv_path).unwrap());
     let json = run.join("cells").join(format!("{}.json", rec.id));
-    std::fs::write(&json, serde_json::to_vec_pretty(&new_rec).unwrap()).unwrap();
+    reporting::records::write_cell_record(&json, &new_rec).unwrap();
     let pq = run.join("per_question.csv");
     let mut all = read_rows(&pq);
     let mut n = 0;

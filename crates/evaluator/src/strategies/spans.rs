@@ -14,7 +14,8 @@
 //! `doc_id` of another dataset is an unknown document. An empty chunk (`start == end`, or an
 //! empty `text`) is an error; a chunk of word separators only (whitespace, zero-width spaces:
 //! no word) is not indexed, and counted (`blank_chunks_dropped` in the strategy's counters),
-//! since it would fill a top-k slot with nothing.
+//! since it would fill a top-k slot with nothing. A span given twice for one document is an
+//! error: the passage would fill two top-k slots and its words would count twice.
 
 use super::{Chunker, Params, StrategyStats};
 use anyhow::{bail, Context, Result};
@@ -111,6 +112,7 @@ pub fn read_chunks(lines: &str, docs: &[Document], source: &str) -> Result<(Vec<
         .map(|(i, d)| (d.id.as_str(), i))
         .collect();
     let mut per_doc: Vec<Vec<Chunk>> = vec![Vec::new(); docs.len()];
+    let mut seen: HashMap<(usize, usize, usize), usize> = HashMap::new();
     for (n, raw) in lines.lines().enumerate() {
         let at = format!("{source}: line {}", n + 1);
         if raw.trim().is_empty() {
@@ -160,6 +162,13 @@ pub fn read_chunks(lines: &str, docs: &[Document], source: &str) -> Result<(Vec<
             bail!(
                 "{at}: empty chunk ({start}..{end} of document `{}`); a chunk holds text: drop \
                  the line or give the span its text",
+                d.id
+            );
+        }
+        if let Some(first) = seen.insert((di, start, end), n + 1) {
+            bail!(
+                "{at}: span {start}..{end} of document `{}` repeats line {first}; each chunk is \
+                 one passage (a repeat would fill two top-k slots): print it once",
                 d.id
             );
         }
@@ -217,6 +226,9 @@ mod tests {
         let e = |l: &str| format!("{:#}", read_chunks(l, &d, "t.jsonl").unwrap_err());
         assert!(e("{\"doc_id\":\"a\",\"start\":3,\"end\":3}").contains("line 1: empty chunk"));
         assert!(e("{\"doc_id\":\"a\",\"text\":\"\"}").contains("line 1: empty chunk"));
+        // A hostile probe: a repeated span was indexed twice and its words counted twice.
+        let twice = "{\"doc_id\":\"a\",\"start\":0,\"end\":7}\n{\"doc_id\":\"a\",\"start\":4,\"end\":7}\n{\"doc_id\":\"a\",\"start\":0,\"end\":7}";
+        assert!(e(twice).contains("line 3: span 0..7 of document `a` repeats line 1"), "{}", e(twice));
         let lines = "{\"doc_id\":\"a\",\"start\":0,\"end\":3}\n{\"doc_id\":\"a\",\"start\":3,\"end\":9}\n{\"doc_id\":\"a\",\"text\":\"two\"}";
         let (c, blank) = read_chunks(lines, &d, "t.jsonl").unwrap();
         assert_eq!(blank, 1);
