@@ -9,9 +9,7 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use testkit::workspace;
 
 fn texts(dataset: &str) -> HashMap<String, String> {
     let store = std::env::var_os("CHUNKBENCH_STORE")

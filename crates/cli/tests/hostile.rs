@@ -257,27 +257,23 @@ fn case02_a_tampered_cell_is_recomputed_and_refused() {
 #[test]
 fn case04_degenerate_vectors_are_counted_and_overflow_is_an_error() {
     fn server(component: &'static str) -> String {
-        let server = tiny_http::Server::http("127.0.0.1:0").expect("bind");
-        let port = server.server_addr().to_ip().expect("ip").port();
-        std::thread::spawn(move || {
-            for mut req in server.incoming_requests() {
-                let mut body = String::new();
-                let _ = req.as_reader().read_to_string(&mut body);
-                let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
-                let n = v["input"].as_array().map_or(1, Vec::len);
-                // The probe text gets a real vector; every other text `component`s.
-                let probe = v["input"][0].as_str() == Some(embed::PROBE_TEXT);
-                let data: Vec<String> = (0..n)
-                    .map(|i| {
-                        let x = if probe { "0.5" } else { component };
-                        format!(r#"{{"index":{i},"embedding":[{x},{x},{x},{x}]}}"#)
-                    })
-                    .collect();
-                let json = format!(r#"{{"data":[{}],"model":"m"}}"#, data.join(","));
-                let _ = req.respond(tiny_http::Response::from_string(json));
-            }
+        let url = testkit::serve(move |req| {
+            let v: serde_json::Value = serde_json::from_str(&req.body).unwrap_or_default();
+            let n = v["input"].as_array().map_or(1, Vec::len);
+            // The probe text gets a real vector; every other text `component`s.
+            let probe = v["input"][0].as_str() == Some(embed::PROBE_TEXT);
+            let data: Vec<String> = (0..n)
+                .map(|i| {
+                    let x = if probe { "0.5" } else { component };
+                    format!(r#"{{"index":{i},"embedding":[{x},{x},{x},{x}]}}"#)
+                })
+                .collect();
+            (
+                200,
+                format!(r#"{{"data":[{}],"model":"m"}}"#, data.join(",")),
+            )
         });
-        format!("http://127.0.0.1:{port}/v1")
+        format!("{url}/v1")
     }
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("store");
@@ -638,40 +634,26 @@ fn case09_empty_chunks_are_errors_and_blank_chunks_are_not_indexed() {
 /// An OpenAI-compatible server for the reader tests: `GET /models` lists one model; a chat
 /// request is answered by `reply`, given the request's Authorization header.
 fn chat_server(reply: fn(Option<&str>) -> (u16, String)) -> String {
-    let server = tiny_http::Server::http("127.0.0.1:0").expect("bind");
-    let port = server.server_addr().to_ip().expect("ip").port();
-    std::thread::spawn(move || {
-        for mut req in server.incoming_requests() {
-            let mut body = String::new();
-            let _ = req.as_reader().read_to_string(&mut body);
-            let auth = req
-                .headers()
-                .iter()
-                .find(|h| h.field.equiv("Authorization"))
-                .map(|h| h.value.to_string());
-            let (status, text) = if req.url().ends_with("/models") {
-                (
-                    200,
-                    r#"{"object":"list","data":[{"id":"m","object":"model"}]}"#.to_string(),
-                )
-            } else {
-                let (status, content) = reply(auth.as_deref());
-                if status != 200 {
-                    (status, content)
-                } else {
-                    (
-                        200,
-                        serde_json::json!({"id": "x", "object": "chat.completion", "model": "m",
-                            "choices": [{"index": 0, "finish_reason": "stop",
-                                         "message": {"role": "assistant", "content": content}}]})
-                        .to_string(),
-                    )
-                }
-            };
-            let _ = req.respond(tiny_http::Response::from_string(text).with_status_code(status));
+    let url = testkit::serve(move |req| {
+        if req.url.ends_with("/models") {
+            return (
+                200,
+                r#"{"object":"list","data":[{"id":"m","object":"model"}]}"#.to_string(),
+            );
         }
+        let (status, content) = reply(req.authorization.as_deref());
+        if status != 200 {
+            return (status, content);
+        }
+        (
+            200,
+            serde_json::json!({"id": "x", "object": "chat.completion", "model": "m",
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": content}}]})
+            .to_string(),
+        )
     });
-    format!("http://127.0.0.1:{port}/v1")
+    format!("{url}/v1")
 }
 
 fn reader_config(dir: &Path, name: &str, url: &str, cache: &str) -> PathBuf {

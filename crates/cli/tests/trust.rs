@@ -294,27 +294,21 @@ fn case03_stale_cells_are_ignored_by_compare_and_merge() {
 /// Starts an OpenAI-compatible server on 127.0.0.1 that answers each chat request with the
 /// reply scripted for the marker found in the prompt, and `GET /models` with one model.
 fn reply_server(replies: &'static [(&'static str, &'static str)]) -> String {
-    let server = tiny_http::Server::http("127.0.0.1:0").expect("bind");
-    let port = server.server_addr().to_ip().expect("ip").port();
-    std::thread::spawn(move || {
-        for mut req in server.incoming_requests() {
-            let mut body = String::new();
-            let _ = req.as_reader().read_to_string(&mut body);
-            let json = if req.url().ends_with("/models") {
-                serde_json::json!({"object": "list", "data": [{"id": "scripted-1", "object": "model"}]})
-            } else {
-                let content = replies
-                    .iter()
-                    .find(|(marker, _)| body.contains(marker))
-                    .map_or("no script for this prompt", |(_, r)| r);
-                serde_json::json!({"id": "x", "object": "chat.completion", "model": "scripted-1",
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": content}}]})
-            };
-            let _ = req.respond(tiny_http::Response::from_string(json.to_string()));
-        }
+    let url = testkit::serve(move |req| {
+        let json = if req.url.ends_with("/models") {
+            serde_json::json!({"object": "list", "data": [{"id": "scripted-1", "object": "model"}]})
+        } else {
+            let content = replies
+                .iter()
+                .find(|(marker, _)| req.body.contains(marker))
+                .map_or("no script for this prompt", |(_, r)| r);
+            serde_json::json!({"id": "x", "object": "chat.completion", "model": "scripted-1",
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": content}}]})
+        };
+        (200, json.to_string())
     });
-    format!("http://127.0.0.1:{port}/v1")
+    format!("{url}/v1")
 }
 
 /// Case 4: replies chat models commonly write (`**B**`, `b`, `answer: b`, `The correct option

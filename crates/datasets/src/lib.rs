@@ -21,17 +21,8 @@ pub use dataset::{Dataset, Question};
 
 #[cfg(test)]
 mod tests {
-    /// Every variant's `as_str` (strum) equals its serde name, so the two derives agree.
-    fn names_agree<T>()
-    where
-        T: serde::Serialize + strum::VariantArray + Copy + Into<&'static str>,
-    {
-        for v in T::VARIANTS {
-            let serde_name = serde_json::to_value(v).unwrap();
-            let name: &'static str = (*v).into();
-            assert_eq!(serde_name, name, "{}", std::any::type_name::<T>());
-        }
-    }
+    // Every variant's strum name equals its serde name, so the two derives agree.
+    use testkit::names_agree;
 
     #[test]
     fn enum_names_are_the_serde_names() {

@@ -11,9 +11,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use testkit::workspace;
 
 fn mirror() -> PathBuf {
     let p = std::env::var_os("CHUNKBENCH_DATA")

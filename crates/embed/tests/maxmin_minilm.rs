@@ -17,9 +17,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use testkit::workspace;
 
 fn model_dir() -> PathBuf {
     let dir = std::env::var_os("CHUNKBENCH_MODEL_DIR")

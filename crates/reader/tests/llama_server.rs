@@ -57,9 +57,7 @@ fn report(line: &str) {
     }
 }
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use testkit::workspace;
 
 fn model_path() -> PathBuf {
     let p = workspace().join("models/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf");

@@ -8,9 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The workspace root.
-pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+pub use testkit::workspace;
 
 /// The dataset store (`CHUNKBENCH_STORE`, else `data/` at the workspace root), checked to hold
 /// the converted `datasets`.

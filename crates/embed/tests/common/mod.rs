@@ -5,9 +5,7 @@
 use std::path::PathBuf;
 
 /// The workspace root (two levels above this crate).
-pub fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+pub use testkit::workspace;
 
 /// `$CHUNKBENCH_MODEL_DIR` or `<workspace>/models/all-MiniLM-L6-v2`; panics with the fetch
 /// instruction when it is missing.
