@@ -229,6 +229,73 @@ enum ListWhat {
     Metrics,
 }
 
+/// `ls metrics`: the run's figures, the registered per-question retrieval metrics
+/// ([`retriever::metrics::METRICS`], one line each from the registry) among them.
+fn metric_rows() -> Vec<(String, String)> {
+    let fixed = |rows: &[(&str, &str)]| -> Vec<(String, String)> {
+        rows.iter()
+            .map(|(n, a)| (n.to_string(), a.to_string()))
+            .collect()
+    };
+    let mut v = fixed(&[
+        (
+            "accuracy",
+            "share correct, Wilson 95 % interval; ties count as wrong",
+        ),
+        (
+            "words",
+            "words retrieved per question, with multiplicity; mean/median/p95",
+        ),
+        (
+            "unique_words",
+            "words retrieved per question, overlapping spans once",
+        ),
+        (
+            "evidence_hit",
+            "top-k overlaps a gold evidence span (datasets with evidence)",
+        ),
+        (
+            "accuracy_delta",
+            "vs baseline, points, paired bootstrap 95 % interval",
+        ),
+        (
+            "mcnemar",
+            "exact and mid-p on discordant pairs; Holm-adjusted over the run",
+        ),
+        (
+            "words_reduction",
+            "vs baseline, %, paired bootstrap 95 % interval",
+        ),
+        (
+            "mde",
+            "minimum detectable effect, points (alpha 0.05, power 0.8)",
+        ),
+    ]);
+    v.extend(retriever::metrics::METRICS.iter().map(|m| {
+        (
+            m.name.to_string(),
+            format!(
+                "{} ({}; questions {}; {} is better)",
+                m.doc,
+                m.unit.as_str(),
+                m.applies.as_str(),
+                if m.higher_is_better {
+                    "higher"
+                } else {
+                    "lower"
+                }
+            ),
+        )
+    }));
+    v.extend(fixed(&[
+        ("chars/tokens", "characters and tokens retrieved per question (tokens: the reader's tokenizer, else cost_tokenizer)"),
+        ("invalid", "answers the reader's reply could not be read as (counted wrong, shown with their text)"),
+        ("failure", "per question: correct | extraction | matching | ranking | reading | no-evidence | invalid-answer"),
+        ("ear_coverage", "EAR: exact anchor matches, anchors/question, windows before/after dedup, fallbacks"),
+    ]));
+    v
+}
+
 /// A registered strategy kind (for `chunk --strategy`).
 fn strategy_kind(name: &str) -> Result<String, String> {
     use evaluator::strategies::KINDS;
@@ -566,36 +633,20 @@ fn real_main() -> Result<()> {
             Ok(())
         }
         Command::Ls { what, store } => {
-            let rows: Vec<(String, &str)> = match what {
+            let rows: Vec<(String, String)> = match what {
                 ListWhat::Strategies => evaluator::strategies::KINDS
                     .iter()
-                    .map(|k| (k.name.to_string(), k.summary))
+                    .map(|k| (k.name.to_string(), k.summary.to_string()))
                     .collect(),
                 ListWhat::Retrievers => evaluator::retrievers::KINDS
                     .iter()
-                    .map(|k| (k.name.to_string(), k.summary))
+                    .map(|k| (k.name.to_string(), k.summary.to_string()))
                     .collect(),
                 ListWhat::Readers => evaluator::readers::KINDS
                     .iter()
-                    .map(|k| (k.name.to_string(), k.summary))
+                    .map(|k| (k.name.to_string(), k.summary.to_string()))
                     .collect(),
-                ListWhat::Metrics => vec![
-                    ("accuracy".into(), "share correct, Wilson 95 % interval; ties count as wrong"),
-                    ("words".into(), "words retrieved per question, with multiplicity; mean/median/p95"),
-                    ("unique_words".into(), "words retrieved per question, overlapping spans once"),
-                    ("evidence_hit".into(), "top-k overlaps a gold evidence span (datasets with evidence)"),
-                    ("accuracy_delta".into(), "vs baseline, points, paired bootstrap 95 % interval"),
-                    ("mcnemar".into(), "exact and mid-p on discordant pairs; Holm-adjusted over the run"),
-                    ("words_reduction".into(), "vs baseline, %, paired bootstrap 95 % interval"),
-                    ("mde".into(), "minimum detectable effect, points (alpha 0.05, power 0.8)"),
-                    ("recall/mrr/ndcg".into(), "recall@k, MRR@k, nDCG@k over gold evidence spans"),
-                    ("span_iou".into(), "Chroma span recall/precision/IoU in words"),
-                    ("answer_recall".into(), "Bhat et al.: gold option text inside a retrieved passage"),
-                    ("chars/tokens".into(), "characters and tokens retrieved per question (tokens: the reader's tokenizer, else cost_tokenizer)"),
-                    ("invalid".into(), "answers the reader's reply could not be read as (counted wrong, shown with their text)"),
-                    ("failure".into(), "per question: correct | extraction | matching | ranking | reading | no-evidence | invalid-answer"),
-                    ("ear_coverage".into(), "EAR: exact anchor matches, anchors/question, windows before/after dedup, fallbacks"),
-                ],
+                ListWhat::Metrics => metric_rows(),
                 ListWhat::Datasets => {
                     let mut v = Vec::new();
                     if let Ok(rd) = std::fs::read_dir(&store) {
@@ -613,7 +664,10 @@ fn real_main() -> Result<()> {
                             .collect();
                         names.sort();
                         for p in names {
-                            let dir = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                            let dir = p
+                                .file_name()
+                                .map(|n| n.to_string_lossy().into_owned())
+                                .unwrap_or_default();
                             let path = p.join("manifest.json");
                             let m: DatasetManifest = match std::fs::read(&path)
                                 .map_err(anyhow::Error::from)
@@ -627,13 +681,22 @@ fn real_main() -> Result<()> {
                             };
                             let c = |k: &str| m.counts.get(k).copied().unwrap_or(0);
                             v.push((
-                                format!("{:<16} {:>6} documents {:>6} questions  {}", dir, c("documents"), c("questions"), m.license),
-                                "",
+                                format!(
+                                    "{:<16} {:>6} documents {:>6} questions  {}",
+                                    dir,
+                                    c("documents"),
+                                    c("questions"),
+                                    m.license
+                                ),
+                                String::new(),
                             ));
                         }
                     }
                     if v.is_empty() {
-                        bail!("no datasets in {}; run `chunkbench data fetch`", store.display());
+                        bail!(
+                            "no datasets in {}; run `chunkbench data fetch`",
+                            store.display()
+                        );
                     }
                     v
                 }

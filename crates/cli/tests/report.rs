@@ -190,7 +190,7 @@ fn the_report_works_in_chromium() {
         set(&mut b, "outcome", "missed");
         let missed = rows
             .iter()
-            .filter(|r| r.recall.is_some_and(|x| x < 1.0))
+            .filter(|r| r.metrics.get("recall").is_some_and(|x| x < 1.0))
             .count();
         assert_eq!(count_items(&mut b), missed as u64);
         set(&mut b, "outcome", "all");
@@ -373,14 +373,14 @@ fn the_compare_page_works_in_chromium() {
             lost -= 1;
             r.choice = Some((g + 1) % r.scores.len());
             r.correct = Some(0);
-            r.failure = "reading".into();
+            r.failure = Some(reporting::records::Failure::Reading);
             true
         } else if r.correct == Some(0) && gained > 0 {
             gained -= 1;
             r.choice = Some(g);
             r.correct = Some(1);
             (r.tied, r.invalid) = (1, 0);
-            r.failure = "correct".into();
+            r.failure = Some(reporting::records::Failure::Correct);
             true
         } else {
             false

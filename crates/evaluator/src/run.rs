@@ -1621,13 +1621,11 @@ fn write_explain(
 /// its gold evidence and answer strings, before (or without) a reader.
 struct RetrievalScores {
     unique_words: usize,
+    /// hit@k: some retrieved passage overlaps a gold span (`None` without evidence); the
+    /// failure attribution's input.
     evidence_hit: Option<u8>,
-    rank: Option<retriever::metrics::RankMetrics>,
-    span: Option<retriever::metrics::SpanMetrics>,
-    span_chars: Option<retriever::metrics::SpanMetrics>,
-    precision_omega: Option<f64>,
-    precision_omega_chars: Option<f64>,
-    answer_recall: Option<f64>,
+    /// Every registered metric ([`retriever::metrics::METRICS`]).
+    metrics: retriever::metrics::MetricValues,
 }
 
 /// What scoring a question's retrieval reads besides its passages: the documents, the word
@@ -1640,11 +1638,11 @@ struct ScoreContext<'a> {
     index: &'a PassageIndex,
 }
 
-/// Unique words (overlapping spans once), rank metrics over the gold evidence (ranks with
-/// several passages, EAR summaries, scored passage by passage), the evidence hit (hit@k:
-/// some retrieved passage overlaps a gold span), span metrics in words and characters,
-/// precision_Ω (the index passages of the evidence's documents: the best retrieval this
-/// chunking allows; absent for a strategy without an index), and answer recall over the question's answer strings.
+/// Unique words (overlapping spans once), the evidence hit (hit@k) and every registered
+/// metric, from the retrieved passages (ranks with several passages and EAR summaries
+/// flattened in rank order), the gold evidence, the answer strings and the index passages of
+/// the evidence's documents (precision_Ω: the best retrieval this chunking allows; absent for
+/// a strategy without an index).
 fn score_retrieval(
     q: &Question,
     chunks: &[&chunker::Chunk],
@@ -1680,25 +1678,22 @@ fn score_retrieval(
         .flat_map(|d| cx.index.doc_passages(d))
         .map(DocSpan::from)
         .collect();
-    let rank = retriever::metrics::rank_metrics(&retrieved, &evidence, retrieved.len().max(k));
+    let answers = q.answer_strings();
+    let input = retriever::metrics::ScoreInput::new(
+        &retrieved,
+        passages,
+        &evidence,
+        &answers,
+        k,
+        cx.words,
+        cx.chars,
+        // A strategy without an index (oracle, no-retrieval) has no chunking to bound.
+        (!cx.index.is_empty()).then_some(all.as_slice()),
+    );
     RetrievalScores {
         unique_words,
-        evidence_hit: rank.map(|m| u8::from(m.hit > 0.0)),
-        rank,
-        span: cx.words.span_metrics(&retrieved, &evidence),
-        span_chars: cx.chars.span_metrics(&retrieved, &evidence),
-        // A strategy without an index (oracle, no-retrieval) has no chunking to bound.
-        precision_omega: (!cx.index.is_empty())
-            .then(|| cx.words.precision_omega(&all, &evidence))
-            .flatten(),
-        precision_omega_chars: (!cx.index.is_empty())
-            .then(|| cx.chars.precision_omega(&all, &evidence))
-            .flatten(),
-        answer_recall: retriever::metrics::any_answer_recall_at_k(
-            passages,
-            &q.answer_strings(),
-            passages.len().max(k),
-        ),
+        evidence_hit: input.rank().map(|m| u8::from(m.hit > 0.0)),
+        metrics: retriever::metrics::MetricValues::compute(&input),
     }
 }
 
@@ -1747,16 +1742,14 @@ fn answer(
         .sum();
     // Attribution judges an answer: a cell without a reader has none to attribute.
     let failure = match (&out, correct) {
-        (Some(o), Some(c)) => Failure::attribute(
+        (Some(o), Some(c)) => Some(Failure::attribute(
             c,
             o.invalid,
             ear.map(|e| (e.question_anchors + e.option_anchors, e.matched_forms)),
             m.evidence_hit,
-        )
-        .as_str(),
-        _ => "",
+        )),
+        _ => None,
     };
-    let (rank, span, span_chars) = (m.rank, m.span, m.span_chars);
     Ok(QuestionRow {
         cell_id: cell_id.to_string(),
         dataset: cell.dataset.clone(),
@@ -1789,19 +1782,8 @@ fn answer(
         chars: passages.iter().map(|p| p.chars().count()).sum(),
         tokens: token_count,
         evidence_hit: m.evidence_hit,
-        recall: rank.map(|m| m.recall),
-        mrr: rank.map(|m| m.mrr),
-        ndcg: rank.map(|m| m.ndcg),
-        span_recall: span.map(|m| m.recall),
-        span_precision: span.map(|m| m.precision),
-        span_iou: span.map(|m| m.iou),
-        span_recall_chars: span_chars.map(|m| m.recall),
-        span_precision_chars: span_chars.map(|m| m.precision),
-        span_iou_chars: span_chars.map(|m| m.iou),
-        precision_omega: m.precision_omega,
-        precision_omega_chars: m.precision_omega_chars,
-        answer_recall: m.answer_recall,
-        failure: failure.to_string(),
+        metrics: m.metrics,
+        failure,
         anchors: ear.map(|e| e.question_anchors + e.option_anchors),
         anchor_match: ear.map(|e| u8::from(e.exact_match)),
         windows_before: ear.map(|e| e.windows_before_dedup),

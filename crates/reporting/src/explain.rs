@@ -6,7 +6,7 @@
 //! `explain/ID.jsonl` (anchors, matches with byte offsets and texts, score parts, window
 //! counts; written by the runner).
 
-use crate::records::{read_rows_csv, CellRecord};
+use crate::records::{read_rows_csv, CellRecord, Failure};
 use anyhow::{bail, Context, Result};
 use chunker::anchor::AnchorKind;
 use retriever::ear::{EarStats, ScoreParts};
@@ -138,7 +138,7 @@ impl ExplainLine {
             gold: q.gold(),
             choice: row.choice,
             correct: row.correct.map(|c| c == 1),
-            failure: row.failure.clone(),
+            failure: row.failure.map_or("", Failure::as_str).to_string(),
             stats: r.stats.clone(),
             anchors,
             passages,
@@ -297,11 +297,7 @@ pub fn explain(run_dir: &Path, question_id: &str, cell: Option<&str>) -> Result<
             } else {
                 String::new()
             },
-            if row.failure.is_empty() {
-                "–"
-            } else {
-                &row.failure
-            },
+            row.failure.map_or("–", Failure::as_str),
             row.words,
             row.unique_words
         );
@@ -314,11 +310,11 @@ pub fn explain(run_dir: &Path, question_id: &str, cell: Option<&str>) -> Result<
                 .collect();
             let _ = writeln!(out, "reader scores: {}", scores.join(" · "));
         }
-        if let Some(r) = row.recall {
+        if let Some(r) = row.metrics.get("recall") {
             let _ = writeln!(
                 out,
                 "evidence: recall@k {r:.3}, span recall {:.3}",
-                row.span_recall.unwrap_or(0.0)
+                row.metrics.get("span_recall").unwrap_or(0.0)
             );
         } else {
             let _ = writeln!(out, "evidence: none in the dataset (ranking is not judged)");

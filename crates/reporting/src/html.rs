@@ -35,7 +35,7 @@
 
 use crate::compare::{CompareReport, Verdict};
 use crate::explain::ExplainLine;
-use crate::records::{CellRecord, Comparison, QuestionRow};
+use crate::records::{CellRecord, Comparison, Failure, QuestionRow};
 use anyhow::{Context, Result};
 use chunker::Document;
 use datasets::io::write_atomic;
@@ -201,6 +201,9 @@ impl PageCell<'_> {
 struct Payload<'a> {
     datasets: Vec<PDataset<'a>>,
     cells: Vec<PCell>,
+    /// The registered retrieval metrics ([`retriever::metrics::METRICS`]), in the order of
+    /// each row's `m`: `[name, label]`.
+    metrics: Vec<[&'static str; 2]>,
     /// Corpus anchor kinds EAR matches name (`phrase` for a phrase match).
     corpus_kinds: Vec<String>,
 }
@@ -354,9 +357,8 @@ struct PRow {
     pw: Vec<Option<usize>>,
     w: usize,
     uw: usize,
-    r: Option<f64>,
-    nd: Option<f64>,
-    ar: Option<f64>,
+    /// The row's value of each registered metric, in [`Payload::metrics`] order.
+    m: Vec<Option<f64>>,
     rep: String,
     ear: Option<PEar>,
 }
@@ -583,16 +585,14 @@ fn payload(cells: &[PageCell<'_>], corpora: &[Corpus]) -> Result<String> {
                 co: r.correct,
                 ti: r.tied,
                 inv: r.invalid,
-                f: r.failure.clone(),
+                f: r.failure.map_or("", Failure::as_str).to_string(),
                 sc: r.scores.clone(),
                 p,
                 ps: r.passage_scores.clone(),
                 pw,
                 w: r.words,
                 uw: r.unique_words,
-                r: r.recall,
-                nd: r.ndcg,
-                ar: r.answer_recall,
+                m: r.metrics.as_slice().to_vec(),
                 rep: if reply_adds || r.invalid == 1 {
                     r.reply.clone()
                 } else {
@@ -669,6 +669,10 @@ fn payload(cells: &[PageCell<'_>], corpora: &[Corpus]) -> Result<String> {
     let json = serde_json::to_string(&Payload {
         datasets: out_ds,
         cells: out_cells,
+        metrics: retriever::metrics::METRICS
+            .iter()
+            .map(|m| [m.name, m.label])
+            .collect(),
         corpus_kinds: corpus_kinds.items,
     })?;
     Ok(script_safe(&json))
@@ -878,7 +882,7 @@ fn summary_tables(
                     ),
                 ]);
             }
-            cells.extend([opt3(s.recall), opt3(s.ndcg)]);
+            cells.extend([opt3(s.metrics.get("recall")), opt3(s.metrics.get("ndcg"))]);
             rows.push(Row {
                 uid: c.id.clone(),
                 class: if is_base { "baseline" } else { "" },

@@ -928,7 +928,7 @@ pub fn write_plots(
                         acc: acc * 100.0,
                         lo: lo * 100.0,
                         hi: hi * 100.0,
-                        recall: s.recall.map(|h| h * 100.0),
+                        recall: s.metrics.get("recall").map(|h| h * 100.0),
                     });
             }
         }

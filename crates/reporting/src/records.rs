@@ -3,12 +3,12 @@
 //!
 //! - [`QuestionRow`]: one (cell, question) pair, the rows of `cells/ID.csv`, `per_question.csv`
 //!   and `per_question.parquet`. Its columns, their types and their docs are listed once, in
-//!   [`QUESTION_COLUMNS`]; the CSV writer ([`rows_csv`]) and the Arrow/Parquet writer
+//!   [`question_columns`]; the CSV writer ([`rows_csv`]) and the Arrow/Parquet writer
 //!   ([`rows_parquet`]) both walk that table, and reading a CSV back goes through serde by
 //!   column name (a test keeps the two equal).
 //! - [`CellRecord`] and [`CellSummary`]: `cells/ID.json`, the aggregates every report reads
 //!   ([`summarize`]); [`Comparison`]: a cell against its baseline cell.
-//! - [`SummaryRow`]: one row of `summary.csv`, whose columns are [`SUMMARY_COLUMNS`] (the
+//! - [`SummaryRow`]: one row of `summary.csv`, whose columns are [`summary_columns`] (the
 //!   same [`Column`] table and writer as the per-question rows).
 //! - [`ChunkLengths`]: words per chunk of one (dataset, strategy), `chunks/*.json`.
 //!
@@ -24,6 +24,7 @@
 use crate::inputs::CellInputs;
 use crate::stats;
 use anyhow::{Context, Result};
+use retriever::metrics::{MetricValues, METRICS};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -88,43 +89,18 @@ pub struct QuestionRow {
     /// Whether a retrieved passage overlaps a gold evidence span; empty when the question
     /// has no evidence.
     pub evidence_hit: Option<u8>,
-    /// recall@k over distinct evidence spans (pytrec_eval/BEIR semantics, each evidence
-    /// counted once); empty without evidence.
-    pub recall: Option<f64>,
-    /// MRR@k; empty without evidence.
-    pub mrr: Option<f64>,
-    /// nDCG@k with binary, once-per-evidence gains; empty without evidence.
-    pub ndcg: Option<f64>,
-    /// Span recall in words (Chroma, Smith & Troynikov 2024); empty without evidence.
-    pub span_recall: Option<f64>,
-    /// Span precision in words, retrieved length counted with multiplicity.
-    pub span_precision: Option<f64>,
-    /// Span IoU in words.
-    pub span_iou: Option<f64>,
-    /// Span recall in characters (Unicode scalar values); empty without evidence.
-    #[serde(default)]
-    pub span_recall_chars: Option<f64>,
-    /// Span precision in characters, retrieved length counted with multiplicity.
-    #[serde(default)]
-    pub span_precision_chars: Option<f64>,
-    /// Span IoU in characters.
-    #[serde(default)]
-    pub span_iou_chars: Option<f64>,
-    /// Chroma's precision_Ω in words: the precision of the best retrieval this chunking
-    /// allows (all index passages overlapping the evidence); empty without evidence.
-    #[serde(default)]
-    pub precision_omega: Option<f64>,
-    /// precision_Ω in characters.
-    #[serde(default)]
-    pub precision_omega_chars: Option<f64>,
-    /// Bhat-style answer recall@k: a lower-cased answer string (the question's `answers`,
-    /// else its gold option text) occurs in a passage; empty when it has none.
-    pub answer_recall: Option<f64>,
+    /// The retrieval metrics of [`METRICS`], one column each in registry order (between
+    /// `evidence_hit` and `failure`); empty where a metric is not defined (no gold evidence,
+    /// no answer string). Not a serde field: the column table writes them and
+    /// [`read_rows_csv`] reads them by column name.
+    #[serde(skip)]
+    pub metrics: MetricValues,
     /// Failure attribution ([`Failure`]): `correct`, or the first stage that failed —
     /// `extraction`, `matching` (EAR only), `ranking`, `reading` — or `no-evidence` for a
-    /// wrong answer to a question without gold evidence (nothing to attribute it to).
+    /// wrong answer to a question without gold evidence (nothing to attribute it to); empty
+    /// (`None`) when nothing was read (a cell without a reader).
     #[serde(default)]
-    pub failure: String,
+    pub failure: Option<Failure>,
     /// EAR: anchors in the question and its options; empty for other strategies.
     #[serde(default)]
     pub anchors: Option<usize>,
@@ -402,30 +378,11 @@ pub struct CellSummary {
     pub evidence_n: usize,
     /// Share of those whose top-k overlaps the evidence (None without evidence).
     pub evidence_hit_rate: Option<f64>,
-    /// Mean recall@k over questions with evidence.
-    #[serde(default)]
-    pub recall: Option<f64>,
-    /// Mean MRR@k over questions with evidence.
-    #[serde(default)]
-    pub mrr: Option<f64>,
-    /// Mean nDCG@k over questions with evidence.
-    #[serde(default)]
-    pub ndcg: Option<f64>,
-    /// Mean span IoU in words over questions with evidence.
-    #[serde(default)]
-    pub span_iou: Option<f64>,
-    /// Mean span precision in words over questions with evidence.
-    #[serde(default)]
-    pub span_precision: Option<f64>,
-    /// Mean span recall in words over questions with evidence.
-    #[serde(default)]
-    pub span_recall: Option<f64>,
-    /// Mean precision_Ω in words over questions with evidence.
-    #[serde(default)]
-    pub precision_omega: Option<f64>,
-    /// Mean Bhat-style answer recall@k.
-    #[serde(default)]
-    pub answer_recall: Option<f64>,
+    /// Mean of each retrieval metric of [`METRICS`] over the questions where it is defined
+    /// (JSON: one key per metric name, in registry order; `null` where no question has a
+    /// value). Keys of metrics this version does not register are ignored on reading.
+    #[serde(flatten)]
+    pub metrics: MetricMeans,
     /// Questions per failure attribution (`correct`, `extraction`, `matching`, `ranking`,
     /// `reading`, `no-evidence`; [`Failure`]).
     #[serde(default)]
@@ -445,6 +402,74 @@ pub struct CellSummary {
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
+}
+
+/// A cell's mean of every metric of [`METRICS`], by position (`None` where no question has a
+/// value). Serialised as one JSON key per metric name, in registry order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MetricMeans(Vec<Option<f64>>);
+
+impl MetricMeans {
+    /// The means of `rows`' metric values: per metric, over the rows where it is defined.
+    pub fn of(rows: &[QuestionRow]) -> Self {
+        MetricMeans(
+            (0..METRICS.len())
+                .map(|i| {
+                    let xs: Vec<f64> = rows.iter().filter_map(|r| r.metrics.at(i)).collect();
+                    stats::mean(&xs)
+                })
+                .collect(),
+        )
+    }
+
+    /// The mean of the metric at position `i` of [`METRICS`].
+    pub fn at(&self, i: usize) -> Option<f64> {
+        self.0.get(i).copied().flatten()
+    }
+
+    /// The mean of the metric named `name` (`None` when not registered or without values).
+    pub fn get(&self, name: &str) -> Option<f64> {
+        retriever::metrics::registry::index_of(name).and_then(|i| self.at(i))
+    }
+}
+
+impl Serialize for MetricMeans {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(METRICS.len()))?;
+        for (i, metric) in METRICS.iter().enumerate() {
+            m.serialize_entry(metric.name, &self.at(i))?;
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for MetricMeans {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = MetricMeans;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("metric means keyed by metric name")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<MetricMeans, A::Error> {
+                let mut out = vec![None; METRICS.len()];
+                while let Some(key) = map.next_key::<String>()? {
+                    match retriever::metrics::registry::index_of(&key) {
+                        Some(i) => out[i] = map.next_value::<Option<f64>>()?,
+                        None => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(MetricMeans(out))
+            }
+        }
+        d.deserialize_map(Visit)
+    }
 }
 
 /// Anchor coverage of an EAR cell (EAR reports exact anchoring for 151/153 questions).
@@ -784,8 +809,8 @@ pub fn summarize(rows: &[QuestionRow]) -> CellSummary {
         stats::mean(&xs)
     };
     let mut failures = std::collections::BTreeMap::new();
-    for r in rows.iter().filter(|r| !r.failure.is_empty()) {
-        *failures.entry(r.failure.clone()).or_insert(0) += 1;
+    for f in rows.iter().filter_map(|r| r.failure) {
+        *failures.entry(f.as_str().to_string()).or_insert(0) += 1;
     }
     let ear_rows: Vec<&QuestionRow> = rows.iter().filter(|r| r.anchors.is_some()).collect();
     let ear = (!ear_rows.is_empty()).then(|| {
@@ -807,14 +832,7 @@ pub fn summarize(rows: &[QuestionRow]) -> CellSummary {
     CellSummary {
         failures,
         ear,
-        recall: avg(&|r| r.recall),
-        mrr: avg(&|r| r.mrr),
-        ndcg: avg(&|r| r.ndcg),
-        span_iou: avg(&|r| r.span_iou),
-        span_precision: avg(&|r| r.span_precision),
-        span_recall: avg(&|r| r.span_recall),
-        precision_omega: avg(&|r| r.precision_omega),
-        answer_recall: avg(&|r| r.answer_recall),
+        metrics: MetricMeans::of(rows),
         n,
         correct,
         accuracy: (read > 0).then(|| correct as f64 / read as f64),
@@ -883,20 +901,67 @@ pub enum Getter<R> {
     /// A real number written with a fixed number of decimals (summary figures), empty when
     /// absent; Float64 in Arrow.
     Fixed(usize, fn(&R) -> Option<f64>),
+    /// A registered metric's value (`index` into [`METRICS`]), read as `get(row, index)`;
+    /// written in the shortest round-trip form (`decimals` `None`) or with that many
+    /// decimals, empty when absent; Float64 in Arrow.
+    Metric {
+        /// Position in [`METRICS`].
+        index: usize,
+        /// Fixed decimals, or `None` for the shortest round-trip text.
+        decimals: Option<usize>,
+        /// Reads the value at `index` from a record.
+        get: fn(&R, usize) -> Option<f64>,
+    },
 }
 
 /// One column of a record table: its name (the CSV header and the Parquet field) and how it
 /// is read from a record.
 pub struct Column<R> {
-    /// Column name, equal to the serde field name of the record.
+    /// Column name, equal to the serde field name of the record (or the metric's name).
     pub name: &'static str,
     /// How the value is read, and so its type.
     pub get: Getter<R>,
 }
 
+impl<R> Clone for Getter<R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<R> Copy for Getter<R> {}
+
+impl<R> Column<R> {
+    /// The same column (fn pointers are `Copy` whatever `R` is).
+    pub fn copy(&self) -> Self {
+        Column {
+            name: self.name,
+            get: self.get,
+        }
+    }
+}
+
 /// The columns of [`QuestionRow`], in file order: the one schema of `cells/ID.csv`,
-/// `per_question.csv` and `per_question.parquet`.
-pub const QUESTION_COLUMNS: &[Column<QuestionRow>] = {
+/// `per_question.csv` and `per_question.parquet`: [`QUESTION_COLUMNS_HEAD`], one column per
+/// metric of [`METRICS`] (its name), then [`QUESTION_COLUMNS_TAIL`].
+pub fn question_columns() -> Vec<Column<QuestionRow>> {
+    let metrics = (0..METRICS.len()).map(|index| Column {
+        name: METRICS[index].name,
+        get: Getter::Metric {
+            index,
+            decimals: None,
+            get: |r: &QuestionRow, i| r.metrics.at(i),
+        },
+    });
+    let mut v: Vec<Column<QuestionRow>> = Vec::new();
+    v.extend(QUESTION_COLUMNS_HEAD.iter().map(Column::copy));
+    v.extend(metrics);
+    v.extend(QUESTION_COLUMNS_TAIL.iter().map(Column::copy));
+    v
+}
+
+/// The columns of [`QuestionRow`] before its metrics: what was asked, answered and retrieved.
+pub const QUESTION_COLUMNS_HEAD: &[Column<QuestionRow>] = {
     use Getter::*;
     macro_rules! col {
         ($name:ident, $kind:ident, $get:expr) => {
@@ -927,19 +992,23 @@ pub const QUESTION_COLUMNS: &[Column<QuestionRow>] = {
         col!(chars, Count, |r| r.chars as u64),
         col!(tokens, OptCount, |r| r.tokens.map(|v| v as u64)),
         col!(evidence_hit, OptFlag, |r| r.evidence_hit),
-        col!(recall, OptReal, |r| r.recall),
-        col!(mrr, OptReal, |r| r.mrr),
-        col!(ndcg, OptReal, |r| r.ndcg),
-        col!(span_recall, OptReal, |r| r.span_recall),
-        col!(span_precision, OptReal, |r| r.span_precision),
-        col!(span_iou, OptReal, |r| r.span_iou),
-        col!(span_recall_chars, OptReal, |r| r.span_recall_chars),
-        col!(span_precision_chars, OptReal, |r| r.span_precision_chars),
-        col!(span_iou_chars, OptReal, |r| r.span_iou_chars),
-        col!(precision_omega, OptReal, |r| r.precision_omega),
-        col!(precision_omega_chars, OptReal, |r| r.precision_omega_chars),
-        col!(answer_recall, OptReal, |r| r.answer_recall),
-        col!(failure, Text, |r| &r.failure),
+    ]
+};
+
+/// The columns of [`QuestionRow`] after its metrics: failure attribution, strategy records
+/// and the reader's reply.
+pub const QUESTION_COLUMNS_TAIL: &[Column<QuestionRow>] = {
+    use Getter::*;
+    macro_rules! col {
+        ($name:ident, $kind:ident, $get:expr) => {
+            Column {
+                name: stringify!($name),
+                get: $kind($get),
+            }
+        };
+    }
+    &[
+        col!(failure, Text, |r| r.failure.map_or("", Failure::as_str)),
         col!(anchors, OptCount, |r| r.anchors.map(|v| v as u64)),
         col!(anchor_match, OptFlag, |r| r.anchor_match),
         col!(windows_before, OptCount, |r| r
@@ -975,7 +1044,28 @@ impl SummaryRow {
 
 /// The columns of `summary.csv`, in file order (figures rounded as written: accuracy and
 /// p-values 6 decimals, points and words 3, medians 1).
-pub const SUMMARY_COLUMNS: &[Column<SummaryRow>] = {
+///
+/// [`SUMMARY_COLUMNS_HEAD`], the mean of each metric of [`METRICS`] (its `summary_column`, 6
+/// decimals), then [`SUMMARY_COLUMNS_TAIL`].
+pub fn summary_columns() -> Vec<Column<SummaryRow>> {
+    let metrics = (0..METRICS.len()).map(|index| Column {
+        name: METRICS[index].summary_column,
+        get: Getter::Metric {
+            index,
+            decimals: Some(6),
+            get: |r: &SummaryRow, i| r.record.summary.metrics.at(i),
+        },
+    });
+    let mut v: Vec<Column<SummaryRow>> = Vec::new();
+    v.extend(SUMMARY_COLUMNS_HEAD.iter().map(Column::copy));
+    v.extend(metrics);
+    v.extend(SUMMARY_COLUMNS_TAIL.iter().map(Column::copy));
+    v
+}
+
+/// The columns of `summary.csv` before the metric means: the cell, its accuracy, costs and
+/// comparison with the baseline.
+pub const SUMMARY_COLUMNS_HEAD: &[Column<SummaryRow>] = {
     use Getter::*;
     macro_rules! col {
         ($name:ident, $kind:ident, $get:expr) => {
@@ -1061,15 +1151,28 @@ pub const SUMMARY_COLUMNS: &[Column<SummaryRow>] = {
             .as_ref()
             .and_then(|m| m.words_reduction_ci)
             .map(|i| i.upper)),
-        col!(recall_at_k, 6, |r| r.record.summary.recall),
-        col!(mrr_at_k, 6, |r| r.record.summary.mrr),
-        col!(ndcg_at_k, 6, |r| r.record.summary.ndcg),
-        col!(span_iou, 6, |r| r.record.summary.span_iou),
-        col!(span_precision, 6, |r| r.record.summary.span_precision),
-        col!(answer_recall_at_k, 6, |r| r.record.summary.answer_recall),
-        col!(accuracy_pts_per_1000_words, 3, |r| r
-            .accuracy_pts_per_1000_words()),
     ]
+};
+
+/// The columns of `summary.csv` after the metric means.
+pub const SUMMARY_COLUMNS_TAIL: &[Column<SummaryRow>] = {
+    use Getter::*;
+    macro_rules! col {
+        ($name:ident, $kind:ident, $get:expr) => {
+            Column {
+                name: stringify!($name),
+                get: $kind($get),
+            }
+        };
+        ($name:ident, $p:literal, $get:expr) => {
+            Column {
+                name: stringify!($name),
+                get: Fixed($p, $get),
+            }
+        };
+    }
+    &[col!(accuracy_pts_per_1000_words, 3, |r| r
+        .accuracy_pts_per_1000_words())]
 };
 
 /// Rounds a score to the 6 decimals it is stored with, so that a row computed now and the
@@ -1097,6 +1200,14 @@ fn field_text<R>(get: &Getter<R>, r: &R) -> String {
         Getter::Reals(f) => join_reals(f(r)),
         Getter::Ids(f) => f(r).join(" "),
         Getter::Fixed(p, f) => opt(f(r).map(|v| format!("{v:.p$}"))),
+        Getter::Metric {
+            index,
+            decimals,
+            get,
+        } => opt(get(r, *index).map(|v| match decimals {
+            Some(p) => format!("{v:.p$}"),
+            None => ryu::Buffer::new().format(v).to_string(),
+        })),
     }
 }
 
@@ -1113,23 +1224,61 @@ pub fn table_csv<R>(columns: &[Column<R>], rows: &[R]) -> Result<Vec<u8>> {
     w.into_inner().context("csv buffer")
 }
 
-/// Per-question rows as CSV bytes ([`QUESTION_COLUMNS`]).
+/// Per-question rows as CSV bytes ([`question_columns`]).
 ///
 /// # Errors
 /// As [`table_csv`].
 pub fn rows_csv(rows: &[QuestionRow]) -> Result<Vec<u8>> {
-    table_csv(QUESTION_COLUMNS, rows)
+    table_csv(&question_columns(), rows)
 }
 
-/// Reads per-question rows from CSV bytes (by column name, through serde).
+/// Reads per-question rows from CSV bytes by column name: the record fields through serde,
+/// the metric columns of [`METRICS`] by their names (a metric whose column the file lacks,
+/// written by an older version, reads as empty).
 ///
 /// # Errors
-/// A row that does not parse, naming `what` (the file) and the CSV position.
+/// A row that does not parse, naming `what` (the file), the line and the column.
 pub fn read_rows_csv(bytes: &[u8], what: &str) -> Result<Vec<QuestionRow>> {
-    csv::Reader::from_reader(bytes)
-        .deserialize()
-        .collect::<Result<Vec<QuestionRow>, _>>()
-        .with_context(|| format!("cannot parse {what}"))
+    let mut reader = csv::Reader::from_reader(bytes);
+    let headers = reader
+        .headers()
+        .with_context(|| format!("cannot parse {what}"))?
+        .clone();
+    let metric_at: Vec<(usize, usize)> = METRICS
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| headers.iter().position(|h| h == m.name).map(|p| (i, p)))
+        .collect();
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        let record = record.with_context(|| format!("cannot parse {what}"))?;
+        let mut row: QuestionRow = record
+            .deserialize(Some(&headers))
+            .with_context(|| format!("cannot parse {what}"))?;
+        for &(i, p) in &metric_at {
+            let text = record.get(p).unwrap_or("");
+            let value = if text.is_empty() {
+                None
+            } else {
+                Some(
+                    text.parse::<f64>()
+                        .ok()
+                        .filter(|v| v.is_finite())
+                        .with_context(|| {
+                            format!(
+                        "cannot parse {what}: line {}, column `{}`: `{text}` is not a number \
+                         (metric values are numbers, or empty where undefined)",
+                        record.position().map_or(0, |p| p.line()),
+                        METRICS[i].name
+                    )
+                        })?,
+                )
+            };
+            row.metrics.set(i, value);
+        }
+        rows.push(row);
+    }
+    Ok(rows)
 }
 
 fn arrow_column<R>(get: &Getter<R>, rows: &[R]) -> arrow_array::ArrayRef {
@@ -1145,6 +1294,11 @@ fn arrow_column<R>(get: &Getter<R>, rows: &[R]) -> arrow_array::ArrayRef {
         Getter::OptReal(f) | Getter::Fixed(_, f) => {
             Arc::new(rows.iter().map(f).collect::<Float64Array>())
         }
+        Getter::Metric { index, get, .. } => Arc::new(
+            rows.iter()
+                .map(|r| get(r, *index))
+                .collect::<Float64Array>(),
+        ),
         Getter::Reals(f) => {
             let mut b = ListBuilder::new(Float64Builder::new());
             for r in rows {
@@ -1187,12 +1341,12 @@ pub fn table_parquet<R>(columns: &[Column<R>], rows: &[R]) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// Writes per-question rows as Parquet ([`QUESTION_COLUMNS`]) to `path`, atomically.
+/// Writes per-question rows as Parquet ([`question_columns`]) to `path`, atomically.
 ///
 /// # Errors
 /// Encoding or I/O errors naming the file.
 pub fn write_rows_parquet(path: &std::path::Path, rows: &[QuestionRow]) -> Result<()> {
-    let bytes = table_parquet(QUESTION_COLUMNS, rows)?;
+    let bytes = table_parquet(&question_columns(), rows)?;
     datasets::io::write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
 }
 
@@ -1239,6 +1393,18 @@ mod ids_text {
 mod tests {
     use super::*;
 
+    /// Metric values by name (the rest empty).
+    fn values(named: &[(&str, f64)]) -> MetricValues {
+        let mut v = MetricValues::default();
+        for &(name, x) in named {
+            v.set(
+                retriever::metrics::registry::index_of(name).expect(name),
+                Some(x),
+            );
+        }
+        v
+    }
+
     fn row() -> QuestionRow {
         QuestionRow {
             cell_id: "c".into(),
@@ -1261,19 +1427,14 @@ mod tests {
             chars: 9,
             tokens: Some(3),
             evidence_hit: None,
-            recall: Some(0.5),
-            mrr: Some(1.0 / 3.0),
-            ndcg: None,
-            span_recall: None,
-            span_precision: None,
-            span_iou: None,
-            span_recall_chars: Some(0.25),
-            span_precision_chars: None,
-            span_iou_chars: None,
-            precision_omega: Some(0.5),
-            precision_omega_chars: None,
-            answer_recall: Some(1.0),
-            failure: "correct".into(),
+            metrics: values(&[
+                ("recall", 0.5),
+                ("mrr", 1.0 / 3.0),
+                ("span_recall_chars", 0.25),
+                ("precision_omega", 0.5),
+                ("answer_recall", 1.0),
+            ]),
+            failure: Some(Failure::Correct),
             anchors: Some(3),
             anchor_match: Some(1),
             windows_before: Some(5),
@@ -1283,7 +1444,8 @@ mod tests {
         }
     }
 
-    /// The column table, serde's field list and serde's CSV text are one schema.
+    /// The column table without the metric columns is serde's field list, with serde's CSV
+    /// text; the metric columns are the registry's names; a row reads back equal.
     #[test]
     fn columns_equal_serde_fields_and_text() {
         let r = QuestionRow {
@@ -1292,13 +1454,91 @@ mod tests {
         };
         let mut w = csv::Writer::from_writer(Vec::new());
         w.serialize(&r).unwrap();
-        let serde_csv = w.into_inner().unwrap();
+        let serde_csv = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        let ours = String::from_utf8(rows_csv(std::slice::from_ref(&r)).unwrap()).unwrap();
+        let cols = question_columns();
+        let metric_cols: Vec<usize> = (0..cols.len())
+            .filter(|&i| matches!(cols[i].get, Getter::Metric { .. }))
+            .collect();
         assert_eq!(
-            String::from_utf8(rows_csv(std::slice::from_ref(&r)).unwrap()).unwrap(),
-            String::from_utf8(serde_csv).unwrap()
+            metric_cols
+                .iter()
+                .map(|&i| cols[i].name)
+                .collect::<Vec<_>>(),
+            METRICS.iter().map(|m| m.name).collect::<Vec<_>>()
         );
-        let back = read_rows_csv(&rows_csv(std::slice::from_ref(&r)).unwrap(), "x").unwrap();
+        let without = |text: &str| -> Vec<Vec<String>> {
+            csv::ReaderBuilder::new()
+                .has_headers(false)
+                .from_reader(text.as_bytes())
+                .records()
+                .map(|rec| {
+                    let rec = rec.unwrap();
+                    (0..rec.len())
+                        .filter(|i| !metric_cols.contains(i))
+                        .map(|i| rec[i].to_string())
+                        .collect()
+                })
+                .collect()
+        };
+        let serde_rows: Vec<Vec<String>> = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(serde_csv.as_bytes())
+            .records()
+            .map(|rec| rec.unwrap().iter().map(str::to_string).collect())
+            .collect();
+        assert_eq!(without(&ours), serde_rows);
+        let back = read_rows_csv(ours.as_bytes(), "x").unwrap();
         assert_eq!(back, vec![r]);
+    }
+
+    /// A metric value that is not a number names the file, line and column; a file without
+    /// a metric's column (an older version's) reads it as empty.
+    #[test]
+    fn metric_columns_read_by_name() {
+        let text = String::from_utf8(rows_csv(&[row()]).unwrap()).unwrap();
+        let bad = text.replacen(",0.5,", ",half,", 1);
+        let e = format!(
+            "{:#}",
+            read_rows_csv(bad.as_bytes(), "cells/x.csv").unwrap_err()
+        );
+        assert!(
+            e.contains("cells/x.csv") && e.contains("line 2") && e.contains("`recall`"),
+            "{e}"
+        );
+        let mut rdr = csv::Reader::from_reader(text.as_bytes());
+        let headers = rdr.headers().unwrap().clone();
+        let keep: Vec<usize> = (0..headers.len())
+            .filter(|&i| &headers[i] != "answer_recall")
+            .collect();
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(keep.iter().map(|&i| &headers[i])).unwrap();
+        for rec in rdr.records() {
+            let rec = rec.unwrap();
+            w.write_record(keep.iter().map(|&i| &rec[i])).unwrap();
+        }
+        let old = w.into_inner().unwrap();
+        let back = read_rows_csv(&old, "old.csv").unwrap();
+        assert_eq!(back[0].metrics.get("answer_recall"), None);
+        assert_eq!(back[0].metrics.get("recall"), Some(0.5));
+    }
+
+    /// A cell record's metric means are one JSON key per metric, in registry order, and read
+    /// back equal; unknown keys are ignored.
+    #[test]
+    fn metric_means_round_trip_in_registry_order() {
+        let s = summarize(&[row()]);
+        let json = serde_json::to_string(&s).unwrap();
+        let at: Vec<usize> = METRICS
+            .iter()
+            .map(|m| json.find(&format!("\"{}\":", m.name)).expect(m.name))
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{json}");
+        let back: CellSummary = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, s);
+        let extra = json.replacen('{', "{\"retired_metric\": 0.5, ", 1);
+        let back: CellSummary = serde_json::from_str(&extra).unwrap();
+        assert_eq!(back, s);
     }
 
     /// A row of a cell without a reader: gold, choice and correct are empty in the CSV and
@@ -1310,7 +1550,7 @@ mod tests {
             choice: None,
             correct: None,
             scores: vec![],
-            failure: String::new(),
+            failure: None,
             ..row()
         };
         let text = rows_csv(std::slice::from_ref(&r)).unwrap();
@@ -1321,7 +1561,7 @@ mod tests {
             (s.n, s.correct, s.accuracy, s.accuracy_ci_low),
             (2, 0, None, None)
         );
-        assert_eq!(s.recall, Some(0.5));
+        assert_eq!(s.metrics.get("recall"), Some(0.5));
         assert!(s.failures.is_empty());
     }
 
@@ -1363,7 +1603,7 @@ mod tests {
                 ..row()
             },
         ];
-        let bytes = table_parquet(QUESTION_COLUMNS, &rows).unwrap();
+        let bytes = table_parquet(&question_columns(), &rows).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("rows.parquet");
         std::fs::write(&path, bytes).unwrap();
@@ -1374,7 +1614,7 @@ mod tests {
         let batches: Vec<_> = reader.map(Result::unwrap).collect();
         let b = &batches[0];
         assert_eq!(b.num_rows(), 2);
-        assert_eq!(b.num_columns(), QUESTION_COLUMNS.len());
+        assert_eq!(b.num_columns(), question_columns().len());
         let names: Vec<String> = b
             .schema()
             .fields()
@@ -1383,7 +1623,10 @@ mod tests {
             .collect();
         assert_eq!(
             names,
-            QUESTION_COLUMNS.iter().map(|c| c.name).collect::<Vec<_>>()
+            question_columns()
+                .iter()
+                .map(|c| c.name)
+                .collect::<Vec<_>>()
         );
         let ev = b.column_by_name("evidence_hit").unwrap();
         assert_eq!(ev.null_count(), 1);

@@ -2,12 +2,14 @@
 
 use crate::md::{Code, Text};
 use crate::records::{
-    table_csv, CellRecord, CellSummary, ChunkLengths, Comparison, Failure, QuestionRow, SummaryRow,
-    SUMMARY_COLUMNS,
+    summary_columns, table_csv, CellRecord, CellSummary, ChunkLengths, Comparison, Failure,
+    QuestionRow, SummaryRow,
 };
 use crate::stats;
 use anyhow::{bail, Result};
 use datasets::io::write_atomic;
+use retriever::metrics::registry::AppliesTo;
+use retriever::metrics::METRICS;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -220,8 +222,8 @@ pub fn write_reports(
                 s.chars_mean,
                 s.tokens_mean.map_or("–".into(), |t| format!("{t:.1}")),
                 per_kw.map_or("–".into(), |v| format!("{v:.1}")),
-                s.recall.map_or("–".into(), |h| format!("{h:.3}")),
-                s.ndcg.map_or("–".into(), |h| format!("{h:.3}")),
+                s.metrics.get("recall").map_or("–".into(), |h| format!("{h:.3}")),
+                s.metrics.get("ndcg").map_or("–".into(), |h| format!("{h:.3}")),
             );
         }
     }
@@ -348,7 +350,7 @@ pub fn write_reports(
     }
     write_atomic(
         &dir.join("summary.csv"),
-        &table_csv(SUMMARY_COLUMNS, &summary_rows)?,
+        &table_csv(&summary_columns(), &summary_rows)?,
     )?;
     write_atomic(&dir.join("summary.md"), md.as_bytes())?;
     Ok((md, comparisons))
@@ -381,39 +383,51 @@ fn unread_table(md: &mut String, ds: &str, rd: &str, group: &[&CellRecord]) {
     }
 }
 
-/// A per-question metric: `None` where it is not defined (no gold evidence, no answer
-/// string).
-type Metric = fn(&QuestionRow) -> Option<f64>;
+/// A per-question figure of the retrieval tables: a registered metric (position in
+/// [`METRICS`]) or, for `index` `None`, the words retrieved (with multiplicity).
+#[derive(Clone, Copy)]
+struct TableMetric {
+    label: &'static str,
+    index: Option<usize>,
+}
 
-/// The retrieval metrics of a question row, in the order of summary.md's retrieval tables:
-/// `(name, per-question value)`.
-const RETRIEVAL_METRICS: [(&str, Metric); 12] = [
-    ("recall@k", |r| r.recall),
-    ("MRR", |r| r.mrr),
-    ("nDCG@k", |r| r.ndcg),
-    ("span recall (words)", |r| r.span_recall),
-    ("span precision (words)", |r| r.span_precision),
-    ("span IoU (words)", |r| r.span_iou),
-    ("precision_Ω (words)", |r| r.precision_omega),
-    ("span recall (chars)", |r| r.span_recall_chars),
-    ("span precision (chars)", |r| r.span_precision_chars),
-    ("span IoU (chars)", |r| r.span_iou_chars),
-    ("precision_Ω (chars)", |r| r.precision_omega_chars),
-    ("answer recall", |r| r.answer_recall),
-];
+impl TableMetric {
+    /// The row's value; `None` where the metric is not defined.
+    fn value(&self, r: &QuestionRow) -> Option<f64> {
+        match self.index {
+            Some(i) => r.metrics.at(i),
+            None => Some(r.words as f64),
+        }
+    }
+}
 
-/// The retrieval metrics paired against the baseline: the table's metrics and the words
-/// retrieved per question (with multiplicity), the cost side.
-fn paired_metrics() -> impl Iterator<Item = (&'static str, Metric)> {
-    let words: Metric = |r| Some(r.words as f64);
-    std::iter::once(("words retrieved", words)).chain(RETRIEVAL_METRICS)
+/// The retrieval metrics in the order of summary.md's retrieval tables: the registry's,
+/// grouped by unit ([`retriever::metrics::registry::by_unit`]).
+fn retrieval_metrics() -> Vec<TableMetric> {
+    retriever::metrics::registry::by_unit()
+        .into_iter()
+        .map(|m| TableMetric {
+            label: m.label,
+            index: retriever::metrics::registry::index_of(m.name),
+        })
+        .collect()
+}
+
+/// The retrieval metrics paired against the baseline: the words retrieved per question
+/// (with multiplicity), the cost side, then the table's metrics.
+fn paired_metrics() -> Vec<TableMetric> {
+    let words = TableMetric {
+        label: "words retrieved",
+        index: None,
+    };
+    std::iter::once(words).chain(retrieval_metrics()).collect()
 }
 
 /// True when some row of the cell has a retrieval metric (gold evidence or answer strings).
 fn scored(rows: &HashMap<String, Vec<QuestionRow>>, c: &CellRecord) -> bool {
     rows.get(&c.id).is_some_and(|rs| {
         rs.iter()
-            .any(|r| RETRIEVAL_METRICS.iter().any(|(_, get)| get(r).is_some()))
+            .any(|r| r.metrics.as_slice().iter().any(Option::is_some))
     })
 }
 
@@ -458,11 +472,12 @@ fn retrieval_section(
     let mut md = String::from(
         "\n## Retrieval against gold evidence\n\nn: questions with gold evidence / with an answer string. Each metric: mean ± population std [percentile bootstrap 95 % interval of the mean] over the questions where it is defined. Recall@k, MRR and nDCG@k by passage; span recall, precision and IoU of the evidence against the retrieved passages (retrieved length with multiplicity), in words and in characters; precision_Ω: the precision of the best retrieval this chunking allows (all index passages overlapping the evidence; Chroma's full precision); answer recall: an answer string (lowercased) inside the retrieved passages (Bhat et al.). The metrics do not depend on the reader.\n\n| dataset | strategy | retriever | k | n |",
     );
-    for (name, _) in RETRIEVAL_METRICS {
-        let _ = write!(md, " {name} |");
+    let metrics = retrieval_metrics();
+    for m in &metrics {
+        let _ = write!(md, " {} |", m.label);
     }
     md.push_str("\n|---|---|---|---:|---:|");
-    md.push_str(&"---|".repeat(RETRIEVAL_METRICS.len()));
+    md.push_str(&"---|".repeat(metrics.len()));
     md.push('\n');
     let boot = crate::stats::BootstrapConfig {
         resamples: cfg.bootstrap_resamples,
@@ -470,8 +485,15 @@ fn retrieval_section(
     };
     for c in chosen {
         let rs = &rows[&c.id];
-        let n_ev = rs.iter().filter(|r| r.recall.is_some()).count();
-        let n_ans = rs.iter().filter(|r| r.answer_recall.is_some()).count();
+        let n_ev = rs.iter().filter(|r| r.evidence_hit.is_some()).count();
+        let n_ans = rs
+            .iter()
+            .filter(|r| {
+                METRICS.iter().enumerate().any(|(i, m)| {
+                    m.applies == AppliesTo::AnswerStrings && r.metrics.at(i).is_some()
+                })
+            })
+            .count();
         let _ = write!(
             md,
             "| {} | {} | {} | {} | {n_ev} / {n_ans} |",
@@ -480,8 +502,8 @@ fn retrieval_section(
             Text(&c.cell.retriever),
             c.cell.k
         );
-        for (_, get) in RETRIEVAL_METRICS {
-            let xs: Vec<f64> = rs.iter().filter_map(get).collect();
+        for m in &metrics {
+            let xs: Vec<f64> = rs.iter().filter_map(|r| m.value(r)).collect();
             let cell = match crate::stats::population_std(&xs) {
                 None => "–".to_string(),
                 Some(sd) => {
@@ -571,11 +593,12 @@ fn retrieval_tests(
             continue;
         }
         let (cr, br) = paired_rows(rows, &c.id, &b.id)?;
-        for (metric, get) in paired_metrics() {
+        for m in paired_metrics() {
+            let metric = m.label;
             let (bv, cv): (Vec<f64>, Vec<f64>) = br
                 .iter()
                 .zip(cr)
-                .filter_map(|(x, y)| Some((get(x)?, get(y)?)))
+                .filter_map(|(x, y)| Some((m.value(x)?, m.value(y)?)))
                 .unzip();
             if bv.is_empty() {
                 continue;

@@ -8,6 +8,13 @@
   var LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
   var byUid = {};
   D.cells.forEach(function (c) { byUid[c.uid] = c; });
+  // A row's value of a registered metric (D.metrics: [name, label] in the order of row.m).
+  var METRIC_AT = {};
+  D.metrics.forEach(function (m, i) { METRIC_AT[m[0]] = i; });
+  function metric(row, name) {
+    var v = row.m[METRIC_AT[name]];
+    return v === undefined ? null : v;
+  }
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -253,8 +260,9 @@
 
   function matches(cell, row) {
     var oc = outcome(row);
-    if (state.outcome === 'missed') return row.r !== null && row.r !== undefined && row.r < 1 && searchOk(cell, row) && flipOk(cell, row);
-    if (state.outcome === 'hit') return row.r !== null && row.r !== undefined && row.r >= 1 && searchOk(cell, row) && flipOk(cell, row);
+    var recall = metric(row, 'recall');
+    if (state.outcome === 'missed') return recall !== null && recall < 1 && searchOk(cell, row) && flipOk(cell, row);
+    if (state.outcome === 'hit') return recall !== null && recall >= 1 && searchOk(cell, row) && flipOk(cell, row);
     if (state.outcome === 'wrong' && !(oc === 'wrong' || oc === 'tie' || oc === 'invalid')) return false;
     if (state.outcome !== 'all' && state.outcome !== 'wrong' && oc !== state.outcome) return false;
     return flipOk(cell, row) && searchOk(cell, row);
@@ -419,10 +427,12 @@
     }
     if (row.f) col.appendChild(kv('failure stage', row.f));
     col.appendChild(kv('words retrieved', row.w + ' (' + row.uw + ' unique), ' + row.p.length + ' passages'));
-    if (row.r !== null && row.r !== undefined) {
-      col.appendChild(kv('recall@k · nDCG@k', fmt(row.r, 3) + ' · ' + fmt(row.nd, 3)));
+    var defined = D.metrics.filter(function (m, i) { return row.m[i] !== null && row.m[i] !== undefined; });
+    if (defined.length) {
+      col.appendChild(kv('retrieval', defined.map(function (m) {
+        return m[1] + ' ' + fmt(row.m[METRIC_AT[m[0]]], 3);
+      }).join(' · ')));
     }
-    if (row.ar !== null && row.ar !== undefined) col.appendChild(kv('answer recall', fmt(row.ar, 3)));
     if (row.sc.length) {
       var t = el('table', 'scores');
       var max = Math.max.apply(null, row.sc.map(function (x) { return Math.abs(x || 0); })) || 1;

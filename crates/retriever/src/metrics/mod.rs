@@ -53,6 +53,10 @@
 //! [`words_retrieved`]: with multiplicity (the sum of the passages' word counts) and unique
 //! (words covered by the union of the passages' spans, per document; docs/reference.md §3).
 
+pub mod registry;
+
+pub use registry::{Metric, MetricValues, ScoreInput, METRICS};
+
 use chunker::{unique_words, Chunk, Document, Span};
 use std::collections::{BTreeMap, HashMap};
 
