@@ -118,9 +118,9 @@ impl Tolerances {
             "a cell regresses when its accuracy drops by more than {} points and its \
              Holm-adjusted McNemar exact p is below {}, or when its mean words retrieved grow \
              by more than {} %; a change of exactly the tolerance passes",
-            fmt_num(self.max_accuracy_drop_pts),
+            crate::fmt::tolerance(self.max_accuracy_drop_pts),
             self.alpha,
-            fmt_num(self.max_words_increase_pct)
+            crate::fmt::tolerance(self.max_words_increase_pct)
         )
     }
 }
@@ -870,8 +870,8 @@ pub fn compare_runs(
             reasons.push(format!(
                 "accuracy {:+.1} points (a drop of more than {}) with Holm p {} (below {})",
                 pc.delta_points,
-                fmt_num(tol.max_accuracy_drop_pts),
-                fmt_p(holm_p),
+                crate::fmt::tolerance(tol.max_accuracy_drop_pts),
+                crate::fmt::p_value(holm_p),
                 tol.alpha
             ));
         }
@@ -879,7 +879,7 @@ pub fn compare_runs(
             reasons.push(match wpct {
                 Some(w) => format!(
                     "mean words retrieved {w:+.1} % (more than +{} %)",
-                    fmt_num(tol.max_words_increase_pct)
+                    crate::fmt::tolerance(tol.max_words_increase_pct)
                 ),
                 None => "words retrieved where the baseline retrieved none".to_string(),
             });
@@ -946,31 +946,6 @@ pub fn compare_runs(
     })
 }
 
-/// A tolerance as given, with at least one decimal (`1.0`, `0.25`, `5.0`).
-fn fmt_num(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{x:.1}")
-    } else {
-        format!("{x}")
-    }
-}
-
-/// A p-value with three decimals, or `< 0.001`.
-pub(crate) fn fmt_p(p: f64) -> String {
-    if p < 0.001 {
-        "< 0.001".into()
-    } else {
-        format!("{p:.3}")
-    }
-}
-
-/// An interval as `[lo, hi]` with signs and one decimal, or `–`.
-pub(crate) fn fmt_signed_ci(i: Option<stats::Interval>) -> String {
-    i.map_or("–".into(), |i| {
-        format!("[{:+.1}, {:+.1}]", 0.0 + i.lower, 0.0 + i.upper)
-    })
-}
-
 /// Renders the report as GitHub-flavoured Markdown, ready to post as a pull-request comment:
 /// a headline with the verdict, one table row per matched cell, the verdict line with the
 /// reasons, the rule, and the unmatched cells.
@@ -1015,7 +990,11 @@ pub fn render_markdown(r: &CompareReport) -> String {
             Verdict::Regression => "❌ **REGRESSION**",
         };
         let words = match c.words_change_pct {
-            Some(w) => format!("{:+.1} {}", w, fmt_signed_ci(c.words_change_ci)),
+            Some(w) => format!(
+                "{:+.1} {}",
+                w,
+                crate::fmt::signed_interval(c.words_change_ci)
+            ),
             None => "–".into(),
         };
         let _ = writeln!(
@@ -1031,11 +1010,11 @@ pub fn render_markdown(r: &CompareReport) -> String {
             acc(&c.baseline),
             acc(&c.candidate),
             c.delta_points,
-            fmt_signed_ci(c.delta_ci),
+            crate::fmt::signed_interval(c.delta_ci),
             c.mcnemar.b,
             c.mcnemar.c,
-            fmt_p(c.mcnemar.exact_p),
-            fmt_p(c.holm_p),
+            crate::fmt::p_value(c.mcnemar.exact_p),
+            crate::fmt::p_value(c.holm_p),
             c.baseline.words_mean,
             c.candidate.words_mean,
             c.invalid.0,

@@ -847,7 +847,7 @@ fn summary_tables(
                             Some(m) => format!(
                                 "{:+.1} {}",
                                 m.paired.delta_points,
-                                crate::compare::fmt_signed_ci(m.paired.delta_ci)
+                                crate::fmt::signed_interval(m.paired.delta_ci)
                             ),
                         },
                         delta,
@@ -860,12 +860,12 @@ fn summary_tables(
                     ),
                     num(
                         m.map_or("–".into(), |m| {
-                            crate::compare::fmt_p(m.paired.mcnemar.exact_p)
+                            crate::fmt::p_value(m.paired.mcnemar.exact_p)
                         }),
                         m.map(|m| m.paired.mcnemar.exact_p),
                     ),
                     num(
-                        m.map_or("–".into(), |m| crate::compare::fmt_p(m.holm_p)),
+                        m.map_or("–".into(), |m| crate::fmt::p_value(m.holm_p)),
                         m.map(|m| m.holm_p),
                     ),
                     num(
@@ -873,7 +873,7 @@ fn summary_tables(
                             .map_or("–".into(), |r| {
                                 format!(
                                     "{r:+.1} {}",
-                                    crate::compare::fmt_signed_ci(
+                                    crate::fmt::signed_interval(
                                         m.and_then(|m| m.words_reduction_ci)
                                     )
                                 )
@@ -1218,7 +1218,7 @@ pub fn write_compare_page(
                     format!(
                         "{:+.1} {}",
                         c.delta_points,
-                        crate::compare::fmt_signed_ci(c.delta_ci)
+                        crate::fmt::signed_interval(c.delta_ci)
                     ),
                     Some(c.delta_points),
                 ),
@@ -1227,10 +1227,10 @@ pub fn write_compare_page(
                     Some(c.mcnemar.b as f64),
                 ),
                 num(
-                    crate::compare::fmt_p(c.mcnemar.exact_p),
+                    crate::fmt::p_value(c.mcnemar.exact_p),
                     Some(c.mcnemar.exact_p),
                 ),
-                num(crate::compare::fmt_p(c.holm_p), Some(c.holm_p)),
+                num(crate::fmt::p_value(c.holm_p), Some(c.holm_p)),
                 num(
                     format!(
                         "{:.1} → {:.1}",
@@ -1240,10 +1240,7 @@ pub fn write_compare_page(
                 ),
                 num(
                     c.words_change_pct.map_or("–".into(), |w| {
-                        format!(
-                            "{w:+.1} {}",
-                            crate::compare::fmt_signed_ci(c.words_change_ci)
-                        )
+                        format!("{w:+.1} {}", crate::fmt::signed_interval(c.words_change_ci))
                     }),
                     c.words_change_pct,
                 ),

@@ -9,7 +9,8 @@
 //! - [`explain`]: one question across a run's cells, as text;
 //! - [`html`]: the self-contained `report.html` and `compare.html` (tables, inline plots, the
 //!   per-question explorer);
-//! - [`compare`]: two runs → the regression report and the CI verdict.
+//! - [`compare`]: two runs → the regression report and the CI verdict;
+//! - [`fmt`]: how p-values, intervals, accuracies and tolerances print, for every writer.
 //!
 //! Nothing here depends on the pipeline (`evaluator`): the runner writes records through this
 //! crate and calls its writers at the end of a run (docs/reference.md §1, stages "aggregate",
@@ -19,6 +20,7 @@
 
 pub mod compare;
 pub mod explain;
+pub mod fmt;
 pub mod html;
 pub mod inputs;
 pub mod md;

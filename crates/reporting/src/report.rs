@@ -2,8 +2,8 @@
 
 use crate::md::{Code, Text};
 use crate::records::{
-    summary_columns, table_csv, CellRecord, CellSummary, ChunkLengths, Comparison, Failure,
-    QuestionRow, SummaryRow,
+    summary_columns, table_csv, CellRecord, ChunkLengths, Comparison, Failure, QuestionRow,
+    SummaryRow,
 };
 use crate::stats;
 use anyhow::{bail, Result};
@@ -13,16 +13,6 @@ use retriever::metrics::METRICS;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
-
-/// Accuracy as shown in reports: `83.4 %`, `–` for a cell with no questions (an accuracy of
-/// nothing is not 0 %), or `not read` for a cell without a reader.
-pub fn fmt_accuracy(s: &CellSummary) -> String {
-    match s.accuracy {
-        Some(a) => format!("{:.1} %", 100.0 * a),
-        None if s.n == 0 => "–".into(),
-        None => "not read (retrieval only)".into(),
-    }
-}
 
 /// What the reports need from the run's configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -193,8 +183,8 @@ pub fn write_reports(
                             i.lower, i.upper
                         ))
                     ),
-                    format!("{:.3}", m.paired.mcnemar.exact_p),
-                    format!("{:.3}", m.holm_p),
+                    crate::fmt::p_value(m.paired.mcnemar.exact_p),
+                    crate::fmt::p_value(m.holm_p),
                     m.words_reduction_pct
                         .map_or("–".into(), |r| match m.words_reduction_ci {
                             Some(i) => format!("{r:+.1} [{:+.1}, {:+.1}]", i.lower, i.upper),
@@ -206,7 +196,7 @@ pub fn write_reports(
                 (Some(a), Some(lo), Some(hi)) => {
                     format!("{:.1} % [{:.1}, {:.1}]", 100.0 * a, 100.0 * lo, 100.0 * hi)
                 }
-                _ => fmt_accuracy(s),
+                _ => crate::fmt::accuracy(s),
             };
             let _ = writeln!(
                 md,
@@ -685,7 +675,7 @@ fn retrieval_tests(
         };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {delta} | {:.4} | {:.4} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {delta} | {} | {} |",
             Text(&t.cell.cell.dataset),
             Text(&t.cell.cell.strategy),
             Text(&t.cell.cell.retriever),
@@ -694,8 +684,8 @@ fn retrieval_tests(
             t.n,
             v(t.baseline_mean),
             v(t.cell_mean),
-            t.sign_flip.p,
-            t.holm_p
+            crate::fmt::p_value(t.sign_flip.p),
+            crate::fmt::p_value(t.holm_p)
         );
     }
     Ok((md, csv))

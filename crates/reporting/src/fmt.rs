@@ -1,0 +1,64 @@
+//! How numbers print, once for every writer (summary.md, compare.md, report.html,
+//! compare.html, `explain` and the CLI's lines): p-values, signed intervals, accuracies and
+//! tolerances. CSV and JSON files carry full-precision values instead.
+
+use crate::records::CellSummary;
+use crate::stats;
+
+/// A p-value with three decimals, or `< 0.001` (so a p of 0.0004 is never shown as `0.000`).
+pub fn p_value(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// An interval as `[lo, hi]` with signs and one decimal (points or %), or `–` when absent.
+pub fn signed_interval(i: Option<stats::Interval>) -> String {
+    i.map_or("–".into(), |i| {
+        // `0.0 +` turns −0.0 into 0.0, so an interval never prints `-0.0`.
+        format!("[{:+.1}, {:+.1}]", 0.0 + i.lower, 0.0 + i.upper)
+    })
+}
+
+/// Accuracy as shown in reports: `83.4 %`, `–` for a cell with no questions (an accuracy of
+/// nothing is not 0 %), or `not read (retrieval only)` for a cell without a reader.
+pub fn accuracy(s: &CellSummary) -> String {
+    match s.accuracy {
+        Some(a) => format!("{:.1} %", 100.0 * a),
+        None if s.n == 0 => "–".into(),
+        None => "not read (retrieval only)".into(),
+    }
+}
+
+/// A tolerance as the user gave it, with at least one decimal (`1.0`, `0.25`, `5.0`).
+pub fn tolerance(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.1}")
+    } else {
+        format!("{x}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn p_values_below_the_last_decimal_say_so() {
+        assert_eq!(p_value(0.0004), "< 0.001");
+        assert_eq!(p_value(0.001), "0.001");
+        assert_eq!(p_value(1.0), "1.000");
+    }
+
+    #[test]
+    fn intervals_never_print_negative_zero() {
+        let i = stats::Interval {
+            lower: -0.0,
+            upper: 2.04,
+        };
+        assert_eq!(signed_interval(Some(i)), "[+0.0, +2.0]");
+        assert_eq!(signed_interval(None), "–");
+    }
+}
