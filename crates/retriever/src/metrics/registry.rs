@@ -18,6 +18,8 @@ use super::{
 };
 use std::cell::OnceCell;
 
+mod precision_at_k;
+
 /// What a metric measures in; summary.md's retrieval table groups its columns by unit, in this
 /// order (declaration order within a unit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -117,6 +119,7 @@ pub const METRICS: &[Metric] = &[
     PRECISION_OMEGA,
     PRECISION_OMEGA_CHARS,
     ANSWER_RECALL,
+    precision_at_k::METRIC,
 ];
 
 /// The position of the metric named `name` in [`METRICS`].
