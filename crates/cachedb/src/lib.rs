@@ -199,6 +199,26 @@ pub fn damaged(path: &Path) -> Option<String> {
     None
 }
 
+/// How long [`damage_confirmed`] waits before reading a header again.
+const DAMAGE_RECHECK: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// [`damaged`], confirmed before anything is set aside: another process creating the file or
+/// checkpointing into it can show, for a moment, a header ahead of the file's length (a live
+/// database, not a damaged one: setting it aside lost that process's writes), so the header
+/// must still be damaged after [`DAMAGE_RECHECK`] and SQLite must fail to check the file too.
+fn damage_confirmed(path: &Path) -> Option<String> {
+    damaged(path)?;
+    std::thread::sleep(DAMAGE_RECHECK);
+    let why = damaged(path)?;
+    let sound = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .and_then(|c| {
+            c.busy_timeout(BUSY_TIMEOUT)?;
+            c.query_row("PRAGMA quick_check", [], |r| r.get::<_, String>(0))
+        })
+        .is_ok_and(|s| s == "ok");
+    (!sound).then_some(why)
+}
+
 /// Whether SQLite reported the file damaged or not a database.
 fn is_damage(e: &rusqlite::Error) -> bool {
     matches!(
@@ -292,7 +312,7 @@ impl CacheDb {
     fn open_with(path: &Path, kind: &str, sync: Sync, repair: bool) -> Result<Self, CacheDbError> {
         let path = path.to_path_buf();
         let mut set_aside = Vec::new();
-        if let Some(why) = damaged(&path) {
+        if let Some(why) = damage_confirmed(&path) {
             if !repair {
                 return Err(CacheDbError::Damaged { path, message: why });
             }
