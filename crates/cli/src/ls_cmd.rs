@@ -90,8 +90,20 @@ pub(crate) fn ls(what: ListWhat, store: PathBuf) -> Result<()> {
             v
         }
     };
+    // Names in one column, as wide as the longest named item (at least 16).
+    let width = rows
+        .iter()
+        .filter(|(_, about)| !about.is_empty())
+        .map(|(name, _)| name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(16);
     for (name, about) in rows {
-        outln!("{name:<16} {about}");
+        if about.is_empty() {
+            outln!("{name}");
+        } else {
+            outln!("{name:<width$} {about}");
+        }
     }
     Ok(())
 }
