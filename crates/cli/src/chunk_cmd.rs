@@ -28,22 +28,31 @@ pub(crate) fn strategy_kind(name: &str) -> Result<String, String> {
 }
 
 /// What `chunk` was asked: the file and the strategy entry's fields given as flags.
-pub(crate) struct ChunkRequest {
-    /// The text file.
+#[derive(clap::Args)]
+pub(crate) struct ChunkArgs {
+    /// The text file (UTF-8).
     pub(crate) file: PathBuf,
-    /// The strategy kind.
+    /// Strategy kind (`chunkbench ls strategies`).
+    #[arg(long, default_value = "fixed", value_parser = strategy_kind)]
     pub(crate) strategy: String,
-    /// `--unit`.
+    /// Size unit: words, chars or tokens (default: words for fixed, chars for recursive).
+    #[arg(long)]
     pub(crate) unit: Option<chunker::Unit>,
-    /// `--size`.
+    /// Chunk size in units (required by fixed and recursive; the optional maximum of the
+    /// semantic kinds).
+    #[arg(long)]
     pub(crate) size: Option<usize>,
-    /// `--overlap`.
+    /// Overlap in units, or a fraction of the size in (0, 1).
+    #[arg(long, default_value_t = 0.0)]
     pub(crate) overlap: f64,
-    /// `--tokenizer`.
+    /// tokenizer.json for --unit tokens (default: the fetched MiniLM tokenizer).
+    #[arg(long)]
     pub(crate) tokenizer: Option<PathBuf>,
-    /// `--format`.
+    /// Output format.
+    #[arg(long, value_enum, default_value = "jsonl")]
     pub(crate) format: ChunkFormat,
-    /// `--with FIELD=VALUE`, the entry's other fields.
+    /// Any other field of the kind's entry: FIELD=VALUE (YAML), e.g. window_size=2.
+    #[arg(long = "with", value_name = "FIELD=VALUE")]
     pub(crate) with: Vec<String>,
 }
 
@@ -51,8 +60,8 @@ pub(crate) struct ChunkRequest {
 ///
 /// # Errors
 /// An unreadable file, an invalid strategy entry (naming the flag to give), a model missing.
-pub(crate) fn chunk(req: ChunkRequest) -> Result<()> {
-    let ChunkRequest {
+pub(crate) fn chunk(args: ChunkArgs) -> Result<()> {
+    let ChunkArgs {
         file,
         strategy,
         unit,
@@ -61,7 +70,7 @@ pub(crate) fn chunk(req: ChunkRequest) -> Result<()> {
         tokenizer,
         format,
         with,
-    } = req;
+    } = args;
     // The entry as YAML, parsed by the strategy registry like a config's.
     let mut entry = serde_yaml::Mapping::new();
     let mut put = |k: &str, v: serde_yaml::Value| {

@@ -158,11 +158,7 @@ fn metric_rows() -> Vec<(String, String)> {
                 m.doc,
                 m.unit.as_str(),
                 m.applies.as_str(),
-                if m.higher_is_better {
-                    "higher"
-                } else {
-                    "lower"
-                }
+                m.better()
             ),
         )
     }));

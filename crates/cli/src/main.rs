@@ -38,7 +38,6 @@ mod ls_cmd;
 mod models_cmd;
 mod run_cmd;
 
-use chunk_cmd::{strategy_kind, ChunkFormat};
 use compare_cmd::RegressionFound;
 use data_cmd::DataAction;
 use ls_cmd::ListWhat;
@@ -182,32 +181,7 @@ enum Command {
     },
     /// Chunk one text file and print the chunks (JSON lines with byte offsets and word
     /// counts, or a readable view).
-    Chunk {
-        /// The text file (UTF-8).
-        file: PathBuf,
-        /// Strategy kind (`chunkbench ls strategies`).
-        #[arg(long, default_value = "fixed", value_parser = strategy_kind)]
-        strategy: String,
-        /// Size unit: words, chars or tokens (default: words for fixed, chars for recursive).
-        #[arg(long)]
-        unit: Option<chunker::Unit>,
-        /// Chunk size in units (required by fixed and recursive; the optional maximum of the
-        /// semantic kinds).
-        #[arg(long)]
-        size: Option<usize>,
-        /// Overlap in units, or a fraction of the size in (0, 1).
-        #[arg(long, default_value_t = 0.0)]
-        overlap: f64,
-        /// tokenizer.json for --unit tokens (default: the fetched MiniLM tokenizer).
-        #[arg(long)]
-        tokenizer: Option<PathBuf>,
-        /// Output format.
-        #[arg(long, value_enum, default_value = "jsonl")]
-        format: ChunkFormat,
-        /// Any other field of the kind's entry: FIELD=VALUE (YAML), e.g. window_size=2.
-        #[arg(long = "with", value_name = "FIELD=VALUE")]
-        with: Vec<String>,
-    },
+    Chunk(chunk_cmd::ChunkArgs),
     /// The embedding and reader-response caches: what they hold per identity (`stats`), and
     /// removing entries by identity, age or validity (`prune`).
     Cache {
@@ -301,24 +275,6 @@ fn real_main() -> Result<()> {
             &store,
         ),
         Command::Cache { action } => cache_cmd::run(action),
-        Command::Chunk {
-            file,
-            strategy,
-            unit,
-            size,
-            overlap,
-            tokenizer,
-            format,
-            with,
-        } => chunk_cmd::chunk(chunk_cmd::ChunkRequest {
-            file,
-            strategy,
-            unit,
-            size,
-            overlap,
-            tokenizer,
-            format,
-            with,
-        }),
+        Command::Chunk(args) => chunk_cmd::chunk(args),
     }
 }

@@ -941,36 +941,58 @@ impl<R> Column<R> {
     }
 }
 
+/// One entry of a column table: `col!(name, Kind, getter)` (a [`Getter`] variant, in scope
+/// through `use Getter::*`) or `col!(name, DECIMALS, getter)` for a [`Getter::Fixed`] figure.
+macro_rules! col {
+    ($name:ident, $p:literal, $get:expr) => {
+        Column {
+            name: stringify!($name),
+            get: Getter::Fixed($p, $get),
+        }
+    };
+    ($name:ident, $kind:ident, $get:expr) => {
+        Column {
+            name: stringify!($name),
+            get: $kind($get),
+        }
+    };
+}
+
+/// `head`, one column per metric of [`METRICS`] (`metric(index)`), then `tail`: the layout of
+/// every record table that carries the metrics.
+fn around_metrics<R>(
+    head: &[Column<R>],
+    metric: impl Fn(usize) -> Column<R>,
+    tail: &[Column<R>],
+) -> Vec<Column<R>> {
+    head.iter()
+        .map(Column::copy)
+        .chain((0..METRICS.len()).map(metric))
+        .chain(tail.iter().map(Column::copy))
+        .collect()
+}
+
 /// The columns of [`QuestionRow`], in file order: the one schema of `cells/ID.csv`,
 /// `per_question.csv` and `per_question.parquet`: [`QUESTION_COLUMNS_HEAD`], one column per
 /// metric of [`METRICS`] (its name), then [`QUESTION_COLUMNS_TAIL`].
 pub fn question_columns() -> Vec<Column<QuestionRow>> {
-    let metrics = (0..METRICS.len()).map(|index| Column {
-        name: METRICS[index].name,
-        get: Getter::Metric {
-            index,
-            decimals: None,
-            get: |r: &QuestionRow, i| r.metrics.at(i),
+    around_metrics(
+        QUESTION_COLUMNS_HEAD,
+        |index| Column {
+            name: METRICS[index].name,
+            get: Getter::Metric {
+                index,
+                decimals: None,
+                get: |r: &QuestionRow, i| r.metrics.at(i),
+            },
         },
-    });
-    let mut v: Vec<Column<QuestionRow>> = Vec::new();
-    v.extend(QUESTION_COLUMNS_HEAD.iter().map(Column::copy));
-    v.extend(metrics);
-    v.extend(QUESTION_COLUMNS_TAIL.iter().map(Column::copy));
-    v
+        QUESTION_COLUMNS_TAIL,
+    )
 }
 
 /// The columns of [`QuestionRow`] before its metrics: what was asked, answered and retrieved.
 pub const QUESTION_COLUMNS_HEAD: &[Column<QuestionRow>] = {
     use Getter::*;
-    macro_rules! col {
-        ($name:ident, $kind:ident, $get:expr) => {
-            Column {
-                name: stringify!($name),
-                get: $kind($get),
-            }
-        };
-    }
     &[
         col!(cell_id, Text, |r| &r.cell_id),
         col!(dataset, Text, |r| &r.dataset),
@@ -999,14 +1021,6 @@ pub const QUESTION_COLUMNS_HEAD: &[Column<QuestionRow>] = {
 /// and the reader's reply.
 pub const QUESTION_COLUMNS_TAIL: &[Column<QuestionRow>] = {
     use Getter::*;
-    macro_rules! col {
-        ($name:ident, $kind:ident, $get:expr) => {
-            Column {
-                name: stringify!($name),
-                get: $kind($get),
-            }
-        };
-    }
     &[
         col!(failure, Text, |r| r.failure.map_or("", Failure::as_str)),
         col!(anchors, OptCount, |r| r.anchors.map(|v| v as u64)),
@@ -1048,39 +1062,24 @@ impl SummaryRow {
 /// [`SUMMARY_COLUMNS_HEAD`], the mean of each metric of [`METRICS`] (its `summary_column`, 6
 /// decimals), then [`SUMMARY_COLUMNS_TAIL`].
 pub fn summary_columns() -> Vec<Column<SummaryRow>> {
-    let metrics = (0..METRICS.len()).map(|index| Column {
-        name: METRICS[index].summary_column,
-        get: Getter::Metric {
-            index,
-            decimals: Some(6),
-            get: |r: &SummaryRow, i| r.record.summary.metrics.at(i),
+    around_metrics(
+        SUMMARY_COLUMNS_HEAD,
+        |index| Column {
+            name: METRICS[index].summary_column,
+            get: Getter::Metric {
+                index,
+                decimals: Some(6),
+                get: |r: &SummaryRow, i| r.record.summary.metrics.at(i),
+            },
         },
-    });
-    let mut v: Vec<Column<SummaryRow>> = Vec::new();
-    v.extend(SUMMARY_COLUMNS_HEAD.iter().map(Column::copy));
-    v.extend(metrics);
-    v.extend(SUMMARY_COLUMNS_TAIL.iter().map(Column::copy));
-    v
+        SUMMARY_COLUMNS_TAIL,
+    )
 }
 
 /// The columns of `summary.csv` before the metric means: the cell, its accuracy, costs and
 /// comparison with the baseline.
 pub const SUMMARY_COLUMNS_HEAD: &[Column<SummaryRow>] = {
     use Getter::*;
-    macro_rules! col {
-        ($name:ident, $kind:ident, $get:expr) => {
-            Column {
-                name: stringify!($name),
-                get: $kind($get),
-            }
-        };
-        ($name:ident, $p:literal, $get:expr) => {
-            Column {
-                name: stringify!($name),
-                get: Fixed($p, $get),
-            }
-        };
-    }
     &[
         col!(cell_id, Text, |r| &r.record.id),
         col!(dataset, Text, |r| &r.record.cell.dataset),
@@ -1156,21 +1155,6 @@ pub const SUMMARY_COLUMNS_HEAD: &[Column<SummaryRow>] = {
 
 /// The columns of `summary.csv` after the metric means.
 pub const SUMMARY_COLUMNS_TAIL: &[Column<SummaryRow>] = {
-    use Getter::*;
-    macro_rules! col {
-        ($name:ident, $kind:ident, $get:expr) => {
-            Column {
-                name: stringify!($name),
-                get: $kind($get),
-            }
-        };
-        ($name:ident, $p:literal, $get:expr) => {
-            Column {
-                name: stringify!($name),
-                get: Fixed($p, $get),
-            }
-        };
-    }
     &[col!(accuracy_pts_per_1000_words, 3, |r| r
         .accuracy_pts_per_1000_words())]
 };

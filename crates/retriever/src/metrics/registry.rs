@@ -105,6 +105,17 @@ pub struct Metric {
     pub compute: fn(&ScoreInput<'_>) -> Option<f64>,
 }
 
+impl Metric {
+    /// Which values are better: `higher` or `lower` (as `ls metrics` and the README say it).
+    pub fn better(&self) -> &'static str {
+        if self.higher_is_better {
+            "higher"
+        } else {
+            "lower"
+        }
+    }
+}
+
 /// Every per-question retrieval metric, in column order.
 pub const METRICS: &[Metric] = &[
     RECALL,
@@ -154,11 +165,7 @@ pub fn markdown_table() -> String {
             m.label,
             m.unit.as_str(),
             m.applies.as_str(),
-            if m.higher_is_better {
-                "higher"
-            } else {
-                "lower"
-            },
+            m.better(),
             m.doc.replace('|', "\\|")
         ));
     }

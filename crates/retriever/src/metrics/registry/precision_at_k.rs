@@ -25,7 +25,7 @@ pub(super) const METRIC: Metric = Metric {
 };
 
 fn compute(x: &ScoreInput<'_>) -> Option<f64> {
-    let evidence: Vec<_> = x.evidence.iter().filter(|e| !e.span.is_empty()).collect();
+    let evidence = super::super::distinct_evidence(x.evidence);
     if evidence.is_empty() {
         return None;
     }
