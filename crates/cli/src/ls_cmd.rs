@@ -166,7 +166,11 @@ fn metric_rows() -> Vec<(String, String)> {
         ("chars/tokens", "characters and tokens retrieved per question (tokens: the reader's tokenizer, else cost_tokenizer)"),
         ("invalid", "answers the reader's reply could not be read as (counted wrong, shown with their text)"),
         ("failure", "per question: correct | extraction | matching | ranking | reading | no-evidence | invalid-answer"),
-        ("ear_coverage", "EAR: exact anchor matches, anchors/question, windows before/after dedup, fallbacks"),
     ]));
+    v.extend(
+        retriever::records::RECORDS
+            .iter()
+            .map(|r| (r.listed_as.to_string(), r.doc.to_string())),
+    );
     v
 }

@@ -25,6 +25,7 @@ use crate::inputs::CellInputs;
 use crate::stats;
 use anyhow::{Context, Result};
 use retriever::metrics::{MetricValues, METRICS};
+use retriever::records::{FieldKind, FigureValue, RecordSummary, RecordValues, RECORDS};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -101,21 +102,13 @@ pub struct QuestionRow {
     /// (`None`) when nothing was read (a cell without a reader).
     #[serde(default)]
     pub failure: Option<Failure>,
-    /// EAR: anchors in the question and its options; empty for other strategies.
-    #[serde(default)]
-    pub anchors: Option<usize>,
-    /// EAR: 1 when some query anchor equals a corpus anchor (exact anchor match).
-    #[serde(default)]
-    pub anchor_match: Option<u8>,
-    /// EAR: candidate windows before deduplication.
-    #[serde(default)]
-    pub windows_before: Option<usize>,
-    /// EAR: windows after deduplication.
-    #[serde(default)]
-    pub windows_after: Option<usize>,
-    /// EAR: 1 when no anchor matched and the parents' ranking was used.
-    #[serde(default)]
-    pub fallback: Option<u8>,
+    /// The strategy's own per-question record ([`RECORDS`]: EAR's anchors, exact anchor
+    /// match, windows before and after deduplication, fallback), one column per field in
+    /// registry order (between `failure` and `reply`); empty for strategies that record none.
+    /// Not a serde field: the column table writes them and [`read_rows_csv`] reads them by
+    /// column name.
+    #[serde(skip)]
+    pub records: RecordValues,
     /// The reader's raw output, shortened to 200 bytes plus "…" when cut (server: the reply text with the rule
     /// that parsed it, or `unparsable: …`; LLM: letter log-probs; lexical: its scores).
     #[serde(default)]
@@ -169,18 +162,20 @@ impl Failure {
     /// Every stage, in the order of the failure-attribution table (the declaration order; strum `VariantArray`).
     pub const ALL: &'static [Failure] = <Failure as strum::VariantArray>::VARIANTS;
 
-    /// Attributes one answer: `ear` is `(anchors, matched forms)` for EAR cells; `invalid`
-    /// is the reader's invalid flag (an invalid answer is never correct).
+    /// Attributes one answer: `matching` is `(query terms found, forms matched)` for a
+    /// strategy with a matching stage (EAR: anchors in the question and options, anchor
+    /// forms found in the corpus), `None` otherwise; `invalid` is the reader's invalid flag
+    /// (an invalid answer is never correct).
     pub fn attribute(
         correct: bool,
         invalid: bool,
-        ear: Option<(usize, usize)>,
+        matching: Option<(usize, usize)>,
         evidence_hit: Option<u8>,
     ) -> Self {
         if invalid {
             return Failure::InvalidAnswer;
         }
-        match (correct, ear, evidence_hit) {
+        match (correct, matching, evidence_hit) {
             (true, ..) => Failure::Correct,
             (false, Some((0, _)), _) => Failure::Extraction,
             (false, Some((_, 0)), _) => Failure::Matching,
@@ -387,9 +382,11 @@ pub struct CellSummary {
     /// `reading`, `no-evidence`; [`Failure`]).
     #[serde(default)]
     pub failures: std::collections::BTreeMap<String, usize>,
-    /// EAR cells: anchor coverage.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ear: Option<EarCoverage>,
+    /// The aggregates of each strategy record of [`RECORDS`] the cell's rows carry (EAR's
+    /// anchor coverage): JSON: one object per record under its key (`ear`), figures in
+    /// declaration order; absent for records no row carries.
+    #[serde(flatten)]
+    pub records: RecordSummaries,
     /// Passages whose vector from the embedder was degenerate (zero norm), so dense retrieval
     /// could never return them; 0 (and absent from the record) for cells that do not embed.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -472,21 +469,119 @@ impl<'de> Deserialize<'de> for MetricMeans {
     }
 }
 
-/// Anchor coverage of an EAR cell (EAR reports exact anchoring for 151/153 questions).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EarCoverage {
-    /// Questions with at least one exact anchor match.
-    pub exact_match: usize,
-    /// Questions (denominator).
-    pub questions: usize,
-    /// Mean anchors per question (question and options).
-    pub anchors_mean: f64,
-    /// Mean candidate windows per question before deduplication.
-    pub windows_before_mean: f64,
-    /// Mean windows per question after deduplication.
-    pub windows_after_mean: f64,
-    /// Questions answered from the fallback ranking of parents.
-    pub fallbacks: usize,
+/// A cell's aggregates of every strategy record of [`RECORDS`], by position (`None` where no
+/// row carries the record). Serialised as one JSON key per carried record ([`RecordKind::key`]
+/// (retriever::records::RecordKind::key)), its figures as an object in declaration order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RecordSummaries(Vec<Option<RecordSummary>>);
+
+impl RecordSummaries {
+    /// The aggregates of `rows`' records.
+    pub fn of(rows: &[QuestionRow]) -> Self {
+        let values: Vec<&RecordValues> = rows.iter().map(|r| &r.records).collect();
+        RecordSummaries(
+            (0..RECORDS.len())
+                .map(|k| RecordSummary::of(k, &values))
+                .collect(),
+        )
+    }
+
+    /// The aggregates of the record at position `kind` of [`RECORDS`].
+    pub fn at(&self, kind: usize) -> Option<&RecordSummary> {
+        self.0.get(kind).and_then(Option::as_ref)
+    }
+}
+
+/// One record's figures as a JSON object, in declaration order.
+struct Figures<'a>(usize, &'a RecordSummary);
+
+impl Serialize for Figures<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let kind = RECORDS[self.0];
+        let mut m = s.serialize_map(Some(kind.figures.len()))?;
+        for (f, v) in kind.figures.iter().zip(&self.1.values) {
+            match v {
+                FigureValue::Count(n) => m.serialize_entry(f.key, n)?,
+                FigureValue::Real(x) => m.serialize_entry(f.key, x)?,
+            }
+        }
+        m.end()
+    }
+}
+
+impl Serialize for RecordSummaries {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        for (k, summary) in self.0.iter().enumerate() {
+            if let Some(summary) = summary {
+                m.serialize_entry(RECORDS[k].key, &Figures(k, summary))?;
+            }
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for RecordSummaries {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = RecordSummaries;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("strategy record summaries keyed by record key")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<RecordSummaries, A::Error> {
+                let mut out = vec![None; RECORDS.len()];
+                while let Some(key) = map.next_key::<String>()? {
+                    let Some(k) = RECORDS.iter().position(|r| r.key == key) else {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                        continue;
+                    };
+                    let object: std::collections::BTreeMap<String, serde_json::Number> =
+                        map.next_value()?;
+                    let figure = |key: &str| {
+                        object.get(key).ok_or_else(|| {
+                            serde::de::Error::custom(format!(
+                                "strategy record `{}` lacks figure `{key}`",
+                                RECORDS[k].key
+                            ))
+                        })
+                    };
+                    let mut values = Vec::new();
+                    let mut rows = 0;
+                    for f in RECORDS[k].figures {
+                        let n = figure(f.key)?;
+                        let v = match f.aggregate {
+                            retriever::records::Aggregate::Mean(_) => {
+                                FigureValue::Real(n.as_f64().unwrap_or(f64::NAN))
+                            }
+                            retriever::records::Aggregate::Rows
+                            | retriever::records::Aggregate::Ones(_) => {
+                                let c = n.as_u64().ok_or_else(|| {
+                                    serde::de::Error::custom(format!(
+                                        "strategy record `{}`: figure `{}` is not a count",
+                                        RECORDS[k].key, f.key
+                                    ))
+                                })? as usize;
+                                if f.aggregate == retriever::records::Aggregate::Rows {
+                                    rows = c;
+                                }
+                                FigureValue::Count(c)
+                            }
+                        };
+                        values.push(v);
+                    }
+                    out[k] = Some(RecordSummary { rows, values });
+                }
+                Ok(RecordSummaries(out))
+            }
+        }
+        d.deserialize_map(Visit)
+    }
 }
 
 /// Words per chunk of one (dataset, strategy), as recorded by the runner.
@@ -812,26 +907,9 @@ pub fn summarize(rows: &[QuestionRow]) -> CellSummary {
     for f in rows.iter().filter_map(|r| r.failure) {
         *failures.entry(f.as_str().to_string()).or_insert(0) += 1;
     }
-    let ear_rows: Vec<&QuestionRow> = rows.iter().filter(|r| r.anchors.is_some()).collect();
-    let ear = (!ear_rows.is_empty()).then(|| {
-        let m = |f: &dyn Fn(&QuestionRow) -> Option<usize>| {
-            ear_rows.iter().filter_map(|r| f(r)).sum::<usize>() as f64 / ear_rows.len() as f64
-        };
-        EarCoverage {
-            exact_match: ear_rows
-                .iter()
-                .filter(|r| r.anchor_match == Some(1))
-                .count(),
-            questions: ear_rows.len(),
-            anchors_mean: m(&|r| r.anchors),
-            windows_before_mean: m(&|r| r.windows_before),
-            windows_after_mean: m(&|r| r.windows_after),
-            fallbacks: ear_rows.iter().filter(|r| r.fallback == Some(1)).count(),
-        }
-    });
     CellSummary {
         failures,
-        ear,
+        records: RecordSummaries::of(rows),
         metrics: MetricMeans::of(rows),
         n,
         correct,
@@ -912,6 +990,17 @@ pub enum Getter<R> {
         /// Reads the value at `index` from a record.
         get: fn(&R, usize) -> Option<f64>,
     },
+    /// A strategy record's field (`index` into [`retriever::records::fields`]), read as
+    /// `get(row, index)`: a count or a 0/1 flag, empty when absent; nullable UInt64 or UInt8
+    /// in Arrow.
+    Record {
+        /// Position in [`retriever::records::fields`].
+        index: usize,
+        /// A 0/1 flag (UInt8), else a count (UInt64).
+        flag: bool,
+        /// Reads the value at `index` from a record.
+        get: fn(&R, usize) -> Option<u64>,
+    },
 }
 
 /// One column of a record table: its name (the CSV header and the Parquet field) and how it
@@ -974,9 +1063,10 @@ fn around_metrics<R>(
 
 /// The columns of [`QuestionRow`], in file order: the one schema of `cells/ID.csv`,
 /// `per_question.csv` and `per_question.parquet`: [`QUESTION_COLUMNS_HEAD`], one column per
-/// metric of [`METRICS`] (its name), then [`QUESTION_COLUMNS_TAIL`].
+/// metric of [`METRICS`] (its name), `failure`, one column per field of the strategy records
+/// of [`RECORDS`] (its name), then `reply`.
 pub fn question_columns() -> Vec<Column<QuestionRow>> {
-    around_metrics(
+    let mut columns = around_metrics(
         QUESTION_COLUMNS_HEAD,
         |index| Column {
             name: METRICS[index].name,
@@ -986,8 +1076,22 @@ pub fn question_columns() -> Vec<Column<QuestionRow>> {
                 get: |r: &QuestionRow, i| r.metrics.at(i),
             },
         },
-        QUESTION_COLUMNS_TAIL,
-    )
+        &[FAILURE_COLUMN],
+    );
+    columns.extend(
+        retriever::records::fields()
+            .enumerate()
+            .map(|(index, (_, field))| Column {
+                name: field.name,
+                get: Getter::Record {
+                    index,
+                    flag: field.kind == FieldKind::Flag,
+                    get: |r: &QuestionRow, i| r.records.at(i),
+                },
+            }),
+    );
+    columns.push(REPLY_COLUMN);
+    columns
 }
 
 /// The columns of [`QuestionRow`] before its metrics: what was asked, answered and retrieved.
@@ -1017,23 +1121,16 @@ pub const QUESTION_COLUMNS_HEAD: &[Column<QuestionRow>] = {
     ]
 };
 
-/// The columns of [`QuestionRow`] after its metrics: failure attribution, strategy records
-/// and the reader's reply.
-pub const QUESTION_COLUMNS_TAIL: &[Column<QuestionRow>] = {
+/// The column of [`QuestionRow`] after its metrics: failure attribution.
+const FAILURE_COLUMN: Column<QuestionRow> = {
     use Getter::*;
-    &[
-        col!(failure, Text, |r| r.failure.map_or("", Failure::as_str)),
-        col!(anchors, OptCount, |r| r.anchors.map(|v| v as u64)),
-        col!(anchor_match, OptFlag, |r| r.anchor_match),
-        col!(windows_before, OptCount, |r| r
-            .windows_before
-            .map(|v| v as u64)),
-        col!(windows_after, OptCount, |r| r
-            .windows_after
-            .map(|v| v as u64)),
-        col!(fallback, OptFlag, |r| r.fallback),
-        col!(reply, Text, |r| &r.reply),
-    ]
+    col!(failure, Text, |r| r.failure.map_or("", Failure::as_str))
+};
+
+/// The last column of [`QuestionRow`], after the strategy records: the reader's reply.
+const REPLY_COLUMN: Column<QuestionRow> = {
+    use Getter::*;
+    col!(reply, Text, |r| &r.reply)
 };
 
 /// One row of `summary.csv`: a cell's record and, for a non-baseline cell, its comparison
@@ -1192,6 +1289,7 @@ fn field_text<R>(get: &Getter<R>, r: &R) -> String {
             Some(p) => format!("{v:.p$}"),
             None => ryu::Buffer::new().format(v).to_string(),
         })),
+        Getter::Record { index, get, .. } => opt(get(r, *index).map(|v| v.to_string())),
     }
 }
 
@@ -1233,6 +1331,10 @@ pub fn read_rows_csv(bytes: &[u8], what: &str) -> Result<Vec<QuestionRow>> {
         .enumerate()
         .filter_map(|(i, m)| headers.iter().position(|h| h == m.name).map(|p| (i, p)))
         .collect();
+    let record_at: Vec<(usize, usize)> = retriever::records::fields()
+        .enumerate()
+        .filter_map(|(i, (_, f))| headers.iter().position(|h| h == f.name).map(|p| (i, p)))
+        .collect();
     let mut rows = Vec::new();
     for record in reader.records() {
         let record = record.with_context(|| format!("cannot parse {what}"))?;
@@ -1260,6 +1362,22 @@ pub fn read_rows_csv(bytes: &[u8], what: &str) -> Result<Vec<QuestionRow>> {
             };
             row.metrics.set(i, value);
         }
+        for &(i, p) in &record_at {
+            let text = record.get(p).unwrap_or("");
+            let value = if text.is_empty() {
+                None
+            } else {
+                Some(text.parse::<u64>().ok().with_context(|| {
+                    format!(
+                        "cannot parse {what}: line {}, column `{}`: `{text}` is not a count \
+                         (strategy record values are whole numbers, or empty)",
+                        record.position().map_or(0, |p| p.line()),
+                        headers.get(p).unwrap_or("")
+                    )
+                })?)
+            };
+            row.records.set(i, value);
+        }
         rows.push(row);
     }
     Ok(rows)
@@ -1283,6 +1401,20 @@ fn arrow_column<R>(get: &Getter<R>, rows: &[R]) -> arrow_array::ArrayRef {
                 .map(|r| get(r, *index))
                 .collect::<Float64Array>(),
         ),
+        Getter::Record {
+            index,
+            flag: true,
+            get,
+        } => Arc::new(
+            rows.iter()
+                .map(|r| get(r, *index).map(|v| v as u8))
+                .collect::<UInt8Array>(),
+        ),
+        Getter::Record {
+            index,
+            flag: false,
+            get,
+        } => Arc::new(rows.iter().map(|r| get(r, *index)).collect::<UInt64Array>()),
         Getter::Reals(f) => {
             let mut b = ListBuilder::new(Float64Builder::new());
             for r in rows {
@@ -1419,11 +1551,10 @@ mod tests {
                 ("answer_recall", 1.0),
             ]),
             failure: Some(Failure::Correct),
-            anchors: Some(3),
-            anchor_match: Some(1),
-            windows_before: Some(5),
-            windows_after: Some(2),
-            fallback: Some(0),
+            records: RecordValues::of(
+                &retriever::ear::RECORD,
+                &[Some(3), Some(1), Some(5), Some(2), Some(0)],
+            ),
             reply: "max=[0.1, \"0.9\"]\nnext line".into(),
         }
     }
@@ -1451,6 +1582,23 @@ mod tests {
                 .collect::<Vec<_>>(),
             METRICS.iter().map(|m| m.name).collect::<Vec<_>>()
         );
+        let record_cols: Vec<usize> = (0..cols.len())
+            .filter(|&i| matches!(cols[i].get, Getter::Record { .. }))
+            .collect();
+        assert_eq!(
+            record_cols
+                .iter()
+                .map(|&i| cols[i].name)
+                .collect::<Vec<_>>(),
+            [
+                "anchors",
+                "anchor_match",
+                "windows_before",
+                "windows_after",
+                "fallback"
+            ]
+        );
+        let metric_cols: Vec<usize> = metric_cols.into_iter().chain(record_cols).collect();
         let without = |text: &str| -> Vec<Vec<String>> {
             csv::ReaderBuilder::new()
                 .has_headers(false)
@@ -1523,6 +1671,37 @@ mod tests {
         let extra = json.replacen('{', "{\"retired_metric\": 0.5, ", 1);
         let back: CellSummary = serde_json::from_str(&extra).unwrap();
         assert_eq!(back, s);
+    }
+
+    /// A strategy record's aggregates are one JSON object under its key, figures in
+    /// declaration order (the cell records' bytes before the registry), and read back equal;
+    /// a cell whose rows carry no record has no key.
+    #[test]
+    fn strategy_record_summaries_keep_their_json_form() {
+        let other = QuestionRow {
+            records: RecordValues::default(),
+            ..row()
+        };
+        let s = summarize(&[row(), other.clone()]);
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(
+            json.contains(
+                "\"ear\":{\"exact_match\":1,\"questions\":1,\"anchors_mean\":3.0,\
+                 \"windows_before_mean\":5.0,\"windows_after_mean\":2.0,\"fallbacks\":0}"
+            ),
+            "{json}"
+        );
+        assert!(json.find("\"failures\"").unwrap() < json.find("\"ear\"").unwrap());
+        let back: CellSummary = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, s);
+        let none = serde_json::to_string(&summarize(&[other])).unwrap();
+        assert!(!none.contains("\"ear\""), "{none}");
+        let text = rows_csv(&[row()]).unwrap();
+        let bad = String::from_utf8(text)
+            .unwrap()
+            .replacen(",5,2,0,", ",5,two,0,", 1);
+        let e = format!("{:#}", read_rows_csv(bad.as_bytes(), "x.csv").unwrap_err());
+        assert!(e.contains("`windows_after`") && e.contains("line 2"), "{e}");
     }
 
     /// A row of a cell without a reader: gold, choice and correct are empty in the CSV and

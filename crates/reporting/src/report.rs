@@ -217,29 +217,8 @@ pub fn write_reports(
             );
         }
     }
-    let ear_cells: Vec<&CellRecord> = cells.iter().filter(|c| c.summary.ear.is_some()).collect();
-    if !ear_cells.is_empty() {
-        md.push_str(
-            "\n## EAR anchor coverage\n\nExact anchor match: some question or option anchor equals a corpus anchor (questions matched only as phrases are not counted). Windows: candidate windows per question before and after deduplication, averaged over all questions (fallbacks count 0). Fallbacks: no anchor matched, the retriever's ranking of parents was used.\n\n| dataset | strategy | retriever | k | reader | exact anchor match | anchors / question | windows before dedup | windows after dedup | fallbacks |\n|---|---|---|---:|---|---:|---:|---:|---:|---:|\n",
-        );
-        for c in ear_cells {
-            let e = c.summary.ear.as_ref().expect("filtered");
-            let _ = writeln!(
-                md,
-                "| {} | {} | {} | {} | {} | {}/{} | {:.2} | {:.1} | {:.1} | {} |",
-                Text(&c.cell.dataset),
-                Text(&c.cell.strategy),
-                Text(&c.cell.retriever),
-                c.cell.k,
-                Text(&c.cell.reader),
-                e.exact_match,
-                e.questions,
-                e.anchors_mean,
-                e.windows_before_mean,
-                e.windows_after_mean,
-                e.fallbacks
-            );
-        }
+    for (k, kind) in retriever::records::RECORDS.iter().enumerate() {
+        strategy_record_section(&mut md, cells, k, kind);
     }
     let degenerate: Vec<&CellRecord> = cells
         .iter()
@@ -771,4 +750,51 @@ pub fn write_chunk_stats(dir: &Path, lengths: &[ChunkLengths]) -> Result<()> {
         ])?;
     }
     write_atomic(&dir.join("chunk_stats.csv"), &w.into_inner()?)
+}
+/// summary.md's section of one strategy record (`kind`, at position `k` of
+/// [`retriever::records::RECORDS`]): one row per cell whose rows carry it, one column per
+/// printed figure; nothing when no cell carries it.
+fn strategy_record_section(
+    md: &mut String,
+    cells: &[CellRecord],
+    k: usize,
+    kind: &retriever::records::RecordKind,
+) {
+    use retriever::records::Print;
+    let carrying: Vec<(&CellRecord, &retriever::records::RecordSummary)> = cells
+        .iter()
+        .filter_map(|c| c.summary.records.at(k).map(|s| (c, s)))
+        .collect();
+    if carrying.is_empty() {
+        return;
+    }
+    let shown: Vec<usize> = (0..kind.figures.len())
+        .filter(|&i| kind.figures[i].print != Print::Hidden)
+        .collect();
+    let _ = write!(
+        md,
+        "\n## {}\n\n{}\n\n| dataset | strategy | retriever | k | reader |",
+        kind.title, kind.intro
+    );
+    for &i in &shown {
+        let _ = write!(md, " {} |", kind.figures[i].label);
+    }
+    md.push_str("\n|---|---|---|---:|---|");
+    md.push_str(&"---:|".repeat(shown.len()));
+    md.push('\n');
+    for (c, summary) in carrying {
+        let _ = write!(
+            md,
+            "| {} | {} | {} | {} | {} |",
+            Text(&c.cell.dataset),
+            Text(&c.cell.strategy),
+            Text(&c.cell.retriever),
+            c.cell.k,
+            Text(&c.cell.reader),
+        );
+        for &i in &shown {
+            let _ = write!(md, " {} |", summary.print(kind, i));
+        }
+        md.push('\n');
+    }
 }

@@ -246,6 +246,107 @@ pub struct EarStats {
     pub fallback: bool,
 }
 
+/// EAR's per-question record ([`crate::records`]): the columns `anchors`, `anchor_match`,
+/// `windows_before`, `windows_after`, `fallback` of the per-question tables (values from
+/// [`EarStats::record_values`]) and the cell's anchor coverage (`ear` in the cell record,
+/// "EAR anchor coverage" in summary.md; EAR reports exact anchoring for 151/153 questions).
+pub const RECORD: crate::records::RecordKind = {
+    use crate::records::{Aggregate::*, FieldKind::*, Figure, Print, RecordField};
+    crate::records::RecordKind {
+        strategy: "ear",
+        key: "ear",
+        listed_as: "ear_coverage",
+        doc: "EAR: exact anchor matches, anchors/question, windows before/after dedup, fallbacks",
+        title: "EAR anchor coverage",
+        intro: "Exact anchor match: some question or option anchor equals a corpus anchor \
+                (questions matched only as phrases are not counted). Windows: candidate windows \
+                per question before and after deduplication, averaged over all questions \
+                (fallbacks count 0). Fallbacks: no anchor matched, the retriever's ranking of \
+                parents was used.",
+        fields: &[
+            RecordField {
+                name: "anchors",
+                doc: "EAR: anchors in the question and its options",
+                kind: Count,
+            },
+            RecordField {
+                name: "anchor_match",
+                doc: "EAR: 1 when some query anchor equals a corpus anchor (exact anchor match)",
+                kind: Flag,
+            },
+            RecordField {
+                name: "windows_before",
+                doc: "EAR: candidate windows before deduplication",
+                kind: Count,
+            },
+            RecordField {
+                name: "windows_after",
+                doc: "EAR: windows after deduplication",
+                kind: Count,
+            },
+            RecordField {
+                name: "fallback",
+                doc: "EAR: 1 when no anchor matched and the parents' ranking was used",
+                kind: Flag,
+            },
+        ],
+        figures: &[
+            Figure {
+                key: "exact_match",
+                label: "exact anchor match",
+                aggregate: Ones("anchor_match"),
+                print: Print::OfRows,
+            },
+            Figure {
+                key: "questions",
+                label: "questions",
+                aggregate: Rows,
+                print: Print::Hidden,
+            },
+            Figure {
+                key: "anchors_mean",
+                label: "anchors / question",
+                aggregate: Mean("anchors"),
+                print: Print::Decimals(2),
+            },
+            Figure {
+                key: "windows_before_mean",
+                label: "windows before dedup",
+                aggregate: Mean("windows_before"),
+                print: Print::Decimals(1),
+            },
+            Figure {
+                key: "windows_after_mean",
+                label: "windows after dedup",
+                aggregate: Mean("windows_after"),
+                print: Print::Decimals(1),
+            },
+            Figure {
+                key: "fallbacks",
+                label: "fallbacks",
+                aggregate: Ones("fallback"),
+                print: Print::Count,
+            },
+        ],
+    }
+};
+
+impl EarStats {
+    /// The values of [`RECORD`]'s fields for this question, in field order.
+    pub fn record_values(&self) -> crate::records::RecordValues {
+        crate::records::RecordValues::of(
+            &RECORD,
+            &[
+                Some((self.question_anchors + self.option_anchors) as u64),
+                Some(u64::from(self.exact_match)),
+                Some(self.windows_before_dedup as u64),
+                Some(self.windows_after_dedup as u64),
+                Some(u64::from(self.fallback)),
+            ],
+        )
+    }
+}
+
 /// The answer to one query.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EarResult {

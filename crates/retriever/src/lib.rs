@@ -20,6 +20,7 @@ pub mod ear;
 pub mod hybrid;
 pub mod metrics;
 pub mod query;
+pub mod records;
 pub mod trec;
 
 pub use bm25::{Bm25, Bm25Params, Bm25Scratch};

@@ -12,7 +12,7 @@
 
 use crate::config::{Cell, RunConfig};
 use crate::embedder::LazyEmbedder;
-use crate::strategies::{Ranked, Ranking, StrategyConfig};
+use crate::strategies::{QuestionRecord, Ranked, Ranking, StrategyConfig};
 use anyhow::{bail, Context, Result};
 use chunker::{unique_words, Span};
 use datasets::dataset::{Dataset, Question};
@@ -27,6 +27,7 @@ use reporting::records::{
 use retriever::PassageIndex;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 mod assemble;
@@ -208,10 +209,10 @@ impl<'a> DatasetStage<'a> {
 }
 
 /// A retriever's result for one (dataset, strategy): per question its ranked passages at the
-/// largest k of its cells, and EAR's per-question records when the strategy keeps them.
+/// largest k of its cells, and the strategy's record of each question when it keeps one.
 struct Retrieved {
     ranked: Vec<Vec<Ranked>>,
-    ear: Option<Vec<retriever::ear::EarResult>>,
+    records: Vec<Option<Arc<dyn QuestionRecord>>>,
     /// Vectors the retriever could not use (zero norm).
     degenerate: crate::retrievers::Degenerate,
 }
@@ -538,13 +539,7 @@ impl Runner<'_> {
             .collect();
         bar.finish_and_clear();
         let (ranked, records): (Vec<Vec<Ranked>>, Vec<_>) =
-            rankings.into_iter().map(|r| (r.ranked, r.ear)).unzip();
-        let ear = passages.records_ear().then(|| {
-            records
-                .into_iter()
-                .map(|r| r.expect("EAR records every question"))
-                .collect()
-        });
+            rankings.into_iter().map(|r| (r.ranked, r.record)).unzip();
         self.progress.log(format!(
             "[{}] {s_name} × {r_name}: top-{kmax} for {} questions in {:.1}s",
             d.name(),
@@ -553,14 +548,14 @@ impl Runner<'_> {
         ));
         Ok(Retrieved {
             ranked,
-            ear,
+            records,
             degenerate,
         })
     }
 
     /// Stages `read` and `score` for one cell, then its files: the reader answers every
     /// question on its top-k passages, each row is scored, and the cell's rows, TREC run,
-    /// EAR explanations and record are written (rows first, record last: a cell counts as
+    /// strategy explanations and record are written (rows first, record last: a cell counts as
     /// finished once its record exists).
     fn read_cell(
         &self,
@@ -602,7 +597,7 @@ impl Runner<'_> {
                     &cell_id,
                     q,
                     &h[..h.len().min(cell.k)],
-                    got.ear.as_ref().map(|r| &r[i].stats),
+                    got.records[i].as_deref(),
                     &cx,
                     reader,
                     &counter,
@@ -615,7 +610,7 @@ impl Runner<'_> {
         self.write_cell(d, cell, cell_id, inputs, got, &rows, counter.name())
     }
 
-    /// The files of a finished cell: TREC run, EAR explanations, rows, and the record last
+    /// The files of a finished cell: TREC run, strategy explanations, rows, and the record last
     /// (a cell counts as finished once its record exists); then its log line.
     #[allow(clippy::too_many_arguments)]
     fn write_cell(
@@ -629,17 +624,15 @@ impl Runner<'_> {
         tokens_by: String,
     ) -> Result<()> {
         write_trec(&self.dir, &cell_id, d.questions, &got.ranked, cell.k)?;
-        if let Some(rs) = &got.ear {
-            write_explain(
-                &self.dir,
-                &cell_id,
-                d.questions,
-                rs,
-                rows,
-                cell.k,
-                &d.ds.documents,
-            )?;
-        }
+        write_explain(
+            &self.dir,
+            &cell_id,
+            d.questions,
+            &got.records,
+            rows,
+            cell.k,
+            &d.ds.documents,
+        )?;
         let csv = rows_csv(rows)?;
         let rec = CellRecord {
             id: cell_id,

@@ -92,7 +92,7 @@ pub(super) fn answer(
     cell_id: &str,
     q: &Question,
     ranked: &[Ranked],
-    ear: Option<&retriever::ear::EarStats>,
+    record: Option<&dyn QuestionRecord>,
     cx: &ScoreContext<'_>,
     reader: Option<&dyn Reader>,
     tokens: &TokenCounter<'_>,
@@ -131,7 +131,7 @@ pub(super) fn answer(
         (Some(o), Some(c)) => Some(Failure::attribute(
             c,
             o.invalid,
-            ear.map(|e| (e.question_anchors + e.option_anchors, e.matched_forms)),
+            record.and_then(|r| r.matching()),
             m.evidence_hit,
         )),
         _ => None,
@@ -170,11 +170,7 @@ pub(super) fn answer(
         evidence_hit: m.evidence_hit,
         metrics: m.metrics,
         failure,
-        anchors: ear.map(|e| e.question_anchors + e.option_anchors),
-        anchor_match: ear.map(|e| u8::from(e.exact_match)),
-        windows_before: ear.map(|e| e.windows_before_dedup),
-        windows_after: ear.map(|e| e.windows_after_dedup),
-        fallback: ear.map(|e| u8::from(e.fallback)),
+        records: record.map(|r| r.values()).unwrap_or_default(),
         reply: out
             .as_ref()
             .map(|o| reader::clip(&o.raw, REPLY_BYTES))

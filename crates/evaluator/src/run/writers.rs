@@ -1,4 +1,4 @@
-//! A cell's side files: its TREC run file and, for EAR cells, its explain lines.
+//! A cell's side files: its TREC run file and, when its strategy explains its questions, its explain lines.
 
 use super::*;
 
@@ -26,28 +26,36 @@ pub(super) fn write_trec(
     write_atomic(&dir.join("trec").join(format!("{cell_id}.run")), &buf)
 }
 
-/// An EAR result as ranks: each passage (window, parent or fallback parent), followed by its
-/// summary sentences.
-/// Writes `explain/CELL.jsonl` for an EAR cell: per question (in order) its anchors, the
-/// bookkeeping of [`retriever::ear::EarStats`], its failure attribution and, per retrieved
-/// passage, the matched anchors (query side and corpus side, kinds, normalised forms, byte
-/// offsets and texts) and the score parts. Read by `chunkbench explain`.
+/// Writes `explain/CELL.jsonl` when the cell's strategy explains its questions
+/// ([`QuestionRecord::explain`]; EAR: per question its anchors, their matching, its failure
+/// attribution and, per retrieved passage, the matched anchors and the score parts), one line
+/// per question that has one, in question order. Read by `chunkbench explain` and the report.
 pub(super) fn write_explain(
     dir: &Path,
     cell_id: &str,
     questions: &[Question],
-    results: &[retriever::ear::EarResult],
+    records: &[Option<Arc<dyn QuestionRecord>>],
     rows: &[QuestionRow],
     k: usize,
     docs: &[chunker::Document],
 ) -> Result<()> {
     let mut out = Vec::new();
-    for ((q, r), row) in questions.iter().zip(results).zip(rows) {
-        let record = reporting::explain::ExplainLine::of(q, r, row, k, docs);
-        // Through a Value: keys sorted, as the files have always been written.
-        let line = serde_json::to_value(&record)?;
+    let mut any = false;
+    for ((q, record), row) in questions.iter().zip(records).zip(rows) {
+        let Some(line) = record
+            .as_ref()
+            .map(|r| r.explain(q, row, k, docs))
+            .transpose()?
+            .flatten()
+        else {
+            continue;
+        };
+        any = true;
         serde_json::to_writer(&mut out, &line)?;
         out.push(b'\n');
+    }
+    if !any {
+        return Ok(());
     }
     write_atomic(&dir.join("explain").join(format!("{cell_id}.jsonl")), &out)
 }

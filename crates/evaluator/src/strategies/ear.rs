@@ -3,7 +3,7 @@
 //! a question and its options share with the corpus (docs/reference.md §6).
 
 use super::fixed::FixedChunker;
-use super::{common, Chunker, Params, Passages, Ranked, Ranking, StrategyStats};
+use super::{common, Chunker, Params, Passages, QuestionRecord, Ranked, Ranking, StrategyStats};
 use anyhow::{bail, Context, Result};
 use chunker::maxmin::SizeLimit;
 use chunker::{Chunk, Document, FixedConfig, Unit};
@@ -11,6 +11,7 @@ use embed::Embedder;
 use retriever::ear::{EarConfig, EarIndex, EarResult};
 use retriever::{Hit, PassageIndex};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// EAR parents (`size`/`overlap` words, default 260/60) and the query-time settings.
@@ -133,10 +134,6 @@ impl Passages for EarPassages<'_> {
         Some(self.built.clone())
     }
 
-    fn records_ear(&self) -> bool {
-        true
-    }
-
     /// EAR's windows for the question; the retriever's `hits` over the parents are its
     /// fallback when no anchor matches.
     fn rank(
@@ -152,8 +149,36 @@ impl Passages for EarPassages<'_> {
             .search(&q.question, &q.options, kmax, q.doc_ids.as_deref(), hits);
         Ranking {
             ranked: ranked(&r, docs),
-            ear: Some(r),
+            record: Some(Arc::new(EarRecord(r))),
         }
+    }
+}
+
+/// EAR's record of one question: its [`retriever::ear::RECORD`] fields, its anchor matching
+/// for failure attribution and its explain line ([`reporting::explain::ExplainLine`]).
+#[derive(Debug)]
+struct EarRecord(EarResult);
+
+impl QuestionRecord for EarRecord {
+    fn values(&self) -> retriever::records::RecordValues {
+        self.0.stats.record_values()
+    }
+
+    fn matching(&self) -> Option<(usize, usize)> {
+        let st = &self.0.stats;
+        Some((st.question_anchors + st.option_anchors, st.matched_forms))
+    }
+
+    fn explain(
+        &self,
+        question: &datasets::Question,
+        row: &reporting::records::QuestionRow,
+        k: usize,
+        docs: &[Document],
+    ) -> Result<Option<serde_json::Value>> {
+        let line = reporting::explain::ExplainLine::of(question, &self.0, row, k, docs);
+        // Through a Value: keys sorted, as the files have always been written.
+        Ok(Some(serde_json::to_value(&line)?))
     }
 }
 

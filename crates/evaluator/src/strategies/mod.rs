@@ -156,9 +156,40 @@ pub struct Ranked {
 pub struct Ranking {
     /// Ranked passages, best first, at most `kmax`.
     pub ranked: Vec<Ranked>,
-    /// EAR's record of the question (anchors, matches, score parts), for the per-question
-    /// columns and `explain/ID.jsonl`; `None` for other strategies.
-    pub ear: Option<retriever::ear::EarResult>,
+    /// The strategy's own record of the question ([`QuestionRecord`]: EAR's anchors,
+    /// matches, score parts), for its per-question columns and `explain/ID.jsonl`; `None` for
+    /// strategies that record nothing.
+    pub record: Option<Arc<dyn QuestionRecord>>,
+}
+
+/// What a strategy's query-time step recorded about one question, handed through the
+/// pipeline without the pipeline knowing whose it is: its values of the strategy's record
+/// fields ([`retriever::records`]), what failure attribution needs, and its explain line.
+pub trait QuestionRecord: Send + Sync + std::fmt::Debug {
+    /// The question's values of the strategy's record fields ([`RecordValues::of`]
+    /// (retriever::records::RecordValues::of)).
+    fn values(&self) -> retriever::records::RecordValues;
+    /// For a strategy with a matching stage (EAR): (query terms found, forms matched in the
+    /// corpus), which lets a wrong answer be attributed to `extraction` or `matching`.
+    fn matching(&self) -> Option<(usize, usize)> {
+        None
+    }
+    /// The question's line of `explain/CELL.jsonl` (read by `chunkbench explain` and the
+    /// report's explorer), given its row and the cell's `k`; `None` when the strategy writes
+    /// no explanations.
+    ///
+    /// # Errors
+    /// Only serialisation errors.
+    fn explain(
+        &self,
+        question: &datasets::Question,
+        row: &reporting::records::QuestionRow,
+        k: usize,
+        docs: &[Document],
+    ) -> Result<Option<serde_json::Value>> {
+        let _ = (question, row, k, docs);
+        Ok(None)
+    }
 }
 
 /// The query-time step of a strategy: the retriever's top hits over the indexed chunks →
@@ -172,10 +203,6 @@ pub trait Passages: Send + Sync {
     /// oracle baselines): the runner then does not retrieve and passes no hits.
     fn uses_hits(&self) -> bool {
         true
-    }
-    /// True when every [`Ranking`] carries an EAR record (written to `explain/ID.jsonl`).
-    fn records_ear(&self) -> bool {
-        false
     }
     /// The passages for `question` (with its options and document scope), given `hits` (the
     /// retriever's top `kmax` over `index`, built from `docs`, best first).
@@ -215,7 +242,7 @@ pub fn one_per_hit(hits: &[Hit], passages: &[Chunk]) -> Ranking {
                 score: h.score,
             })
             .collect(),
-        ear: None,
+        record: None,
     }
 }
 
@@ -429,6 +456,15 @@ mod tests {
             e.contains("`tokenizer`") && e.contains("models fetch"),
             "{e}"
         );
+    }
+
+    /// Every strategy record names a registered kind (its columns are empty on every other
+    /// strategy's rows).
+    #[test]
+    fn every_strategy_record_belongs_to_a_registered_kind() {
+        for r in retriever::records::RECORDS {
+            assert!(KINDS.iter().any(|k| k.name == r.strategy), "{}", r.strategy);
+        }
     }
 
     #[test]

@@ -55,7 +55,7 @@ impl Passages for NoRetrieval {
     ) -> Ranking {
         Ranking {
             ranked: Vec::new(),
-            ear: None,
+            record: None,
         }
     }
 }

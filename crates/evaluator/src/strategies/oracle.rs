@@ -95,7 +95,7 @@ impl Passages for OraclePassages<'_> {
             } else {
                 vec![Ranked { chunks, score: 1.0 }]
             },
-            ear: None,
+            record: None,
         }
     }
 }
