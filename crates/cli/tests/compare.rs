@@ -6,7 +6,7 @@
 //! different `limit`. They need the converted datasets in the store (`data/` at the workspace
 //! root, or `CHUNKBENCH_STORE`); `scripts/test.sh` fetches them first.
 
-use reporting::records::CellRecord;
+use records::CellRecord;
 use std::path::Path;
 
 mod common;

@@ -7,13 +7,13 @@
 //! - the explorer shows a passage (retrieved or gold evidence) whose text is not the exact
 //!   byte slice of its document, or shows other passages than the cell's row lists;
 //! - the flip filter's lost / gained counts differ from McNemar's b and c (counted by
-//!   `reporting::stats::discordant_counts` on the cells' rows), or the summary table's;
+//!   `stats::discordant_counts` on the cells' rows), or the summary table's;
 //! - the outcome filter, the side-by-side view or the table sort do not do what they say.
 //!
 //! Screenshots at a laptop (1366 px) and a phone (390 px) width are written to
 //! `CARGO_TARGET_TMPDIR/report-screenshots/` for inspection.
 
-use reporting::records::{read_rows_csv, CellRecord, QuestionRow};
+use records::{read_rows_csv, CellRecord, QuestionRow};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -210,7 +210,7 @@ fn the_report_works_in_chromium() {
                 .iter()
                 .map(|r| base_correct[r.question_id.as_str()])
                 .collect();
-            let (bb, cc) = reporting::stats::discordant_counts(&basev, &cand).unwrap();
+            let (bb, cc) = stats::discordant_counts(&basev, &cand).unwrap();
             set(&mut b, "flip", "lost");
             let lost = count_items(&mut b);
             assert_eq!(
@@ -373,14 +373,14 @@ fn the_compare_page_works_in_chromium() {
             lost -= 1;
             r.choice = Some((g + 1) % r.scores.len());
             r.correct = Some(0);
-            r.failure = Some(reporting::records::Failure::Reading);
+            r.failure = Some(records::Failure::Reading);
             true
         } else if r.correct == Some(0) && gained > 0 {
             gained -= 1;
             r.choice = Some(g);
             r.correct = Some(1);
             (r.tied, r.invalid) = (1, 0);
-            r.failure = Some(reporting::records::Failure::Correct);
+            r.failure = Some(records::Failure::Correct);
             true
         } else {
             false

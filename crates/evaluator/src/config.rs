@@ -98,7 +98,7 @@ pub struct Sweep {
 }
 
 fn default_resamples() -> usize {
-    reporting::stats::DEFAULT_RESAMPLES
+    stats::DEFAULT_RESAMPLES
 }
 fn default_k() -> Vec<usize> {
     vec![3, 8]
@@ -138,7 +138,7 @@ pub struct Cell {
     /// The embedder (model directory or server), for cells whose strategy or retriever
     /// embeds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub embedder: Option<reporting::records::CellEmbedder>,
+    pub embedder: Option<records::CellEmbedder>,
 }
 
 impl Cell {
@@ -148,12 +148,12 @@ impl Cell {
         sha256_hex(json.as_bytes())[..16].to_string()
     }
 
-    /// The cell as stored data in its record ([`reporting::records::CellKey`]): the same JSON,
+    /// The cell as stored data in its record ([`records::CellKey`]): the same JSON,
     /// so `key().id() == id()`.
     ///
     /// # Panics
     /// Never: a resolved cell is plain data.
-    pub fn key(&self) -> reporting::records::CellKey {
+    pub fn key(&self) -> records::CellKey {
         // Through YAML values, whose mappings keep the field order (serde_json's would not).
         serde_yaml::from_value(serde_yaml::to_value(self).expect("cell serialises"))
             .expect("a cell is a CellKey")

@@ -11,7 +11,7 @@
 //! under the same name makes its cells stale instead of mixing vectors.
 
 use anyhow::{bail, Context, Result};
-use reporting::records::CellEmbedder;
+use records::CellEmbedder;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};

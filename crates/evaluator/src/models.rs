@@ -7,7 +7,7 @@
 //! named by `CHUNKBENCH_MODELS` when it is set (what `chunkbench models fetch` writes to), else
 //! `models/` under the working directory. The config, and so every cell id, keeps the name as
 //! written; what a cell was computed on is the models' content, in its inputs
-//! (`reporting::inputs`). So moving the models directory and pointing `CHUNKBENCH_MODELS` at
+//! (`records::inputs`). So moving the models directory and pointing `CHUNKBENCH_MODELS` at
 //! it reuses every cell, and a model whose content changed recomputes them. Any other path
 //! (absolute, or relative not under `models/`) is read as given.
 

@@ -4,10 +4,10 @@
 use datasets::io::{write_atomic, write_json};
 use evaluator::config::resolved_cell_ids;
 use evaluator::RunConfig;
+use records::{summarize, CellRecord, QuestionRow};
 use reporting::compare::{
     compare_runs, render_markdown, write_report, CellComparison, CompareReport, Tolerances, Verdict,
 };
-use reporting::records::{summarize, CellRecord, QuestionRow};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -71,8 +71,7 @@ fn write_run(dir: &Path, cfg: &RunConfig, answers: &[Answers], sha: &str) {
             summary: summarize(&rows),
             record_sha256: String::new(),
         };
-        reporting::records::write_cell_record(&dir.join("cells").join(format!("{id}.json")), &rec)
-            .unwrap();
+        records::write_cell_record(&dir.join("cells").join(format!("{id}.json")), &rec).unwrap();
     }
 }
 
@@ -262,8 +261,7 @@ fn unusable_inputs_are_errors_naming_the_path_and_fix() {
         serde_json::from_slice(&std::fs::read(c.join("cells").join(format!("{id}.json"))).unwrap())
             .unwrap();
     rec.rows_sha256 = datasets::io::sha256_hex(&std::fs::read(&csv_path).unwrap());
-    reporting::records::write_cell_record(&c.join("cells").join(format!("{id}.json")), &rec)
-        .unwrap();
+    records::write_cell_record(&c.join("cells").join(format!("{id}.json")), &rec).unwrap();
     let e = err(&b, &c);
     assert!(e.contains("disagree") && e.contains(&id), "{e}");
     // The record's summary edited (its own checksum not updated): refused as edited.

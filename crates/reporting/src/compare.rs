@@ -9,7 +9,7 @@
 //! directory) is ignored and counted in the report, never matched.
 //!
 //! # Matching and pairing
-//! - Cells are matched by cell id ([`crate::records::CellKey::id`], a hash of the resolved cell
+//! - Cells are matched by cell id ([`records::CellKey::id`], a hash of the resolved cell
 //!   configuration: dataset, strategy and its parameters, retriever, k, reader, `limit`, seed).
 //!   Where a run writes its output (`output` in `config.json`) is not part of the id, so absolute
 //!   paths never break matching.
@@ -43,10 +43,9 @@
 //! ([`judge`]), so the boundary is exact.
 
 use crate::md::{Code, Text};
-use crate::records::CellRecord;
-use crate::stats;
 use anyhow::{bail, Context, Result};
 use datasets::io::{write_atomic, write_json};
+use records::CellRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
@@ -321,7 +320,7 @@ fn load_run(dir: &Path, role: &str, cell_ids: &CellIds) -> Result<LoadedRun> {
             cfg_path.display()
         )
     })?;
-    let ignored = crate::records::foreign_cells(&cells_dir, &ids).len();
+    let ignored = records::foreign_cells(&cells_dir, &ids).len();
     let mut cells = BTreeMap::new();
     for id in ids {
         // A cell of the config that is not finished is reported as unmatched (the other run
@@ -332,12 +331,11 @@ fn load_run(dir: &Path, role: &str, cell_ids: &CellIds) -> Result<LoadedRun> {
         let cell = load_cell(&cells_dir, &id)?;
         cells.insert(id, cell);
     }
-    let located: Vec<crate::records::Located<'_>> = cells
+    let located: Vec<records::Located<'_>> = cells
         .values()
         .map(|c: &RunCell| (&c.record, cells_dir.as_path()))
         .collect();
-    crate::records::check_consistent(&located)
-        .with_context(|| format!("{role} run {}", dir.display()))?;
+    records::check_consistent(&located).with_context(|| format!("{role} run {}", dir.display()))?;
     if cells.is_empty() {
         bail!(
             "{role} run {}: {} holds no finished cell (no ID.json); run it to completion, or \
@@ -354,14 +352,13 @@ fn load_run(dir: &Path, role: &str, cell_ids: &CellIds) -> Result<LoadedRun> {
     })
 }
 
-/// Reads one cell's record and rows ([`crate::records::read_cell`]: the rows must be the file
+/// Reads one cell's record and rows ([`records::read_cell`]: the rows must be the file
 /// the record was written with) and checks that they agree with each other.
 fn load_cell(cells_dir: &Path, id: &str) -> Result<RunCell> {
     let json = cells_dir.join(format!("{id}.json"));
     let csv_path = cells_dir.join(format!("{id}.csv"));
     let rerun = "delete the cell's two files and run the config again to recompute it";
-    let stored =
-        crate::records::read_cell(cells_dir, id).map_err(|e| anyhow::anyhow!("{e}; {rerun}"))?;
+    let stored = records::read_cell(cells_dir, id).map_err(|e| anyhow::anyhow!("{e}; {rerun}"))?;
     let (record, bytes) = (stored.record, stored.csv);
     if record.summary.accuracy.is_none() && record.summary.n > 0 {
         bail!(
@@ -901,7 +898,7 @@ pub fn compare_runs(
             inputs_differ: if p.base.record.inputs.is_empty() {
                 Vec::new()
             } else {
-                crate::inputs::changed(&p.base.record.inputs, &p.cand.record.inputs)
+                records::inputs::changed(&p.base.record.inputs, &p.cand.record.inputs)
             },
             baseline: side(pc.baseline_correct, pc.baseline_wilson, base_sum),
             candidate: side(pc.candidate_correct, pc.candidate_wilson, cand_sum),

@@ -6,9 +6,9 @@
 //! `explain/ID.jsonl` (anchors, matches with byte offsets and texts, score parts, window
 //! counts; written by the runner).
 
-use crate::records::{read_rows_csv, CellRecord, Failure};
 use anyhow::{bail, Context, Result};
 use chunker::anchor::AnchorKind;
+use records::{read_rows_csv, CellRecord, Failure};
 use retriever::ear::{EarStats, ScoreParts};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -110,7 +110,7 @@ impl ExplainLine {
     pub fn of(
         q: &datasets::Question,
         r: &retriever::ear::EarResult,
-        row: &crate::records::QuestionRow,
+        row: &records::QuestionRow,
         k: usize,
         docs: &[chunker::Document],
     ) -> ExplainLine {
@@ -259,7 +259,7 @@ pub fn explain(run_dir: &Path, question_id: &str, cell: Option<&str>) -> Result<
     let mut found = false;
     for rec in &records {
         let csv_path = cells_dir.join(format!("{}.csv", rec.id));
-        let bytes = match crate::records::read_cell(&cells_dir, &rec.id) {
+        let bytes = match records::read_cell(&cells_dir, &rec.id) {
             Ok(stored) => stored.csv,
             Err(e) => {
                 let _ = writeln!(

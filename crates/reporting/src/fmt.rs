@@ -2,8 +2,7 @@
 //! compare.html, `explain` and the CLI's lines): p-values, signed intervals, accuracies and
 //! tolerances. CSV and JSON files carry full-precision values instead.
 
-use crate::records::CellSummary;
-use crate::stats;
+use records::CellSummary;
 
 /// A p-value with three decimals, or `< 0.001` (so a p of 0.0004 is never shown as `0.000`).
 pub fn p_value(p: f64) -> String {

@@ -35,11 +35,11 @@
 
 use crate::compare::{CompareReport, Verdict};
 use crate::explain::ExplainLine;
-use crate::records::{CellRecord, Comparison, Failure, QuestionRow};
 use anyhow::{Context, Result};
 use chunker::Document;
 use datasets::io::write_atomic;
 use datasets::Question;
+use records::{CellRecord, Comparison, Failure, QuestionRow};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -794,7 +794,7 @@ fn summary_tables(
     comparisons: &HashMap<String, Comparison>,
     baseline: &str,
 ) -> Vec<Table> {
-    let groups = crate::records::by_dataset_reader(cells.iter().copied());
+    let groups = records::by_dataset_reader(cells.iter().copied());
     let mut tables = Vec::new();
     for ((ds, rd), mut group) in groups {
         group.sort_by_cached_key(|c| {
@@ -1119,7 +1119,7 @@ pub fn write_run_report(r: &RunReport<'_>) -> Result<PathBuf> {
 }
 
 /// One run of a comparison as the page needs it: its directory, and its matched cells'
-/// records and full rows (read with [`crate::records::read_rows_csv`]).
+/// records and full rows (read with [`records::read_rows_csv`]).
 pub struct CompareSide<'a> {
     /// The run directory (EAR explanations are read from `explain/` when present).
     pub dir: &'a Path,
@@ -1369,13 +1369,11 @@ fn read_matched(
     for c in &report.cells {
         let cells = dir.join("cells");
         // Only rows the record was written with (`compare` checked them just before).
-        let Ok(stored) = crate::records::read_cell(&cells, &c.cell_id) else {
+        let Ok(stored) = records::read_cell(&cells, &c.cell_id) else {
             continue;
         };
         let csv_path = cells.join(format!("{}.csv", c.cell_id));
-        if let Ok(rows) =
-            crate::records::read_rows_csv(&stored.csv, &csv_path.display().to_string())
-        {
+        if let Ok(rows) = records::read_rows_csv(&stored.csv, &csv_path.display().to_string()) {
             out.insert(c.cell_id.clone(), (stored.record, rows));
         }
     }

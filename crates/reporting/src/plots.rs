@@ -20,10 +20,10 @@
 //! text placed '.' and '-' at the top of the line). Text needs a TrueType font: DejaVu Sans
 //! from the system (Debian `fonts-dejavu-core`) or the file named by `CHUNKBENCH_FONT`.
 
-use crate::records::{CellRecord, ChunkLengths, Comparison};
 use anyhow::{anyhow, bail, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use records::{CellRecord, ChunkLengths, Comparison};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::OnceLock;
@@ -843,7 +843,7 @@ pub fn write_plots(
     let out = dir.join("plots");
     std::fs::create_dir_all(&out)?;
     let mut written = Vec::new();
-    let mut groups = crate::records::by_dataset_reader(cells);
+    let mut groups = records::by_dataset_reader(cells);
     // Rows and panels in natural order: `size=64` before `size=128`.
     for group in groups.values_mut() {
         group.sort_by_cached_key(|c| {

@@ -1,13 +1,12 @@
 //! Cell aggregates and the run's `summary.csv` / `summary.md`.
 
 use crate::md::{Code, Text};
-use crate::records::{
+use anyhow::{bail, Result};
+use datasets::io::write_atomic;
+use records::{
     summary_columns, table_csv, CellRecord, ChunkLengths, Comparison, Failure, QuestionRow,
     SummaryRow,
 };
-use crate::stats;
-use anyhow::{bail, Result};
-use datasets::io::write_atomic;
 use retriever::metrics::registry::AppliesTo;
 use retriever::metrics::METRICS;
 use std::collections::HashMap;
@@ -448,9 +447,9 @@ fn retrieval_section(
     md.push_str("\n|---|---|---|---:|---:|");
     md.push_str(&"---|".repeat(metrics.len()));
     md.push('\n');
-    let boot = crate::stats::BootstrapConfig {
+    let boot = stats::BootstrapConfig {
         resamples: cfg.bootstrap_resamples,
-        ..crate::stats::BootstrapConfig::with_seed(cfg.seed)
+        ..stats::BootstrapConfig::with_seed(cfg.seed)
     };
     for c in chosen {
         let rs = &rows[&c.id];
@@ -473,10 +472,10 @@ fn retrieval_section(
         );
         for m in &metrics {
             let xs: Vec<f64> = rs.iter().filter_map(|r| m.value(r)).collect();
-            let cell = match crate::stats::population_std(&xs) {
+            let cell = match stats::population_std(&xs) {
                 None => "–".to_string(),
                 Some(sd) => {
-                    let ci = crate::stats::bootstrap_mean(&xs, &boot)?;
+                    let ci = stats::bootstrap_mean(&xs, &boot)?;
                     match ci.interval {
                         Some(iv) => format!(
                             "{:.3} ± {sd:.3} [{:.3}, {:.3}]",
@@ -502,8 +501,8 @@ struct RetrievalTest<'a> {
     n: usize,
     baseline_mean: f64,
     cell_mean: f64,
-    delta: crate::stats::BootstrapCi,
-    sign_flip: crate::stats::SignFlipTest,
+    delta: stats::BootstrapCi,
+    sign_flip: stats::SignFlipTest,
     holm_p: f64,
 }
 
@@ -532,7 +531,7 @@ fn paired_rows<'a>(
 /// Paired tests per retrieval metric (and words retrieved) of every retrieval cell against
 /// its baseline cell (the baseline strategy's, same dataset, retriever and k): the mean
 /// difference with its paired bootstrap 95 % interval, the sign-flip permutation p
-/// ([`crate::stats::sign_flip_test`]), Holm-adjusted over every such test of the run.
+/// ([`stats::sign_flip_test`]), Holm-adjusted over every such test of the run.
 /// Returns summary.md's section (empty when there is nothing to pair) and
 /// `retrieval_comparisons.csv`.
 ///
@@ -544,9 +543,9 @@ fn retrieval_tests(
     rows: &HashMap<String, Vec<QuestionRow>>,
 ) -> Result<(String, Vec<u8>)> {
     let chosen = retrieval_cells(cells, rows);
-    let boot = crate::stats::BootstrapConfig {
+    let boot = stats::BootstrapConfig {
         resamples: cfg.bootstrap_resamples,
-        ..crate::stats::BootstrapConfig::with_seed(cfg.seed)
+        ..stats::BootstrapConfig::with_seed(cfg.seed)
     };
     let mut tests = Vec::new();
     for &c in &chosen {
@@ -580,8 +579,8 @@ fn retrieval_tests(
                 n: bv.len(),
                 baseline_mean: bv.iter().sum::<f64>() / n,
                 cell_mean: cv.iter().sum::<f64>() / n,
-                delta: crate::stats::bootstrap_mean_difference(&bv, &cv, &boot)?,
-                sign_flip: crate::stats::sign_flip_test(&bv, &cv, &boot)?,
+                delta: stats::bootstrap_mean_difference(&bv, &cv, &boot)?,
+                sign_flip: stats::sign_flip_test(&bv, &cv, &boot)?,
                 holm_p: 1.0,
             });
         }
@@ -639,7 +638,7 @@ fn retrieval_tests(
         "\n## Retrieval against the baseline\n\nEach retrieval metric (and words retrieved) of a cell against the baseline strategy's cell with the same dataset, retriever and k, over the questions where both are defined (n): Δ = mean(cell) − mean(baseline) with its paired bootstrap 95 % interval (B = {}, seed {}); p: two-sided paired sign-flip permutation test (exact up to {} non-zero differences, else Monte Carlo with B patterns); Holm-adjusted over the {} tests of this run (retrieval_comparisons.csv).\n\n| dataset | strategy | retriever | k | metric | n | baseline | cell | Δ [95% CI] | sign-flip p | Holm p |\n|---|---|---|---:|---|---:|---:|---:|---|---:|---:|\n",
         cfg.bootstrap_resamples,
         cfg.seed,
-        crate::stats::SIGN_FLIP_EXACT_MAX,
+        stats::SIGN_FLIP_EXACT_MAX,
         tests.len()
     );
     for t in &tests {
@@ -671,7 +670,7 @@ fn retrieval_tests(
 }
 
 /// summary.md's note on strategies that left words of the corpus in no chunk
-/// ([`crate::records::StrategyStats::uncovered_words`]); `None` when every strategy covered
+/// ([`records::StrategyStats::uncovered_words`]); `None` when every strategy covered
 /// its corpus.
 pub fn uncovered_note(lengths: &[ChunkLengths]) -> Option<String> {
     let bad: Vec<&ChunkLengths> = lengths

@@ -3,7 +3,7 @@
 
 pub mod cdp;
 
-use reporting::records::{read_rows_csv, rows_csv, summarize, CellRecord, QuestionRow};
+use records::{read_rows_csv, rows_csv, summarize, CellRecord, QuestionRow};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -180,7 +180,7 @@ pub fn rewrite_cell(run: &Path, rec: &CellRecord, mut edit: impl FnMut(&mut Ques
     new_rec.summary = summarize(&rows);
     new_rec.rows_sha256 = datasets::io::sha256_hex(&std::fs::read(&csv_path).unwrap());
     let json = run.join("cells").join(format!("{}.json", rec.id));
-    reporting::records::write_cell_record(&json, &new_rec).unwrap();
+    records::write_cell_record(&json, &new_rec).unwrap();
     let pq = run.join("per_question.csv");
     let mut all = read_rows(&pq);
     let mut n = 0;

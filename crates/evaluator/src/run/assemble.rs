@@ -37,9 +37,9 @@ pub fn assemble(
 ) -> Result<(Vec<CellRecord>, String, usize)> {
     let cells_dir = dir.join("cells");
     let ids: std::collections::BTreeSet<String> = cfg.cells().iter().map(Cell::id).collect();
-    let ignored = reporting::records::foreign_cells(&cells_dir, &ids).len();
+    let ignored = records::foreign_cells(&cells_dir, &ids).len();
     for (sub, ext) in [("trec", "run"), ("explain", "jsonl")] {
-        for stale in reporting::records::foreign_files(&dir.join(sub), ext, &ids) {
+        for stale in records::foreign_files(&dir.join(sub), ext, &ids) {
             std::fs::remove_file(&stale)
                 .with_context(|| format!("cannot remove stale {}", stale.display()))?;
         }
@@ -50,7 +50,7 @@ pub fn assemble(
         .iter()
         .flat_map(|c| rows_by_cell[&c.id].iter().cloned())
         .collect();
-    reporting::records::write_rows_parquet(&dir.join("per_question.parquet"), &all_rows)?;
+    records::write_rows_parquet(&dir.join("per_question.parquet"), &all_rows)?;
     let (mut summary_md, comparisons) =
         reporting::report::write_reports(dir, &cfg.report_settings(), &cells, &rows_by_cell)?;
     let corpora = load_corpora(cfg, store, &cells);
@@ -127,7 +127,7 @@ pub(super) fn read_chunk_lengths(
     cells: &[CellRecord],
     rows: &HashMap<String, Vec<QuestionRow>>,
     corpora: &[reporting::html::Corpus],
-) -> Result<Vec<reporting::records::ChunkLengths>> {
+) -> Result<Vec<records::ChunkLengths>> {
     let mut lengths = Vec::new();
     for ds in &cfg.datasets {
         let docs: HashMap<&str, &chunker::Document> = corpora
@@ -139,7 +139,7 @@ pub(super) fn read_chunk_lengths(
             let p = chunk_lengths_path(dir, ds, name, s)?;
             let Some(mut l) = std::fs::read(&p)
                 .ok()
-                .and_then(|b| serde_json::from_slice::<reporting::records::ChunkLengths>(&b).ok())
+                .and_then(|b| serde_json::from_slice::<records::ChunkLengths>(&b).ok())
             else {
                 continue;
             };
@@ -199,7 +199,7 @@ pub fn report(dir: &Path, store: &Path) -> Result<PathBuf> {
     })?;
     let cells_dir = dir.join("cells");
     let ids: std::collections::BTreeSet<String> = cfg.cells().iter().map(Cell::id).collect();
-    let ignored = reporting::records::foreign_cells(&cells_dir, &ids).len();
+    let ignored = records::foreign_cells(&cells_dir, &ids).len();
     let (cells, rows_by_cell, _) = read_cells(&cfg, &cells_dir)?;
     let comparisons =
         reporting::report::compare_cells(&cfg.report_settings(), &cells, &rows_by_cell)?;
@@ -227,7 +227,7 @@ pub fn report(dir: &Path, store: &Path) -> Result<PathBuf> {
 pub(super) type Results<'a> = (
     &'a [CellRecord],
     &'a HashMap<String, Vec<QuestionRow>>,
-    &'a HashMap<String, reporting::records::Comparison>,
+    &'a HashMap<String, records::Comparison>,
 );
 
 /// Writes `dir/report.html` ([`reporting::html::write_run_report`]).
@@ -270,14 +270,14 @@ pub(super) fn read_cells(cfg: &RunConfig, cells_dir: &Path) -> Result<CellRows> 
             "cell {id} ({} × {} × {} × k={} × {})",
             c.dataset, c.strategy, c.retriever, c.k, c.reader
         );
-        let stored = match reporting::records::read_cell(cells_dir, &id) {
+        let stored = match records::read_cell(cells_dir, &id) {
             Ok(s) if s.record.cell == key => s,
             Ok(_) => bail!(
                 "{what}: {} holds another configuration under this id; delete the cell's two \
                  files and run the config again",
                 cells_dir.join(format!("{id}.json")).display()
             ),
-            Err(reporting::records::CellProblem::Missing) => bail!(
+            Err(records::CellProblem::Missing) => bail!(
                 "{what} is missing from {}; run the shard that owns it, or run without --shard",
                 cells_dir.display()
             ),
@@ -302,9 +302,8 @@ pub(super) fn read_cells(cfg: &RunConfig, cells_dir: &Path) -> Result<CellRows> 
         rows_by_cell.insert(id, rows);
         cells.push(rec);
     }
-    let located: Vec<reporting::records::Located<'_>> =
-        cells.iter().map(|c| (c, cells_dir)).collect();
-    reporting::records::check_consistent(&located)?;
+    let located: Vec<records::Located<'_>> = cells.iter().map(|c| (c, cells_dir)).collect();
+    records::check_consistent(&located)?;
     Ok((cells, rows_by_cell, per_question))
 }
 

@@ -27,9 +27,9 @@ pub(super) fn cell_status(
     inputs: &CellInputs,
 ) -> Reuse {
     let id = cell.id();
-    let r = match reporting::records::read_cell(dir, &id) {
+    let r = match records::read_cell(dir, &id) {
         Ok(stored) => stored.record,
-        Err(reporting::records::CellProblem::Missing) => return Reuse::No(Vec::new()),
+        Err(records::CellProblem::Missing) => return Reuse::No(Vec::new()),
         Err(damaged) => return Reuse::No(vec![damaged.to_string()]),
     };
     let mut why = Vec::new();
@@ -42,7 +42,7 @@ pub(super) fn cell_status(
     if r.dataset_manifest_sha256 != data_sha {
         why.push("the dataset manifest changed".to_string());
     }
-    why.extend(reporting::inputs::changed(&r.inputs, inputs));
+    why.extend(records::inputs::changed(&r.inputs, inputs));
     if why.is_empty() {
         Reuse::Yes
     } else {

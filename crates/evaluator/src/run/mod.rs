@@ -19,8 +19,8 @@ use datasets::dataset::{Dataset, Question};
 use datasets::io::{sha256_hex, write_atomic, write_json};
 use rayon::prelude::*;
 use reader::{LexicalReader, Reader, ReaderInput};
-use reporting::inputs::CellInputs;
-use reporting::records::{
+use records::inputs::CellInputs;
+use records::{
     read_rows_csv, round6, rows_csv, summarize, CellEmbedder, CellRecord, ChunkLengths, Failure,
     QuestionRow, REPLY_BYTES,
 };
@@ -643,17 +643,15 @@ impl Runner<'_> {
             tokens_by,
             rows_sha256: sha256_hex(&csv),
             record_sha256: String::new(),
-            summary: reporting::records::CellSummary {
+            summary: records::CellSummary {
                 degenerate_passages: got.degenerate.passages,
                 degenerate_queries: got.degenerate.queries,
                 ..summarize(rows)
             },
         };
         write_atomic(&self.cells_dir.join(format!("{}.csv", rec.id)), &csv)?;
-        let rec = reporting::records::write_cell_record(
-            &self.cells_dir.join(format!("{}.json", rec.id)),
-            &rec,
-        )?;
+        let rec =
+            records::write_cell_record(&self.cells_dir.join(format!("{}.json", rec.id)), &rec)?;
         self.progress.cells.inc(1);
         let invalid = if rec.summary.invalid > 0 {
             format!(", {} invalid answers", rec.summary.invalid)
@@ -767,7 +765,7 @@ fn uncovered_words(docs: &[chunker::Document], chunks: &[chunker::Chunk]) -> usi
         .sum()
 }
 
-/// Resolves the content identities of cells ([`reporting::inputs`]), each file hashed once per
+/// Resolves the content identities of cells ([`records::inputs`]), each file hashed once per
 /// run (and once per content across runs, [`datasets::filehash`]).
 struct Resolver<'a> {
     cfg: &'a RunConfig,

@@ -76,7 +76,7 @@ pub fn merge(
     let ids: std::collections::BTreeSet<String> = cfg.cells().iter().map(Cell::id).collect();
     // Every shard's finished cells of the config, verified, and checked to come from one
     // version of the data, inputs and code before anything is copied.
-    let mut stored: Vec<(reporting::records::CellRecord, PathBuf)> = Vec::new();
+    let mut stored: Vec<(records::CellRecord, PathBuf)> = Vec::new();
     for d in shard_dirs {
         if read_cfg(d)? != cfg {
             bail!(
@@ -87,9 +87,9 @@ pub fn merge(
         }
         let shard_cells = d.join("cells");
         for id in &ids {
-            match reporting::records::read_cell(&shard_cells, id) {
+            match records::read_cell(&shard_cells, id) {
                 Ok(s) => stored.push((s.record, shard_cells.clone())),
-                Err(reporting::records::CellProblem::Missing) => {}
+                Err(records::CellProblem::Missing) => {}
                 Err(damaged) => bail!(
                     "shard {}: {damaged}; run that shard again, then merge",
                     d.display()
@@ -102,14 +102,13 @@ pub fn merge(
     if !shard_dirs.iter().any(|d| d == out) {
         let out_cells = out.join("cells");
         for id in &ids {
-            if let Ok(s) = reporting::records::read_cell(&out_cells, id) {
+            if let Ok(s) = records::read_cell(&out_cells, id) {
                 stored.push((s.record, out_cells.clone()));
             }
         }
     }
-    let located: Vec<reporting::records::Located<'_>> =
-        stored.iter().map(|(r, p)| (r, p.as_path())).collect();
-    reporting::records::check_consistent(&located)?;
+    let located: Vec<records::Located<'_>> = stored.iter().map(|(r, p)| (r, p.as_path())).collect();
+    records::check_consistent(&located)?;
     let cells_out = out.join("cells");
     std::fs::create_dir_all(&cells_out)
         .with_context(|| format!("cannot create {}", cells_out.display()))?;

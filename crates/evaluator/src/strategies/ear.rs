@@ -172,7 +172,7 @@ impl QuestionRecord for EarRecord {
     fn explain(
         &self,
         question: &datasets::Question,
-        row: &reporting::records::QuestionRow,
+        row: &records::QuestionRow,
         k: usize,
         docs: &[Document],
     ) -> Result<Option<serde_json::Value>> {

@@ -183,7 +183,7 @@ pub trait QuestionRecord: Send + Sync + std::fmt::Debug {
     fn explain(
         &self,
         question: &datasets::Question,
-        row: &reporting::records::QuestionRow,
+        row: &records::QuestionRow,
         k: usize,
         docs: &[Document],
     ) -> Result<Option<serde_json::Value>> {
@@ -246,7 +246,7 @@ pub fn one_per_hit(hits: &[Hit], passages: &[Chunk]) -> Ranking {
     }
 }
 
-pub use reporting::records::StrategyStats;
+pub use records::StrategyStats;
 
 /// An embedder's input window: the longest text it reads without truncation, measured with
 /// its own tokenizer.

@@ -16,13 +16,18 @@
 //! and List columns in Parquet; CSV keeps one text field per list (scores `;`-separated with 6
 //! decimals, passage ids space-separated), as it always has.
 //!
-//! This module depends only on the statistics: a cell is stored as data ([`CellKey`]: names
-//! and resolved entries as YAML values, in the pipeline's field order), so the reports, the
-//! plots and `compare` read records without the pipeline's types, and the pipeline
-//! (`evaluator`) writes them.
+//! The pipeline's contract: the pipeline (`evaluator`) writes these records and the reports
+//! (`reporting`: summaries, plots, report.html, `explain`, `compare`) read them, so both depend
+//! on this crate and neither on the other. It depends only on the statistics (`stats`, for a
+//! cell's Wilson interval and means), the registries of retrieval metrics and strategy records
+//! (`retriever::metrics`, `retriever::records`) and the data format (`datasets`): a cell is
+//! stored as data ([`CellKey`]: names and resolved entries as YAML values, in the pipeline's
+//! field order), so readers need none of the pipeline's types. [`inputs`] holds the content
+//! identities a cell was computed on.
 
 use crate::inputs::CellInputs;
-use crate::stats;
+pub mod inputs;
+
 use anyhow::{Context, Result};
 use retriever::metrics::{MetricValues, METRICS};
 use retriever::records::{FieldKind, FigureValue, RecordSummary, RecordValues, RECORDS};
