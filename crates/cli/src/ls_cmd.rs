@@ -33,62 +33,7 @@ pub(crate) fn ls(what: ListWhat, store: PathBuf) -> Result<()> {
             .map(|k| (k.name.to_string(), k.summary.to_string()))
             .collect(),
         ListWhat::Metrics => metric_rows(),
-        ListWhat::Datasets => {
-            let mut v = Vec::new();
-            if let Ok(rd) = std::fs::read_dir(&store) {
-                // Datasets are the directories a config can name (canonical plain
-                // names); hidden work directories of an unfinished import are not.
-                let mut names: Vec<_> = rd
-                    .flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.join("manifest.json").exists())
-                    .filter(|p| {
-                        p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                            datasets::dataset::canonical_name(n).as_deref() == Ok(n)
-                        })
-                    })
-                    .collect();
-                names.sort();
-                for p in names {
-                    let dir = p
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default();
-                    let path = p.join("manifest.json");
-                    let m: DatasetManifest = match std::fs::read(&path)
-                        .map_err(anyhow::Error::from)
-                        .and_then(|b| Ok(serde_json::from_slice(&b)?))
-                    {
-                        Ok(m) => m,
-                        Err(e) => {
-                            eprintln!(
-                                "note: {}: not a dataset manifest ({e}); `{dir}` is not listed",
-                                path.display()
-                            );
-                            continue;
-                        }
-                    };
-                    let c = |k: &str| m.counts.get(k).copied().unwrap_or(0);
-                    v.push((
-                        format!(
-                            "{:<16} {:>6} documents {:>6} questions  {}",
-                            dir,
-                            c("documents"),
-                            c("questions"),
-                            m.license
-                        ),
-                        String::new(),
-                    ));
-                }
-            }
-            if v.is_empty() {
-                bail!(
-                    "no datasets in {}; run `chunkbench data fetch`",
-                    store.display()
-                );
-            }
-            v
-        }
+        ListWhat::Datasets => dataset_rows(&store)?,
     };
     // Names in one column, as wide as the longest named item (at least 16).
     let width = rows
@@ -106,6 +51,69 @@ pub(crate) fn ls(what: ListWhat, store: PathBuf) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `ls datasets`: one line per dataset of the store (a canonical directory name with a
+/// manifest): documents, questions, license. A manifest that does not parse is noted and not
+/// listed.
+///
+/// # Errors
+/// No datasets in the store.
+fn dataset_rows(store: &std::path::Path) -> Result<Vec<(String, String)>> {
+    let mut v = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(store) {
+        // Datasets are the directories a config can name (canonical plain names); hidden work
+        // directories of an unfinished import are not.
+        let mut names: Vec<_> = rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.join("manifest.json").exists())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| datasets::dataset::canonical_name(n).as_deref() == Ok(n))
+            })
+            .collect();
+        names.sort();
+        for p in names {
+            let dir = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let path = p.join("manifest.json");
+            let m: DatasetManifest = match std::fs::read(&path)
+                .map_err(anyhow::Error::from)
+                .and_then(|b| Ok(serde_json::from_slice(&b)?))
+            {
+                Ok(m) => m,
+                Err(e) => {
+                    eprintln!(
+                        "note: {}: not a dataset manifest ({e}); `{dir}` is not listed",
+                        path.display()
+                    );
+                    continue;
+                }
+            };
+            let c = |k: &str| m.counts.get(k).copied().unwrap_or(0);
+            v.push((
+                format!(
+                    "{:<16} {:>6} documents {:>6} questions  {}",
+                    dir,
+                    c("documents"),
+                    c("questions"),
+                    m.license
+                ),
+                String::new(),
+            ));
+        }
+    }
+    if v.is_empty() {
+        bail!(
+            "no datasets in {}; run `chunkbench data fetch`",
+            store.display()
+        );
+    }
+    Ok(v)
 }
 
 /// `ls metrics`: the run's figures, the registered per-question retrieval metrics

@@ -74,7 +74,8 @@ pub(crate) fn validate(config: PathBuf, store: PathBuf, sets: Vec<String>) -> Re
     let text = std::fs::read_to_string(&config)
         .with_context(|| format!("cannot read config {}", config.display()))?;
     let cfg = RunConfig::parse_with(&text, &config.display().to_string(), &sets)?;
-    let problems = evaluator::preflight::check(&cfg, &store);
+    let prepared = evaluator::preflight::prepare(&cfg, &store);
+    let problems = prepared.problems;
     if !problems.is_empty() {
         bail!(
             "{}: {} problem{} a run would fail on:\n  - {}",
@@ -84,7 +85,7 @@ pub(crate) fn validate(config: PathBuf, store: PathBuf, sets: Vec<String>) -> Re
             problems.join("\n  - ")
         );
     }
-    let cells = cfg.cells();
+    let cells = prepared.cells;
     outln!("{}: valid; {} cells", config.display(), cells.len());
     for c in cells {
         outln!(

@@ -11,20 +11,45 @@
 //! dataset store and the models directory, and writable.
 //! Each problem is one line naming the field or file and the fix.
 
-use crate::config::RunConfig;
+use crate::config::{Cell, RunConfig};
+use crate::strategies::Chunker;
 use datasets::dataset::{Dataset, Question};
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 
+/// What a run needs, prepared once by the preflight and then used by the run: the datasets
+/// loaded and checked, the strategies built, the cells; and every problem found.
+pub struct Prepared {
+    /// Every problem found, one message each; empty when the run can start.
+    pub problems: Vec<String>,
+    /// The datasets that loaded, in the order of `cfg.datasets` (all of them when `problems`
+    /// is empty), with their names in the config.
+    pub datasets: Vec<(String, Dataset)>,
+    /// The strategies that built, by name (all of them when `problems` is empty); a built
+    /// strategy chunks any dataset.
+    pub strategies: BTreeMap<String, Box<dyn Chunker>>,
+    /// The config's cells ([`RunConfig::cells`]).
+    pub cells: Vec<Cell>,
+}
+
 /// Every problem found, one message each; empty when the run can start.
 pub fn check(cfg: &RunConfig, store: &Path) -> Vec<String> {
+    prepare(cfg, store).problems
+}
+
+/// Checks everything a run would fail on ([`check`]) and keeps what it loaded and built, so a
+/// run loads each dataset and builds each strategy once.
+pub fn prepare(cfg: &RunConfig, store: &Path) -> Prepared {
     let mut problems = Vec::new();
+    let mut datasets = Vec::new();
     for name in &cfg.datasets {
         match Dataset::load(&store.join(name)) {
             Err(e) => problems.push(format!("dataset `{name}`: {e:#}")),
             Ok(ds) => {
                 let used = &ds.questions[..cfg.limit.unwrap_or(usize::MAX).min(ds.questions.len())];
                 problems.extend(readers_problem(cfg, name, used));
+                datasets.push((name.clone(), ds));
             }
         }
     }
@@ -32,9 +57,13 @@ pub fn check(cfg: &RunConfig, store: &Path) -> Vec<String> {
     if cells.iter().any(|c| c.embedder.is_some()) {
         problems.extend(cfg.embedder.preflight());
     }
+    let mut strategies = BTreeMap::new();
     for (name, s) in &cfg.strategies {
-        if let Err(e) = s.build() {
-            problems.push(format!("field `strategies.{name}`: {e:#}"));
+        match s.build() {
+            Ok(built) => {
+                strategies.insert(name.clone(), built);
+            }
+            Err(e) => problems.push(format!("field `strategies.{name}`: {e:#}")),
         }
     }
     if cells.iter().any(|c| !c.reader_config.counts_own_tokens()) {
@@ -58,7 +87,12 @@ pub fn check(cfg: &RunConfig, store: &Path) -> Vec<String> {
             }
         }
     }
-    problems
+    Prepared {
+        problems,
+        datasets,
+        strategies,
+        cells,
+    }
 }
 
 /// `p` absolute, with symlinks resolved as far as it exists and `.`/`..` resolved lexically

@@ -21,7 +21,7 @@ pub(super) fn chunk_lengths_path(
 /// summary.csv, summary.md, chunk_stats.csv, the plots, report.html (question and passage
 /// texts from the datasets in `store`, used only when they are the files the cells read) and
 /// manifest.json (with `extra` merged in). Exactly the cells of
-/// `cfg` are used: finished cells of other configs in `cells/` (an edited config re-run into
+/// `cfg` are used (`config_cells`, its [`RunConfig::cells`], computed once by the caller): finished cells of other configs in `cells/` (an edited config re-run into
 /// the same directory) are kept for reuse but ignored and counted (the third value, also in
 /// the manifest as `ignored_cells`); their TREC and explain files and stale plots are removed,
 /// so the directory describes `cfg` only.
@@ -31,12 +31,13 @@ pub(super) fn chunk_lengths_path(
 /// I/O errors.
 pub fn assemble(
     cfg: &RunConfig,
+    config_cells: &[Cell],
     dir: &Path,
     store: &Path,
     extra: serde_json::Value,
 ) -> Result<(Vec<CellRecord>, String, usize)> {
     let cells_dir = dir.join("cells");
-    let ids: std::collections::BTreeSet<String> = cfg.cells().iter().map(Cell::id).collect();
+    let ids: std::collections::BTreeSet<String> = config_cells.iter().map(Cell::id).collect();
     let ignored = records::foreign_cells(&cells_dir, &ids).len();
     for (sub, ext) in [("trec", "run"), ("explain", "jsonl")] {
         for stale in records::foreign_files(&dir.join(sub), ext, &ids) {
@@ -44,7 +45,7 @@ pub fn assemble(
                 .with_context(|| format!("cannot remove stale {}", stale.display()))?;
         }
     }
-    let (cells, rows_by_cell, per_question) = read_cells(cfg, &cells_dir)?;
+    let (cells, rows_by_cell, per_question) = read_cells(config_cells, &cells_dir)?;
     write_atomic(&dir.join("per_question.csv"), &per_question)?;
     let all_rows: Vec<QuestionRow> = cells
         .iter()
@@ -198,9 +199,10 @@ pub fn report(dir: &Path, store: &Path) -> Result<PathBuf> {
         )
     })?;
     let cells_dir = dir.join("cells");
-    let ids: std::collections::BTreeSet<String> = cfg.cells().iter().map(Cell::id).collect();
+    let config_cells = cfg.cells();
+    let ids: std::collections::BTreeSet<String> = config_cells.iter().map(Cell::id).collect();
     let ignored = records::foreign_cells(&cells_dir, &ids).len();
-    let (cells, rows_by_cell, _) = read_cells(&cfg, &cells_dir)?;
+    let (cells, rows_by_cell, _) = read_cells(&config_cells, &cells_dir)?;
     let comparisons =
         reporting::report::compare_cells(&cfg.report_settings(), &cells, &rows_by_cell)?;
     let corpora = load_corpora(&cfg, store, &cells);
@@ -254,17 +256,18 @@ pub(super) fn write_html(
 /// Records, rows by cell id, and per_question.csv's bytes.
 pub(super) type CellRows = (Vec<CellRecord>, HashMap<String, Vec<QuestionRow>>, Vec<u8>);
 
-/// The records and rows of the config's cells, in config order, and their rows
+/// The records and rows of the config's cells (`config_cells`, [`RunConfig::cells`]), in
+/// config order, and their rows
 /// concatenated as CSV bytes (one header): per_question.csv.
 ///
 /// # Errors
 /// A cell that is missing or was computed for another configuration (naming the shard fix),
 /// and rows that cannot be read.
-pub(super) fn read_cells(cfg: &RunConfig, cells_dir: &Path) -> Result<CellRows> {
+pub(super) fn read_cells(config_cells: &[Cell], cells_dir: &Path) -> Result<CellRows> {
     let mut per_question = Vec::new();
     let mut cells = Vec::new();
     let mut rows_by_cell: HashMap<String, Vec<QuestionRow>> = HashMap::new();
-    for (i, c) in cfg.cells().iter().enumerate() {
+    for (i, c) in config_cells.iter().enumerate() {
         let (id, key) = (c.id(), c.key());
         let what = format!(
             "cell {id} ({} × {} × {} × k={} × {})",

@@ -12,7 +12,7 @@
 
 use crate::config::{Cell, RunConfig};
 use crate::embedder::LazyEmbedder;
-use crate::strategies::{QuestionRecord, Ranked, Ranking, StrategyConfig};
+use crate::strategies::{Chunker, QuestionRecord, Ranked, Ranking, StrategyConfig};
 use anyhow::{bail, Context, Result};
 use chunker::{unique_words, Span};
 use datasets::dataset::{Dataset, Question};
@@ -68,21 +68,27 @@ pub struct RunOutcome {
 /// finished cell into `cfg.output/cfg.name/cells/`. An unsharded run then assembles the
 /// run-level files ([`assemble`]); a shard leaves that to [`merge`].
 ///
-/// Before any compute, [`crate::preflight::check`] verifies everything the run would fail on
-/// and reports all problems at once.
+/// Before any compute, [`crate::preflight::prepare`] verifies everything the run would fail on
+/// and reports all problems at once; the datasets it loaded and the strategies it built are
+/// the ones the run uses (each dataset is loaded once, and dropped once its cells are done;
+/// each strategy is built once and chunks every dataset).
 ///
 /// # Errors
 /// The preflight problems; invalid datasets (naming the file and line), I/O errors naming
 /// the path, and reader errors naming the question.
 pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOutcome> {
     let started = Instant::now();
-    let problems = crate::preflight::check(cfg, store);
-    if !problems.is_empty() {
+    let prepared = crate::preflight::prepare(cfg, store);
+    if !prepared.problems.is_empty() {
         bail!(
             "the run cannot start ({} problem{}):\n  - {}",
-            problems.len(),
-            if problems.len() == 1 { "" } else { "s" },
-            problems.join("\n  - ")
+            prepared.problems.len(),
+            if prepared.problems.len() == 1 {
+                ""
+            } else {
+                "s"
+            },
+            prepared.problems.join("\n  - ")
         );
     }
     let dir = cfg.output.join(&cfg.name);
@@ -90,7 +96,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
     std::fs::create_dir_all(&cells_dir)
         .with_context(|| format!("cannot create {}", cells_dir.display()))?;
     write_json(&dir.join("config.json"), cfg)?;
-    let all_cells = cfg.cells();
+    let all_cells = prepared.cells;
     let mine: Vec<&Cell> = all_cells
         .iter()
         .enumerate()
@@ -112,14 +118,19 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
     };
     let mut reused = 0;
     let mut datasets_meta = Vec::new();
-    for ds_name in &cfg.datasets {
-        let (ds, meta) = runner.load(store, ds_name)?;
-        datasets_meta.push(meta);
-        let d = DatasetStage::new(cfg, ds_name, &ds);
-        for (s_name, s_cfg) in &cfg.strategies {
+    // Each dataset is dropped once its cells are done.
+    for (ds_name, ds) in prepared.datasets {
+        datasets_meta.push(dataset_meta(&ds));
+        let d = DatasetStage::new(cfg, &ds_name, &ds);
+        for (s_name, strategy) in &prepared.strategies {
             let pending = runner.pending(&d, &mine, s_name, &mut reused)?;
             if !pending.is_empty() {
-                runner.strategy_cells(&d, s_name, s_cfg, &pending)?;
+                runner.strategy_cells(
+                    &d,
+                    (s_name, &cfg.strategies[s_name]),
+                    strategy.as_ref(),
+                    &pending,
+                )?;
             }
         }
     }
@@ -134,6 +145,16 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
         store: store.to_path_buf(),
     };
     runner.finish(done)
+}
+
+/// A dataset's entry in the run's `manifest.json`: name, manifest hash, files and source.
+fn dataset_meta(ds: &Dataset) -> serde_json::Value {
+    serde_json::json!({
+        "name": ds.name,
+        "manifest_sha256": ds.manifest_sha256,
+        "files": ds.manifest.files,
+        "source": ds.manifest.source,
+    })
 }
 
 /// What the last stage needs to know about the computed part of a run.
@@ -253,7 +274,8 @@ impl Runner<'_> {
                 ),
             });
         }
-        let (cells, summary_md, ignored) = assemble(self.cfg, &dir, &done.store, run_meta)?;
+        let (cells, summary_md, ignored) =
+            assemble(self.cfg, self.all_cells, &dir, &done.store, run_meta)?;
         Ok(RunOutcome {
             dir,
             cells,
@@ -261,19 +283,6 @@ impl Runner<'_> {
             ignored,
             summary_md,
         })
-    }
-
-    /// Stage `load`: the dataset (hashes checked against its manifest) and its manifest entry.
-    fn load(&self, store: &Path, name: &str) -> Result<(Dataset, serde_json::Value)> {
-        let ds = Dataset::load(&store.join(name))
-            .with_context(|| format!("dataset `{name}` (listed in `datasets`)"))?;
-        let meta = serde_json::json!({
-            "name": ds.name,
-            "manifest_sha256": ds.manifest_sha256,
-            "files": ds.manifest.files,
-            "source": ds.manifest.source,
-        });
-        Ok((ds, meta))
     }
 
     /// Stage `reuse`: this shard's cells of (dataset, strategy) that must be computed, with
@@ -326,13 +335,10 @@ impl Runner<'_> {
     fn chunk(
         &self,
         d: &DatasetStage,
-        s_name: &str,
-        s_cfg: &StrategyConfig,
-    ) -> Result<(Box<dyn crate::strategies::Chunker>, Vec<chunker::Chunk>)> {
+        (s_name, s_cfg): (&str, &StrategyConfig),
+        strategy: &dyn Chunker,
+    ) -> Result<Vec<chunker::Chunk>> {
         let ds_name = d.name();
-        let strategy = s_cfg
-            .build()
-            .with_context(|| format!("strategy `{s_name}`"))?;
         let t = Instant::now();
         let emb = if s_cfg.needs_embedder() {
             Some(self.embedder.get(&self.cfg.embedder)?)
@@ -369,7 +375,7 @@ impl Runner<'_> {
             &self.progress,
             ds_name,
             s_name,
-            strategy.as_ref(),
+            strategy,
             &stats,
             chunks.len(),
         );
@@ -385,7 +391,7 @@ impl Runner<'_> {
             &chunk_lengths_path(&self.dir, ds_name, s_name, s_cfg)?,
             &lengths,
         )?;
-        Ok((strategy, chunks))
+        Ok(chunks)
     }
 
     /// Chunks longer than the embedder's window, counted whenever a cell of this (dataset,
@@ -433,11 +439,11 @@ impl Runner<'_> {
     fn strategy_cells(
         &self,
         d: &DatasetStage,
-        s_name: &str,
-        s_cfg: &StrategyConfig,
+        (s_name, s_cfg): (&str, &StrategyConfig),
+        strategy: &dyn Chunker,
         pending: &[(&Cell, CellInputs)],
     ) -> Result<()> {
-        let (strategy, chunks) = self.chunk(d, s_name, s_cfg)?;
+        let chunks = self.chunk(d, (s_name, s_cfg), strategy)?;
         let index = self.index(d, s_name, chunks)?;
         let passages = strategy
             .passages(&d.ds.documents, &index)

@@ -106,18 +106,17 @@ pub(super) fn answer(
                 .map_or("", |d| &d.text[c.span.start..c.span.end])
         })
         .collect();
-    let out = match reader {
-        Some(reader) => Some(
+    let out = reader
+        .map(|reader| {
             reader
                 .read(&ReaderInput {
                     question: &q.question,
                     options: &q.options,
                     passages: &passages,
                 })
-                .with_context(|| format!("question {}", q.id))?,
-        ),
-        None => None,
-    };
+                .with_context(|| format!("question {}", q.id))
+        })
+        .transpose()?;
     let m = score_retrieval(q, &chunks, &passages, cx, cell.k);
     let gold = q.gold();
     let correct = out.as_ref().map(|o| gold.is_some_and(|g| o.is_correct(g)));
@@ -136,6 +135,7 @@ pub(super) fn answer(
         )),
         _ => None,
     };
+    let read = ReadFields::of(out.as_ref());
     Ok(QuestionRow {
         cell_id: cell_id.to_string(),
         dataset: cell.dataset.clone(),
@@ -145,19 +145,11 @@ pub(super) fn answer(
         reader: cell.reader.clone(),
         question_id: q.id.clone(),
         gold,
-        // Only a single, valid choice is a choice: an invalid reply or a tie between the best
-        // options names none, so `choice == gold` never counts either as correct.
-        choice: out
-            .as_ref()
-            .filter(|o| !o.invalid && o.tied <= 1)
-            .map(|o| o.choice),
+        choice: read.choice,
         correct: correct.map(u8::from),
-        tied: out.as_ref().map_or(0, |o| o.tied),
-        invalid: out.as_ref().map_or(0, |o| u8::from(o.invalid)),
-        scores: out
-            .as_ref()
-            .map(|o| o.scores.iter().map(|&x| round6(x)).collect())
-            .unwrap_or_default(),
+        tied: read.tied,
+        invalid: read.invalid,
+        scores: read.scores,
         passages: chunks.iter().map(|c| c.id()).collect(),
         passage_scores: ranked
             .iter()
@@ -171,9 +163,33 @@ pub(super) fn answer(
         metrics: m.metrics,
         failure,
         records: record.map(|r| r.values()).unwrap_or_default(),
-        reply: out
-            .as_ref()
-            .map(|o| reader::clip(&o.raw, REPLY_BYTES))
-            .unwrap_or_default(),
+        reply: read.reply,
     })
+}
+
+/// The fields of a row that come from the reader's output (empty or 0 without one).
+struct ReadFields {
+    choice: Option<usize>,
+    tied: usize,
+    invalid: u8,
+    scores: Vec<f64>,
+    reply: String,
+}
+
+impl ReadFields {
+    fn of(out: Option<&reader::ReaderOutput>) -> Self {
+        ReadFields {
+            // Only a single, valid choice is a choice: an invalid reply or a tie between the
+            // best options names none, so `choice == gold` never counts either as correct.
+            choice: out.filter(|o| !o.invalid && o.tied <= 1).map(|o| o.choice),
+            tied: out.map_or(0, |o| o.tied),
+            invalid: out.map_or(0, |o| u8::from(o.invalid)),
+            scores: out
+                .map(|o| o.scores.iter().map(|&x| round6(x)).collect())
+                .unwrap_or_default(),
+            reply: out
+                .map(|o| reader::clip(&o.raw, REPLY_BYTES))
+                .unwrap_or_default(),
+        }
+    }
 }

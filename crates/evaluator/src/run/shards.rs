@@ -48,18 +48,9 @@ pub fn merge(
     if let Some(clash) = crate::preflight::output_clash(out, store) {
         bail!("merge OUT: {clash}");
     }
-    // Shards differ only in where they wrote their output.
-    let read_cfg = |d: &Path| -> Result<RunConfig> {
-        let p = d.join("config.json");
-        let bytes = std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?;
-        let mut cfg: RunConfig = serde_json::from_slice(&bytes)
-            .with_context(|| format!("{} is not a chunkbench run config", p.display()))?;
-        cfg.output = PathBuf::new();
-        Ok(cfg)
-    };
-    let cfg = read_cfg(first)?;
+    let cfg = read_shard_config(first)?;
     if out.join("config.json").exists() && !shard_dirs.iter().any(|d| d == out) {
-        let other = read_cfg(out).ok();
+        let other = read_shard_config(out).ok();
         if other.as_ref() != Some(&cfg) && !force {
             bail!(
                 "{} already holds {}; merging into it would mix two runs. Merge into a new \
@@ -73,12 +64,48 @@ pub fn merge(
             );
         }
     }
-    let ids: std::collections::BTreeSet<String> = cfg.cells().iter().map(Cell::id).collect();
-    // Every shard's finished cells of the config, verified, and checked to come from one
-    // version of the data, inputs and code before anything is copied.
+    let config_cells = cfg.cells();
+    let ids: std::collections::BTreeSet<String> = config_cells.iter().map(Cell::id).collect();
+    check_shards(shard_dirs, out, &cfg, &ids)?;
+    let cells_out = out.join("cells");
+    std::fs::create_dir_all(&cells_out)
+        .with_context(|| format!("cannot create {}", cells_out.display()))?;
+    let datasets = copy_shard_files(shard_dirs, out, &ids)?;
+    write_json(&out.join("config.json"), &cfg)?;
+    let extra = serde_json::json!({
+        "datasets": datasets,
+        "merged_from": shard_dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>(),
+    });
+    let (cells, md, ignored) = assemble(&cfg, &config_cells, out, store, extra)?;
+    Ok((cfg, cells, md, ignored))
+}
+
+/// A shard's resolved config, with `output` cleared (shards differ only in where they wrote).
+fn read_shard_config(d: &Path) -> Result<RunConfig> {
+    let p = d.join("config.json");
+    let bytes = std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?;
+    let mut cfg: RunConfig = serde_json::from_slice(&bytes)
+        .with_context(|| format!("{} is not a chunkbench run config", p.display()))?;
+    cfg.output = PathBuf::new();
+    Ok(cfg)
+}
+
+/// Checks, before anything is copied, that every shard ran `cfg`, that every finished cell of
+/// the config (`ids`) in the shards and in `out` (merging into an existing run) is intact, and
+/// that together they come from one version of the data, inputs and code.
+///
+/// # Errors
+/// A shard of another config, a damaged cell, or cells of two versions.
+fn check_shards(
+    shard_dirs: &[PathBuf],
+    out: &Path,
+    cfg: &RunConfig,
+    ids: &std::collections::BTreeSet<String>,
+) -> Result<()> {
+    let first = &shard_dirs[0];
     let mut stored: Vec<(records::CellRecord, PathBuf)> = Vec::new();
     for d in shard_dirs {
-        if read_cfg(d)? != cfg {
+        if read_shard_config(d)? != *cfg {
             bail!(
                 "{} ran a different config than {}; only shards of one run can be merged",
                 d.display(),
@@ -86,7 +113,7 @@ pub fn merge(
             );
         }
         let shard_cells = d.join("cells");
-        for id in &ids {
+        for id in ids {
             match records::read_cell(&shard_cells, id) {
                 Ok(s) => stored.push((s.record, shard_cells.clone())),
                 Err(records::CellProblem::Missing) => {}
@@ -97,21 +124,30 @@ pub fn merge(
             }
         }
     }
-    // OUT's own cells of the config (merging into an existing run) are assembled with the
-    // shards' ones, so they are checked too, before anything in OUT is overwritten.
+    // OUT's own cells of the config are assembled with the shards' ones, so they are checked
+    // too, before anything in OUT is overwritten.
     if !shard_dirs.iter().any(|d| d == out) {
         let out_cells = out.join("cells");
-        for id in &ids {
+        for id in ids {
             if let Ok(s) = records::read_cell(&out_cells, id) {
                 stored.push((s.record, out_cells.clone()));
             }
         }
     }
     let located: Vec<records::Located<'_>> = stored.iter().map(|(r, p)| (r, p.as_path())).collect();
-    records::check_consistent(&located)?;
-    let cells_out = out.join("cells");
-    std::fs::create_dir_all(&cells_out)
-        .with_context(|| format!("cannot create {}", cells_out.display()))?;
+    records::check_consistent(&located)
+}
+
+/// Copies the shards' files of the config's cells (`ids`: cells, explain, TREC; all chunk
+/// lengths) into `out`, and returns the datasets entry of the first shard's metadata.
+///
+/// # Errors
+/// I/O errors naming the path.
+fn copy_shard_files(
+    shard_dirs: &[PathBuf],
+    out: &Path,
+    ids: &std::collections::BTreeSet<String>,
+) -> Result<serde_json::Value> {
     let mut datasets = serde_json::Value::Null;
     for d in shard_dirs {
         for sub in ["cells", "chunks", "explain", "trec"] {
@@ -140,11 +176,5 @@ pub fn merge(
             }
         }
     }
-    write_json(&out.join("config.json"), &cfg)?;
-    let extra = serde_json::json!({
-        "datasets": datasets,
-        "merged_from": shard_dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>(),
-    });
-    let (cells, md, ignored) = assemble(&cfg, out, store, extra)?;
-    Ok((cfg, cells, md, ignored))
+    Ok(datasets)
 }
