@@ -23,10 +23,10 @@ pub use fixed::{FixedConfig, FixedError};
 pub use kamradt::{BreakpointType, KamradtConfig, KamradtError, KamradtStats};
 pub use maxmin::{
     maxmin_groups, pack_units, split_oversized, ChunkSummary, Comparison, GroupUnit, MaxMinConfig,
-    MaxMinError, MaxMinStats, OversizedStats, SizeLimit,
+    MaxMinError, MaxMinStats, OversizedStats,
 };
 pub use recursive::{KeepSeparator, RecursiveChunker, RecursiveError, RecursiveStats};
-pub use units::{HfTokenizer, Sizer, TokenizerError, Unit, UnknownUnit};
+pub use units::{HfTokenizer, SizeLimit, Sizer, TokenizerError, Unit, UnknownUnit};
 
 use serde::{Deserialize, Serialize};
 

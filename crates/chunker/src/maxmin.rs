@@ -53,13 +53,12 @@
 //! * Sentences come from [`crate::segment::sentences`], not NLTK punkt (the reference demo's
 //!   splitter); the rule itself does not depend on the splitter.
 
-use crate::units::{HfTokenizer, Sizer, Unit};
+use crate::units::SizeLimit;
 use crate::{is_word_separator, word_spans, Chunk, Document, Span};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
-use std::sync::Arc;
 
 /// Reference default of `fixed_threshold` (maxmin_chunker.py, `process_sentences`).
 pub const FIXED_THRESHOLD: f64 = 0.6;
@@ -275,68 +274,6 @@ pub enum MaxMinError {
          MaxMinConfig::chunk"
     )]
     SizesRequired,
-}
-
-/// A chunk size limit: a number of words, chars or tokens ([`Sizer`]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct SizeLimit {
-    size: usize,
-    sizer: Sizer,
-}
-
-impl SizeLimit {
-    /// A limit of `size` units of `sizer`.
-    ///
-    /// # Errors
-    /// [`MaxMinError::ZeroSize`] when `size == 0` (reported for field `max_chunk`; callers
-    /// building a `min_chunk` get the same check).
-    pub fn new(size: usize, sizer: Sizer) -> Result<Self, MaxMinError> {
-        if size == 0 {
-            return Err(MaxMinError::ZeroSize { field: "max_chunk" });
-        }
-        Ok(SizeLimit { size, sizer })
-    }
-
-    /// A limit of `size` whitespace-separated words.
-    ///
-    /// # Errors
-    /// [`MaxMinError::ZeroSize`] when `size == 0`.
-    pub fn words(size: usize) -> Result<Self, MaxMinError> {
-        Self::new(size, Sizer::Words)
-    }
-
-    /// A limit in `unit`; `tokenizer` is required for [`Unit::Tokens`].
-    ///
-    /// # Errors
-    /// [`MaxMinError::ZeroSize`] or [`MaxMinError::MissingTokenizer`].
-    pub fn with_unit(
-        size: usize,
-        unit: Unit,
-        tokenizer: Option<Arc<HfTokenizer>>,
-    ) -> Result<Self, MaxMinError> {
-        let sizer = Sizer::for_unit(unit, tokenizer).ok_or(MaxMinError::MissingTokenizer)?;
-        Self::new(size, sizer)
-    }
-
-    /// The limit, in [`SizeLimit::unit`]s.
-    pub fn size(&self) -> usize {
-        self.size
-    }
-
-    /// The unit the limit is counted in.
-    pub fn unit(&self) -> Unit {
-        self.sizer.unit()
-    }
-
-    /// The sizer that measures texts against the limit.
-    pub fn sizer(&self) -> &Sizer {
-        &self.sizer
-    }
-
-    /// Size of `text` in this limit's unit ([`Sizer::size`]).
-    pub fn measure(&self, text: &str) -> usize {
-        self.sizer.size(text)
-    }
 }
 
 /// Max-Min parameters. [`Default`] is the reference configuration (maxmin_chunker.py

@@ -12,6 +12,7 @@
 //!
 //! [`Sizer`] is "what size means" for a chunker: a unit plus, for tokens, the tokenizer.
 
+use crate::maxmin::MaxMinError;
 use crate::Span;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -413,6 +414,70 @@ pub(crate) fn ceil_char_boundary(text: &str, mut i: usize) -> usize {
         i += 1;
     }
     i
+}
+
+/// A chunk size limit: a number of words, chars or tokens ([`Sizer`]), used by every
+/// strategy with a size. Its errors are Max-Min's ([`MaxMinError`], which names the field),
+/// where it was first needed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SizeLimit {
+    size: usize,
+    sizer: Sizer,
+}
+
+impl SizeLimit {
+    /// A limit of `size` units of `sizer`.
+    ///
+    /// # Errors
+    /// [`MaxMinError::ZeroSize`] when `size == 0` (reported for field `max_chunk`; callers
+    /// building a `min_chunk` get the same check).
+    pub fn new(size: usize, sizer: Sizer) -> Result<Self, MaxMinError> {
+        if size == 0 {
+            return Err(MaxMinError::ZeroSize { field: "max_chunk" });
+        }
+        Ok(SizeLimit { size, sizer })
+    }
+
+    /// A limit of `size` whitespace-separated words.
+    ///
+    /// # Errors
+    /// [`MaxMinError::ZeroSize`] when `size == 0`.
+    pub fn words(size: usize) -> Result<Self, MaxMinError> {
+        Self::new(size, Sizer::Words)
+    }
+
+    /// A limit in `unit`; `tokenizer` is required for [`Unit::Tokens`].
+    ///
+    /// # Errors
+    /// [`MaxMinError::ZeroSize`] or [`MaxMinError::MissingTokenizer`].
+    pub fn with_unit(
+        size: usize,
+        unit: Unit,
+        tokenizer: Option<Arc<HfTokenizer>>,
+    ) -> Result<Self, MaxMinError> {
+        let sizer = Sizer::for_unit(unit, tokenizer).ok_or(MaxMinError::MissingTokenizer)?;
+        Self::new(size, sizer)
+    }
+
+    /// The limit, in [`SizeLimit::unit`]s.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// The unit the limit is counted in.
+    pub fn unit(&self) -> Unit {
+        self.sizer.unit()
+    }
+
+    /// The sizer that measures texts against the limit.
+    pub fn sizer(&self) -> &Sizer {
+        &self.sizer
+    }
+
+    /// Size of `text` in this limit's unit ([`Sizer::size`]).
+    pub fn measure(&self, text: &str) -> usize {
+        self.sizer.size(text)
+    }
 }
 
 /// Path of the MiniLM `tokenizer.json` used by the tests, relative to this crate.

@@ -114,8 +114,9 @@ fn walk_cell(
             .filter(|p| p["kind"] == "retrieved")
             .map(|p| format!("{}:{}-{}", p["doc"].as_str().unwrap(), p["start"], p["end"]))
             .collect();
+        let stored: Vec<String> = row.passages.iter().map(|p| p.to_string()).collect();
         assert_eq!(
-            shown, row.passages,
+            shown, stored,
             "{} {}",
             rec.cell.strategy, row.question_id
         );

@@ -64,6 +64,59 @@ pub struct RunConfig {
     /// the summary shows "–"). Default [`DEFAULT_COST_TOKENIZER`] (MiniLM word pieces).
     #[serde(default = "default_cost_tokenizer")]
     pub cost_tokenizer: Option<PathBuf>,
+    /// The strategy variants a `sweep` made, by variant name: the entry each varies and its
+    /// swept fields with their values, in the order of the variant's name. Written by the
+    /// sweep's expansion and kept in config.json, so the plots read their sweep axes from
+    /// typed values rather than from names; a config that sets it is refused.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub swept: BTreeMap<String, SweptVariant>,
+}
+
+/// One strategy variant made by a `sweep`: `ENTRY[f=v,…]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweptVariant {
+    /// The entry of `strategies` it varies.
+    pub entry: String,
+    /// The swept fields, in the order of the variant's name.
+    pub fields: Vec<SweptField>,
+}
+
+/// One swept field of a variant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweptField {
+    /// The field (`size`, `overlap`, `ear.radius`, …).
+    pub field: String,
+    /// Its value as the variant's name prints it (YAML text).
+    pub label: String,
+    /// Its value as a number, when it is one (a finite YAML number).
+    pub value: Option<f64>,
+}
+
+impl SweptVariant {
+    /// The variant of `entry` with the swept `fields` (field, YAML value).
+    fn new(entry: &str, fields: &[(String, serde_yaml::Value)]) -> Self {
+        SweptVariant {
+            entry: entry.to_string(),
+            fields: fields
+                .iter()
+                .map(|(f, v)| SweptField {
+                    field: f.clone(),
+                    label: yaml_label(v),
+                    value: v.as_f64().filter(|x| x.is_finite()),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A sweep value as a variant's name prints it.
+fn yaml_label(v: &serde_yaml::Value) -> String {
+    serde_yaml::to_string(v)
+        .unwrap_or_default()
+        .trim()
+        .to_string()
 }
 
 /// The most cells one config may make (and the most combinations one sweep may list): far
@@ -280,6 +333,12 @@ impl RunConfig {
                 None => anyhow::anyhow!("{origin}: {msg}"),
             }
         })?;
+        if !cfg.swept.is_empty() {
+            bail!(
+                "{origin}: field `swept` is written by chunkbench when it expands `sweep`; \
+                 list the values to sweep under `sweep` instead"
+            );
+        }
         cfg.resolve_defaults(false);
         for set in sets {
             cfg = cfg
@@ -485,10 +544,7 @@ impl RunConfig {
             for fields in assignments {
                 let label = fields
                     .iter()
-                    .map(|(f, v)| {
-                        let v = serde_yaml::to_string(v).unwrap_or_default();
-                        format!("{f}={}", v.trim())
-                    })
+                    .map(|(f, v)| format!("{f}={}", yaml_label(v)))
                     .collect::<Vec<_>>()
                     .join(",");
                 let name = format!("{entry}[{label}]");
@@ -524,6 +580,8 @@ impl RunConfig {
                         let v = patch(serde_yaml::to_value(&self.strategies[&entry])?)?;
                         let c = serde_yaml::from_value(v).map_err(bad)?;
                         self.strategies.insert(name.clone(), c);
+                        self.swept
+                            .insert(name.clone(), SweptVariant::new(&entry, &fields));
                     }
                     "retrievers" => {
                         let v = patch(serde_yaml::to_value(&self.retrievers[&entry])?)?;
@@ -701,6 +759,42 @@ impl RunConfig {
             seed: self.seed,
             bootstrap_resamples: self.bootstrap_resamples,
         }
+    }
+
+    /// The swept numeric fields of each strategy variant a sweep made, for the sweep plots:
+    /// per variant name, per numeric field its value and the variant's family (its name with
+    /// that field left out: the curve the point belongs to when the field is on the x axis).
+    pub fn sweep_points(&self) -> BTreeMap<String, Vec<reporting::plots::SweptValue>> {
+        self.swept
+            .iter()
+            .map(|(name, v)| {
+                let points = v
+                    .fields
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, f)| {
+                        let others: Vec<String> = v
+                            .fields
+                            .iter()
+                            .enumerate()
+                            .filter(|&(j, _)| j != i)
+                            .map(|(_, o)| format!("{}={}", o.field, o.label))
+                            .collect();
+                        let family = if others.is_empty() {
+                            v.entry.clone()
+                        } else {
+                            format!("{}[{}]", v.entry, others.join(","))
+                        };
+                        Some(reporting::plots::SweptValue {
+                            param: f.field.clone(),
+                            value: f.value?,
+                            family,
+                        })
+                    })
+                    .collect();
+                (name.clone(), points)
+            })
+            .collect()
     }
 
     /// All cells in a stable order: dataset, strategy, retriever, k (as listed), reader.
@@ -904,6 +998,42 @@ readers:
         assert_eq!(c.baseline.as_deref(), Some("fixed-100[overlap=0,size=64]"));
         assert_eq!(c.cells().len(), 4 * 2 * 2);
         assert!(c.sweep.is_none());
+        // The sweep plots' axes come from the typed variants: per numeric field its value
+        // and the variant's name without it; retriever variants are not plotted.
+        let points = c.sweep_points();
+        assert_eq!(points.len(), 4);
+        let p = &points["fixed-100[overlap=0.2,size=128]"];
+        let got: Vec<(&str, f64, &str)> = p
+            .iter()
+            .map(|v| (v.param.as_str(), v.value, v.family.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("overlap", 0.2, "fixed-100[size=128]"),
+                ("size", 128.0, "fixed-100[overlap=0.2]")
+            ]
+        );
+        // Kept through config.json; a config cannot set it by hand.
+        let json = serde_json::to_string(&c).unwrap();
+        let back: RunConfig = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.sweep_points(), points);
+        let by_hand = format!("{GOOD}swept: {{}}\n");
+        assert!(RunConfig::parse(&by_hand, "t").is_ok());
+        let by_hand = format!(
+            "{GOOD}swept:\n  x: {{entry: fixed-100, fields: [{{field: size, label: '1', value: 1}}]}}\n"
+        );
+        let e = RunConfig::parse(&by_hand, "t").unwrap_err().to_string();
+        assert!(e.contains("`swept`") && e.contains("`sweep`"), "{e}");
+    }
+
+    /// A strategy named like a sweep variant but written by hand is not a sweep point.
+    #[test]
+    fn only_sweep_variants_are_sweep_points() {
+        let text = GOOD.replace("fixed-100:", "\"fixed[size=64]\":");
+        let c = RunConfig::parse(&text, "t").unwrap();
+        assert!(c.strategies.contains_key("fixed[size=64]"), "{text}");
+        assert!(c.sweep_points().is_empty());
     }
 
     #[test]

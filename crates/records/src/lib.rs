@@ -71,10 +71,10 @@ pub struct QuestionRow {
     /// `;`-separated).
     #[serde(with = "scores_text")]
     pub scores: Vec<f64>,
-    /// Retrieved passage ids (`DOC:START-END`, byte offsets), best first (CSV:
-    /// space-separated).
-    #[serde(with = "ids_text")]
-    pub passages: Vec<String>,
+    /// Retrieved passages as byte spans of their documents, best first (CSV: their ids
+    /// `DOC:START-END`, space-separated; document ids hold no whitespace).
+    #[serde(with = "spans_text")]
+    pub passages: Vec<PassageSpan>,
     /// Retriever scores of those passages, in the same order, rounded to 6 decimals (CSV:
     /// `;`-separated).
     #[serde(with = "scores_text")]
@@ -118,6 +118,49 @@ pub struct QuestionRow {
     /// that parsed it, or `unparsable: …`; LLM: letter log-probs; lexical: its scores).
     #[serde(default)]
     pub reply: String,
+}
+
+/// A retrieved passage: a byte span of one document. Written as its id `DOC:START-END`
+/// ([`chunker::Chunk::id`]) in CSV, Parquet and TREC files; read back with
+/// [`PassageSpan::parse`], from the right (a document id may contain `:`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PassageSpan {
+    /// The document id.
+    pub doc_id: String,
+    /// `[start, end)` in the document, in bytes.
+    pub span: chunker::Span,
+}
+
+impl PassageSpan {
+    /// The passage of a chunk.
+    pub fn of(chunk: &chunker::Chunk) -> Self {
+        PassageSpan {
+            doc_id: chunk.doc_id.clone(),
+            span: chunk.span,
+        }
+    }
+
+    /// The passage named by an id `DOC:START-END`; `None` when `id` is not one (or its span
+    /// ends before it starts).
+    pub fn parse(id: &str) -> Option<Self> {
+        let (doc, span) = chunker::Chunk::parse_id(id)?;
+        (span.start <= span.end).then(|| PassageSpan {
+            doc_id: doc.to_string(),
+            span,
+        })
+    }
+
+    /// The passage as a [`retriever::metrics::DocSpan`] (for the span metrics).
+    pub fn doc_span(&self) -> retriever::DocSpan<'_> {
+        retriever::DocSpan::new(&self.doc_id, self.span.start, self.span.end)
+    }
+}
+
+impl std::fmt::Display for PassageSpan {
+    /// `DOC:START-END`, as [`chunker::Chunk::id`].
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}-{}", self.doc_id, self.span.start, self.span.end)
+    }
 }
 
 /// Longest `reply` kept per question, in bytes (cut on a char boundary, marked with "…").
@@ -962,7 +1005,7 @@ pub struct Comparison {
 ///
 /// CSV text: `Text` as is; `Count`/`Flag` in decimal; `Opt*` empty when absent; `Real` in the
 /// shortest round-trip form (ryu, as serde's CSV writer); `Reals` joined by `;` with 6
-/// decimals; `Ids` joined by a space. Arrow (Parquet): Utf8, UInt64, UInt8, nullable UInt64 /
+/// decimals; `Passages` as their ids joined by a space. Arrow (Parquet): Utf8, UInt64, UInt8, nullable UInt64 /
 /// UInt8 / Float64, List<Float64>, List<Utf8>.
 pub enum Getter<R> {
     /// A text column.
@@ -979,8 +1022,8 @@ pub enum Getter<R> {
     OptReal(fn(&R) -> Option<f64>),
     /// A list of reals (scores).
     Reals(fn(&R) -> &[f64]),
-    /// A list of ids (passage ids).
-    Ids(fn(&R) -> &[String]),
+    /// A list of passages, written as their ids (`DOC:START-END`).
+    Passages(fn(&R) -> &[PassageSpan]),
     /// A real number written with a fixed number of decimals (summary figures), empty when
     /// absent; Float64 in Arrow.
     Fixed(usize, fn(&R) -> Option<f64>),
@@ -1116,7 +1159,7 @@ pub const QUESTION_COLUMNS_HEAD: &[Column<QuestionRow>] = {
         col!(tied, Count, |r| r.tied as u64),
         col!(invalid, Flag, |r| r.invalid),
         col!(scores, Reals, |r| &r.scores),
-        col!(passages, Ids, |r| &r.passages),
+        col!(passages, Passages, |r| &r.passages),
         col!(passage_scores, Reals, |r| &r.passage_scores),
         col!(words, Count, |r| r.words as u64),
         col!(unique_words, Count, |r| r.unique_words as u64),
@@ -1267,6 +1310,15 @@ pub fn round6(x: f64) -> f64 {
     format!("{x:.6}").parse().unwrap_or(x)
 }
 
+/// Passage ids `DOC:START-END`, space-separated (the CSV form of a passage list).
+fn join_passages(spans: &[PassageSpan]) -> String {
+    spans
+        .iter()
+        .map(PassageSpan::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn join_reals(xs: &[f64]) -> String {
     xs.iter()
         .map(|x| format!("{x:.6}"))
@@ -1284,7 +1336,7 @@ fn field_text<R>(get: &Getter<R>, r: &R) -> String {
         Getter::OptFlag(f) => opt(f(r).map(|v| v.to_string())),
         Getter::OptReal(f) => opt(f(r).map(|v| ryu::Buffer::new().format(v).to_string())),
         Getter::Reals(f) => join_reals(f(r)),
-        Getter::Ids(f) => f(r).join(" "),
+        Getter::Passages(f) => join_passages(f(r)),
         Getter::Fixed(p, f) => opt(f(r).map(|v| format!("{v:.p$}"))),
         Getter::Metric {
             index,
@@ -1428,11 +1480,11 @@ fn arrow_column<R>(get: &Getter<R>, rows: &[R]) -> arrow_array::ArrayRef {
             }
             Arc::new(b.finish())
         }
-        Getter::Ids(f) => {
+        Getter::Passages(f) => {
             let mut b = ListBuilder::new(StringBuilder::new());
             for r in rows {
                 for s in f(r) {
-                    b.values().append_value(s);
+                    b.values().append_value(s.to_string());
                 }
                 b.append(true);
             }
@@ -1497,16 +1549,25 @@ mod scores_text {
 }
 
 /// serde for an id list stored as one space-separated CSV field.
-mod ids_text {
+mod spans_text {
+    use super::PassageSpan;
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(ids: &[String], s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&ids.join(" "))
+    pub fn serialize<S: Serializer>(spans: &[PassageSpan], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&super::join_passages(spans))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<PassageSpan>, D::Error> {
         let text = String::deserialize(d)?;
-        Ok(text.split_whitespace().map(str::to_string).collect())
+        text.split_whitespace()
+            .map(|id| {
+                PassageSpan::parse(id).ok_or_else(|| {
+                    serde::de::Error::custom(format!(
+                        "passage id {id:?} is not DOC:START-END (byte offsets)"
+                    ))
+                })
+            })
+            .collect()
     }
 }
 
@@ -1541,7 +1602,10 @@ mod tests {
             tied: 1,
             invalid: 0,
             scores: vec![0.1, -0.9],
-            passages: vec!["d:0-10".into(), "d:20-31".into()],
+            passages: vec![
+                PassageSpan::parse("d:0-10").unwrap(),
+                PassageSpan::parse("d:20-31").unwrap(),
+            ],
             passage_scores: vec![1.0, 0.25],
             words: 2,
             unique_words: 2,
@@ -1676,6 +1740,28 @@ mod tests {
         let extra = json.replacen('{', "{\"retired_metric\": 0.5, ", 1);
         let back: CellSummary = serde_json::from_str(&extra).unwrap();
         assert_eq!(back, s);
+    }
+
+    /// A passage id splits from the right (a document id may hold `:`), prints back as it
+    /// was read, and anything else is refused when a CSV is read, naming the file and line.
+    #[test]
+    fn passage_spans_round_trip_their_ids() {
+        let p = PassageSpan::parse("a:b:10-20").unwrap();
+        assert_eq!(
+            (p.doc_id.as_str(), p.span.start, p.span.end),
+            ("a:b", 10, 20)
+        );
+        assert_eq!(p.to_string(), "a:b:10-20");
+        for bad in ["doc", "doc:5", "doc:x-3", "doc:9-3"] {
+            assert_eq!(PassageSpan::parse(bad), None, "{bad}");
+        }
+        let text = String::from_utf8(rows_csv(&[row()]).unwrap()).unwrap();
+        let bad = text.replacen("d:20-31", "d:20", 1);
+        let e = format!(
+            "{:#}",
+            read_rows_csv(bad.as_bytes(), "cells/x.csv").unwrap_err()
+        );
+        assert!(e.contains("cells/x.csv") && e.contains("\"d:20\""), "{e}");
     }
 
     /// A strategy record's aggregates are one JSON object under its key, figures in

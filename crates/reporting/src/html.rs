@@ -423,11 +423,6 @@ fn r4(x: f64) -> f64 {
     (x * 1e4).round() / 1e4
 }
 
-/// Splits `DOC:START-END` into its parts ([`chunker::Chunk::parse_id`]).
-fn parse_passage(id: &str) -> Option<(&str, usize, usize)> {
-    chunker::Chunk::parse_id(id).map(|(doc, span)| (doc, span.start, span.end))
-}
-
 /// Interns document ids of one dataset and collects the spans whose text the page carries.
 struct DocTable<'a> {
     ids: Vec<&'a str>,
@@ -557,25 +552,20 @@ fn payload(cells: &[PageCell<'_>], corpora: &[Corpus]) -> Result<String> {
             let p = r
                 .passages
                 .iter()
-                .map(|id| {
-                    let (doc, s, e) = parse_passage(id).with_context(|| {
-                        format!(
-                            "cell {}: passage id {id:?} is not DOC:START-END",
-                            c.record.id
-                        )
-                    })?;
-                    Ok(table.intern(doc, s, e))
-                })
-                .collect::<Result<Vec<_>>>()?;
+                .map(|p| table.intern(&p.doc_id, p.span.start, p.span.end))
+                .collect::<Vec<_>>();
             let ear = explain
                 .get(r.question_id.as_str())
                 .map(|l| ear_record(l, table, &mut ear_tables[ds], &mut corpus_kinds));
             let pw = r
                 .passages
                 .iter()
-                .map(|id| {
-                    let (doc, s, e) = parse_passage(id)?;
-                    Some(chunker::count_words(doc_maps[ds].get(doc)?.text.get(s..e)?))
+                .map(|p| {
+                    let text = doc_maps[ds]
+                        .get(p.doc_id.as_str())?
+                        .text
+                        .get(p.span.start..p.span.end)?;
+                    Some(chunker::count_words(text))
                 })
                 .collect();
             rows.push(PRow {
@@ -1428,13 +1418,6 @@ pub fn write_compare_html(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn passage_ids_split_from_the_right() {
-        assert_eq!(parse_passage("a:b:10-20"), Some(("a:b", 10, 20)));
-        assert_eq!(parse_passage("doc-1:0-5"), Some(("doc-1", 0, 5)));
-        assert_eq!(parse_passage("doc"), None);
-    }
 
     #[test]
     fn natural_order_compares_numbers_as_numbers() {

@@ -796,37 +796,17 @@ fn draw_hist<DB: DrawingBackend>(
     Ok(())
 }
 
-/// The numeric assignments of a swept strategy name like `fixed[overlap=0,size=128]`: per
-/// parameter its value and the name with that assignment removed (the curve the point
-/// belongs to when that parameter is on the x axis).
-fn swept(name: &str) -> Vec<(String, f64, String)> {
-    let Some((base, inner)) = name
-        .split_once('[')
-        .and_then(|(b, r)| Some((b, r.strip_suffix(']')?)))
-    else {
-        return Vec::new();
-    };
-    let parts: Vec<&str> = inner.split(',').collect();
-    parts
-        .iter()
-        .enumerate()
-        .filter_map(|(i, part)| {
-            let (param, value) = part.split_once('=')?;
-            let value = value.parse::<f64>().ok().filter(|v| v.is_finite())?;
-            let others: Vec<&str> = parts
-                .iter()
-                .enumerate()
-                .filter(|&(j, _)| j != i)
-                .map(|(_, p)| *p)
-                .collect();
-            let family = if others.is_empty() {
-                base.to_string()
-            } else {
-                format!("{base}[{}]", others.join(","))
-            };
-            Some((param.to_string(), value, family))
-        })
-        .collect()
+/// One swept numeric field of a strategy variant (`fixed[overlap=0,size=128]`: `size` = 128
+/// in family `fixed[overlap=0]`), from the run's typed config (`evaluator`'s
+/// `RunConfig::sweep_points`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweptValue {
+    /// The field (`size`): the x axis of its sweep plot.
+    pub param: String,
+    /// Its value.
+    pub value: f64,
+    /// The variant's name with this field left out: the curve the point belongs to.
+    pub family: String,
 }
 
 /// Writes every plot of a run into `dir/plots/` and returns the files written (PNG paths).
@@ -838,6 +818,7 @@ pub fn write_plots(
     cells: &[CellRecord],
     comparisons: &HashMap<String, Comparison>,
     chunk_lengths: &[ChunkLengths],
+    sweeps: &BTreeMap<String, Vec<SweptValue>>,
 ) -> Result<Vec<String>> {
     let font = ensure_font()?;
     let out = dir.join("plots");
@@ -917,14 +898,17 @@ pub fn write_plots(
             else {
                 continue;
             };
-            for (param, value, family) in swept(&c.cell.strategy) {
+            for sv in sweeps.get(&c.cell.strategy).into_iter().flatten() {
                 by_param
-                    .entry(param)
+                    .entry(sv.param.clone())
                     .or_default()
-                    .entry(format!("{family} · {} · k={}", c.cell.retriever, c.cell.k))
+                    .entry(format!(
+                        "{} · {} · k={}",
+                        sv.family, c.cell.retriever, c.cell.k
+                    ))
                     .or_default()
                     .push(SweepPoint {
-                        size: value,
+                        size: sv.value,
                         acc: acc * 100.0,
                         lo: lo * 100.0,
                         hi: hi * 100.0,
@@ -1056,21 +1040,5 @@ mod tests {
         );
         let r = (100.0 + off[0].0 as f64, 100.0 + off[0].0 as f64 + 80.0);
         assert!(r.1 <= 110.0 || r.0 >= 118.0, "{off:?}");
-    }
-
-    #[test]
-    fn size_is_read_from_swept_names() {
-        let size_of = |name: &str| {
-            swept(name)
-                .into_iter()
-                .find(|(p, _, _)| p == "size")
-                .map(|(_, v, f)| (v, f))
-        };
-        assert_eq!(
-            size_of("fixed[overlap=0,size=128]"),
-            Some((128.0, "fixed[overlap=0]".to_string()))
-        );
-        assert_eq!(size_of("fixed[size=64]"), Some((64.0, "fixed".to_string())));
-        assert_eq!(size_of("fixed-100"), None);
     }
 }

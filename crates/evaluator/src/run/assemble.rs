@@ -61,7 +61,8 @@ pub fn assemble(
         write_atomic(&dir.join("summary.md"), summary_md.as_bytes())?;
     }
     reporting::report::write_chunk_stats(dir, &lengths)?;
-    let plots = reporting::plots::write_plots(dir, &cells, &comparisons, &lengths)?;
+    let plots =
+        reporting::plots::write_plots(dir, &cells, &comparisons, &lengths, &cfg.sweep_points())?;
     remove_stale_plots(dir, &plots)?;
     write_html(
         cfg,
@@ -151,19 +152,17 @@ pub(super) fn read_chunk_lengths(
                     .filter(|c| &c.cell.dataset == ds && &c.cell.strategy == name)
                 {
                     for r in rows.get(&c.id).into_iter().flatten() {
-                        spans.extend(r.passages.iter().map(String::as_str));
+                        spans.extend(r.passages.iter());
                     }
                 }
                 let mut words = Vec::with_capacity(spans.len());
-                for id in spans {
-                    let (doc, span) = chunker::Chunk::parse_id(id)
-                        .with_context(|| format!("passage id {id:?} is not DOC:START-END"))?;
+                for p in spans {
                     let text = docs
-                        .get(doc)
-                        .and_then(|d| d.text.get(span.start..span.end))
+                        .get(p.doc_id.as_str())
+                        .and_then(|d| d.text.get(p.span.start..p.span.end))
                         .with_context(|| {
                             format!(
-                                "passage {id} of strategy `{name}` is not a slice of a document \
+                                "passage {p} of strategy `{name}` is not a slice of a document \
                                  of `{ds}` in the store; re-run the config"
                             )
                         })?;

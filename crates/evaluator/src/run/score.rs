@@ -150,7 +150,7 @@ pub(super) fn answer(
         tied: read.tied,
         invalid: read.invalid,
         scores: read.scores,
-        passages: chunks.iter().map(|c| c.id()).collect(),
+        passages: chunks.iter().map(|c| records::PassageSpan::of(c)).collect(),
         passage_scores: ranked
             .iter()
             .flat_map(|r| r.chunks.iter().map(move |_| round6(r.score)))

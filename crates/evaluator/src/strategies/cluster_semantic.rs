@@ -31,7 +31,7 @@
 
 use super::{check_tokenizer_field, common, Chunker, Params, StrategyStats};
 use anyhow::{bail, Context, Result};
-use chunker::maxmin::SizeLimit;
+use chunker::SizeLimit;
 use chunker::{Chunk, Document, RecursiveChunker, Span, Unit};
 use embed::Embedder;
 use serde::{Deserialize, Serialize};

@@ -2,7 +2,7 @@
 
 use super::DEFAULT_TOKENIZER;
 use anyhow::{bail, Context, Result};
-use chunker::maxmin::SizeLimit;
+use chunker::SizeLimit;
 use chunker::{Chunk, Document, HfTokenizer, Unit};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 use super::fixed::FixedChunker;
 use super::{common, Chunker, Params, Passages, QuestionRecord, Ranked, Ranking, StrategyStats};
 use anyhow::{bail, Context, Result};
-use chunker::maxmin::SizeLimit;
+use chunker::SizeLimit;
 use chunker::{Chunk, Document, FixedConfig, Unit};
 use embed::Embedder;
 use retriever::ear::{EarConfig, EarIndex, EarResult};

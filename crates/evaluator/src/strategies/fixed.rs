@@ -2,7 +2,7 @@
 
 use super::{check_tokenizer_field, common, Chunker, Params, StrategyStats};
 use anyhow::Result;
-use chunker::maxmin::SizeLimit;
+use chunker::SizeLimit;
 use chunker::{Chunk, Document, FixedConfig, Unit};
 use embed::Embedder;
 use serde::{Deserialize, Serialize};

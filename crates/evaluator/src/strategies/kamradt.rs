@@ -6,7 +6,7 @@ use super::{
     StrategyStats,
 };
 use anyhow::{bail, Context, Result};
-use chunker::maxmin::SizeLimit;
+use chunker::SizeLimit;
 use chunker::{BreakpointType, Chunk, Document, KamradtConfig, Span, Unit};
 use embed::Embedder;
 use serde::{Deserialize, Serialize};

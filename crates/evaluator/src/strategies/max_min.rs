@@ -5,7 +5,8 @@ use super::{
     check_tokenizer_field, common, Chunker, EmbedderWindow, NoOverlap, Params, StrategyStats,
 };
 use anyhow::{Context, Result};
-use chunker::maxmin::{Comparison, GroupUnit, SizeLimit};
+use chunker::maxmin::{Comparison, GroupUnit};
+use chunker::SizeLimit;
 use chunker::{Chunk, Document, HfTokenizer, MaxMinConfig, Sizer, Span, Unit};
 use embed::Embedder;
 use serde::{Deserialize, Serialize};

@@ -16,7 +16,7 @@
 //! cell id hashes that JSON, so a kind's field order is part of its results' identity.
 
 use anyhow::{bail, Context, Result};
-use chunker::maxmin::SizeLimit;
+use chunker::SizeLimit;
 use chunker::{Chunk, Document, HfTokenizer, Sizer, Unit};
 use embed::Embedder;
 use retriever::{Hit, PassageIndex};

@@ -3,7 +3,7 @@
 
 use super::{check_tokenizer_field, common, Chunker, Params, StrategyStats};
 use anyhow::{bail, Result};
-use chunker::maxmin::SizeLimit;
+use chunker::SizeLimit;
 use chunker::{Chunk, Document, KeepSeparator, RecursiveChunker, Unit};
 use embed::Embedder;
 use serde::{Deserialize, Serialize};
