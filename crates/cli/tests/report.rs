@@ -115,11 +115,7 @@ fn walk_cell(
             .map(|p| format!("{}:{}-{}", p["doc"].as_str().unwrap(), p["start"], p["end"]))
             .collect();
         let stored: Vec<String> = row.passages.iter().map(|p| p.to_string()).collect();
-        assert_eq!(
-            shown, stored,
-            "{} {}",
-            rec.cell.strategy, row.question_id
-        );
+        assert_eq!(shown, stored, "{} {}", rec.cell.strategy, row.question_id);
         for p in w["passages"].as_array().unwrap() {
             let doc = &docs[p["doc"].as_str().unwrap()];
             let (s, e) = (

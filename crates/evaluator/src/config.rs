@@ -884,6 +884,85 @@ limit: 20
         }
     }
 
+    /// An entry serialises straight from its typed params; for every registered kind that
+    /// JSON (what a cell id hashes) equals the JSON of its YAML value (what a cell record
+    /// stores as its `CellKey`), so ids did not change when the YAML round trip went.
+    #[test]
+    fn every_kind_serialises_as_its_stored_yaml_form() {
+        let strategies = [
+            "{kind: fixed, size: 100, overlap: 0.25, unit: words}",
+            "{kind: recursive, size: 300, separators: ['\\n\\n', ' '], keep_separator: end}",
+            "{kind: max-min, size: 200, comparison: strict}",
+            "{kind: kamradt, breakpoint_type: percentile, breakpoint_amount: 95.5}",
+            "{kind: ear, ear: {radius: 40, dedup: merge, expand: summary}}",
+            "{kind: sentence-window, window_size: 2}",
+            "{kind: cluster-semantic, max_size: 200, unit: words}",
+            "{kind: no-retrieval}",
+            "{kind: oracle}",
+            "{kind: command, command: [python3, chunk.py], version: '1', timeout_secs: 5}",
+            "{kind: spans, file: spans.jsonl}",
+        ];
+        let retrievers = [
+            "{kind: bm25, k1: 0.9, stemming: true, query: per-option}",
+            "{kind: dense, query: question}",
+            "{kind: hybrid, b: 0.5}",
+        ];
+        let readers = [
+            "{kind: lexical}",
+            "{kind: llm, llm: {scoring: cloze-norm}}",
+            "{kind: openai, openai: {base_url: 'http://127.0.0.1:1/v1', model: m, api: completions}}",
+            "{kind: none}",
+        ];
+        fn same<T: Serialize>(entry: &T, yaml: &str) {
+            let straight = serde_json::to_string(entry).unwrap();
+            let via_yaml = serde_json::to_string(&serde_yaml::to_value(entry).unwrap()).unwrap();
+            assert_eq!(straight, via_yaml, "{yaml}");
+        }
+        let kind_of = |y: &str| -> String {
+            let v: serde_yaml::Value = serde_yaml::from_str(y).unwrap();
+            v["kind"].as_str().unwrap().to_string()
+        };
+        for y in strategies {
+            same(
+                &StrategyConfig::from_yaml(serde_yaml::from_str(y).unwrap()).unwrap(),
+                y,
+            );
+        }
+        for y in retrievers {
+            same(
+                &RetrieverConfig::from_yaml(serde_yaml::from_str(y).unwrap()).unwrap(),
+                y,
+            );
+        }
+        for y in readers {
+            same(
+                &ReaderConfig::from_yaml(serde_yaml::from_str(y).unwrap()).unwrap(),
+                y,
+            );
+        }
+        let covered = |ys: &[&str], kinds: Vec<&str>| {
+            let got: Vec<String> = ys.iter().map(|y| kind_of(y)).collect();
+            for k in kinds {
+                assert!(
+                    got.iter().any(|g| g == k),
+                    "kind `{k}` has no entry in this test"
+                );
+            }
+        };
+        covered(
+            &strategies,
+            crate::strategies::KINDS.iter().map(|k| k.name).collect(),
+        );
+        covered(
+            &retrievers,
+            crate::retrievers::KINDS.iter().map(|k| k.name).collect(),
+        );
+        covered(
+            &readers,
+            crate::readers::KINDS.iter().map(|k| k.name).collect(),
+        );
+    }
+
     #[test]
     fn unknown_key_names_key_and_line() {
         let bad = GOOD.replace(

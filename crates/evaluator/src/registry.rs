@@ -30,8 +30,10 @@ macro_rules! stage_entry {
             $( fn $pm:ident(&self $(, $pa:ident: $pt:ty)*) -> $pr:ty; )*
         }
     ) => {
-        /// Object-safe face of the stage's params trait, implemented for every kind.
-        trait DynParams: std::fmt::Debug + Send + Sync {
+        /// Object-safe face of the stage's params trait, implemented for every kind; it
+        /// serialises as the kind's params (erased-serde), so an entry serialises straight
+        /// from its typed params.
+        trait DynParams: erased_serde::Serialize + std::fmt::Debug + Send + Sync {
             fn kind(&self) -> &'static str;
             fn to_yaml(&self) -> serde_yaml::Value;
             fn clone_box(&self) -> Box<dyn DynParams>;
@@ -41,6 +43,8 @@ macro_rules! stage_entry {
             $( fn $mm(&mut self $(, $ma: $mt)*); )*
             $( fn $pm(&self $(, $pa: $pt)*) -> $pr; )*
         }
+
+        erased_serde::serialize_trait_object!(DynParams);
 
         impl<P: $params> DynParams for P {
             fn kind(&self) -> &'static str {
@@ -148,8 +152,14 @@ macro_rules! stage_entry {
         }
 
         impl serde::Serialize for $entry {
+            /// `{kind, ...fields in declaration order}`, straight from the typed params (the
+            /// JSON a cell id hashes; no YAML value in between).
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                serde::Serialize::serialize(&self.0.to_yaml(), s)
+                let tagged = $crate::registry::Tagged {
+                    kind: self.0.kind(),
+                    params: &*self.0,
+                };
+                serde::Serialize::serialize(&tagged, s)
             }
         }
 
@@ -175,10 +185,12 @@ pub struct Kind<C: 'static> {
 
 /// The tagged form `{kind, ...fields}` an entry serialises to.
 #[derive(Serialize)]
-struct Tagged<'a, P> {
-    kind: &'static str,
+pub(crate) struct Tagged<'a, P: ?Sized + Serialize> {
+    /// The registry name.
+    pub(crate) kind: &'static str,
+    /// The kind's params, flattened after `kind`.
     #[serde(flatten)]
-    params: &'a P,
+    pub(crate) params: &'a P,
 }
 
 /// `{kind: KIND, ...params' fields in declaration order}` as YAML; cell ids hash its JSON, so
