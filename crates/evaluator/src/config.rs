@@ -333,17 +333,19 @@ impl RunConfig {
                 None => anyhow::anyhow!("{origin}: {msg}"),
             }
         })?;
-        if !cfg.swept.is_empty() {
-            bail!(
-                "{origin}: field `swept` is written by chunkbench when it expands `sweep`; \
-                 list the values to sweep under `sweep` instead"
-            );
-        }
         cfg.resolve_defaults(false);
         for set in sets {
             cfg = cfg
                 .with_override(set)
                 .map_err(|e| anyhow::anyhow!("--set {set}: {e}"))?;
+        }
+        // Only the sweep's expansion below writes `swept` (in the file or through --set, a
+        // hand-written one would draw sweep plots of entries that were never swept).
+        if !cfg.swept.is_empty() {
+            bail!(
+                "{origin}: field `swept` is written by chunkbench when it expands `sweep`; \
+                 list the values to sweep under `sweep` instead"
+            );
         }
         if let Some(sweep) = cfg.sweep.take() {
             cfg.expand_sweep(&sweep)
@@ -1104,6 +1106,11 @@ readers:
         );
         let e = RunConfig::parse(&by_hand, "t").unwrap_err().to_string();
         assert!(e.contains("`swept`") && e.contains("`sweep`"), "{e}");
+        let set = "swept={x: {entry: fixed-100, fields: [{field: size, label: '1', value: 1}]}}";
+        let e = RunConfig::parse_with(GOOD, "t", &[set.to_string()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`swept`"), "{e}");
     }
 
     /// A strategy named like a sweep variant but written by hand is not a sweep point.

@@ -118,9 +118,19 @@ fn offset(kind: usize) -> usize {
 
 /// One question's values of every record field of [`RECORDS`], by position in [`fields`];
 /// `None` where the question's strategy does not record the field. The default holds no
-/// value (a strategy without a record).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// value (a strategy without a record). Two are equal when every field's value is, however
+/// they were made (a row read back from CSV equals the row the runner wrote).
+#[derive(Debug, Clone, Default)]
 pub struct RecordValues(Vec<Option<u64>>);
+
+impl PartialEq for RecordValues {
+    fn eq(&self, other: &Self) -> bool {
+        let n = self.0.len().max(other.0.len());
+        (0..n).all(|i| self.at(i) == other.at(i))
+    }
+}
+
+impl Eq for RecordValues {}
 
 impl RecordValues {
     /// The values of one record: `values` in the order of `kind`'s fields, every other
@@ -290,5 +300,10 @@ mod tests {
         let printed: Vec<String> = (0..ear.figures.len()).map(|i| s.print(ear, i)).collect();
         assert_eq!(printed, ["1/2", "", "2.00", "3.0", "2.0", "1"]);
         assert_eq!(RecordSummary::of(0, &[&none]), None);
+        // Equality is by value: no record equals every field set empty.
+        let mut empty = RecordValues::default();
+        empty.set(2, None);
+        assert_eq!(empty, none);
+        assert_ne!(a, none);
     }
 }
