@@ -33,13 +33,8 @@ pub struct Prepared {
     pub cells: Vec<Cell>,
 }
 
-/// Every problem found, one message each; empty when the run can start.
-pub fn check(cfg: &RunConfig, store: &Path) -> Vec<String> {
-    prepare(cfg, store).problems
-}
-
-/// Checks everything a run would fail on ([`check`]) and keeps what it loaded and built, so a
-/// run loads each dataset and builds each strategy once.
+/// Checks everything a run would fail on (`run` and `validate`) and keeps what it loaded and
+/// built, so a run loads each dataset and builds each strategy once.
 pub fn prepare(cfg: &RunConfig, store: &Path) -> Prepared {
     let mut problems = Vec::new();
     let mut datasets = Vec::new();

@@ -149,11 +149,6 @@ impl PassageSpan {
             span,
         })
     }
-
-    /// The passage as a [`retriever::metrics::DocSpan`] (for the span metrics).
-    pub fn doc_span(&self) -> retriever::DocSpan<'_> {
-        retriever::DocSpan::new(&self.doc_id, self.span.start, self.span.end)
-    }
 }
 
 impl std::fmt::Display for PassageSpan {

@@ -4,8 +4,8 @@ use crate::md::{Code, Text};
 use anyhow::{bail, Result};
 use datasets::io::write_atomic;
 use records::{
-    summary_columns, table_csv, CellRecord, ChunkLengths, Comparison, Failure, QuestionRow,
-    SummaryRow,
+    summary_columns, table_csv, CellKey, CellRecord, ChunkLengths, Comparison, Failure,
+    QuestionRow, SummaryRow,
 };
 use retriever::metrics::registry::AppliesTo;
 use retriever::metrics::METRICS;
@@ -230,12 +230,8 @@ pub fn write_reports(
         for c in degenerate {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {} | {} | {} |",
-                Text(&c.cell.dataset),
-                Text(&c.cell.strategy),
-                Text(&c.cell.retriever),
-                c.cell.k,
-                Text(&c.cell.reader),
+                "{} {} | {} |",
+                cell_columns(&c.cell),
                 c.summary.degenerate_passages,
                 c.summary.degenerate_queries
             );
@@ -258,15 +254,7 @@ pub fn write_reports(
         md.push_str(&"---:|".repeat(stages.len()));
         md.push('\n');
         for c in cells {
-            let _ = write!(
-                md,
-                "| {} | {} | {} | {} | {} |",
-                Text(&c.cell.dataset),
-                Text(&c.cell.strategy),
-                Text(&c.cell.retriever),
-                c.cell.k,
-                Text(&c.cell.reader)
-            );
+            md.push_str(&cell_columns(&c.cell));
             for st in &stages {
                 let _ = write!(
                     md,
@@ -750,6 +738,19 @@ pub fn write_chunk_stats(dir: &Path, lengths: &[ChunkLengths]) -> Result<()> {
     }
     write_atomic(&dir.join("chunk_stats.csv"), &w.into_inner()?)
 }
+/// The first five columns of a summary.md row naming a cell:
+/// `| dataset | strategy | retriever | k | reader |` (names Markdown-escaped).
+fn cell_columns(cell: &CellKey) -> String {
+    format!(
+        "| {} | {} | {} | {} | {} |",
+        Text(&cell.dataset),
+        Text(&cell.strategy),
+        Text(&cell.retriever),
+        cell.k,
+        Text(&cell.reader)
+    )
+}
+
 /// summary.md's section of one strategy record (`kind`, at position `k` of
 /// [`retriever::records::RECORDS`]): one row per cell whose rows carry it, one column per
 /// printed figure; nothing when no cell carries it.
@@ -782,15 +783,7 @@ fn strategy_record_section(
     md.push_str(&"---:|".repeat(shown.len()));
     md.push('\n');
     for (c, summary) in carrying {
-        let _ = write!(
-            md,
-            "| {} | {} | {} | {} | {} |",
-            Text(&c.cell.dataset),
-            Text(&c.cell.strategy),
-            Text(&c.cell.retriever),
-            c.cell.k,
-            Text(&c.cell.reader),
-        );
+        md.push_str(&cell_columns(&c.cell));
         for &i in &shown {
             let _ = write!(md, " {} |", summary.print(kind, i));
         }
