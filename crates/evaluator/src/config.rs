@@ -70,6 +70,25 @@ pub struct RunConfig {
     /// typed values rather than from names; a config that sets it is refused.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub swept: BTreeMap<String, SweptVariant>,
+    /// The primary metric of the verdict: `accuracy` or a retrieval metric's name (`recall`,
+    /// `ndcg`, `answer_recall`, …). Default: accuracy when a reader answers, else recall@k
+    /// when questions have gold evidence, else answer recall (docs/reference.md §5 "The
+    /// verdict").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub primary: Option<String>,
+    /// Non-inferiority / equivalence margin in points of the primary metric (default 0: no
+    /// margin, so a verdict is superior, inferior or inconclusive).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub margin: f64,
+    /// What the verdict's intervals and tests resample: `question`, `document` or `subject`.
+    /// Default: `document` when some document holds several compared questions, else
+    /// `question`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resample: Option<reporting::verdicts::Resample>,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// One strategy variant made by a `sweep`: `ENTRY[f=v,…]`.
@@ -711,6 +730,16 @@ impl RunConfig {
         if self.bootstrap_resamples == 0 {
             bail!("field `bootstrap_resamples`: must be at least 1 (default 10000)");
         }
+        if let Some(p) = &self.primary {
+            reporting::verdicts::Primary::parse(p)?;
+        }
+        if !(self.margin.is_finite() && (0.0..100.0).contains(&self.margin)) {
+            bail!(
+                "field `margin`: {} is not a margin in points (a number from 0 up to 100; 3 \
+                 means 3 points of accuracy or recall)",
+                self.margin
+            );
+        }
         if self.limit == Some(0) {
             bail!("field `limit`: must be at least 1 question, or left out for all");
         }
@@ -760,6 +789,11 @@ impl RunConfig {
             baseline: self.baseline_strategy().to_string(),
             seed: self.seed,
             bootstrap_resamples: self.bootstrap_resamples,
+            verdict: reporting::verdicts::VerdictSettings {
+                primary: self.primary.clone(),
+                margin_points: self.margin,
+                resample: self.resample,
+            },
         }
     }
 

@@ -51,6 +51,16 @@ pub struct QuestionRow {
     pub reader: String,
     /// Question id.
     pub question_id: String,
+    /// The document the question is about, the unit `resample: document` clusters by: its
+    /// first gold evidence span's document, else its retrieval scope's document when the scope
+    /// is one document; empty when it has neither (the question is then its own cluster).
+    /// Empty in files written before this column existed.
+    #[serde(default)]
+    pub question_doc: String,
+    /// The question's `subject` (MMLU subject, textbook, …), the unit of `resample: subject`;
+    /// empty when it has none.
+    #[serde(default)]
+    pub subject: String,
     /// Gold option index (0-based); empty for a retrieval-only question.
     pub gold: Option<usize>,
     /// Chosen option index (0-based); empty when the cell has no reader (`kind: none`), when
@@ -987,8 +997,9 @@ pub struct Comparison {
     pub baseline_cell_id: String,
     /// Accuracy delta, McNemar, bootstrap interval and minimum detectable effect.
     pub paired: stats::PairedComparison,
-    /// Holm-adjusted McNemar exact p over all comparisons of the run.
-    pub holm_p: f64,
+    /// Holm-adjusted p when accuracy is the run's primary metric (the planned family,
+    /// [`Planned`]); `None` when accuracy is exploratory (a retrieval metric is primary).
+    pub holm_p: Option<f64>,
     /// Reduction of mean words retrieved against the baseline, in % (positive = fewer words).
     pub words_reduction_pct: Option<f64>,
     /// Paired bootstrap 95 % interval of that reduction; None when the baseline retrieved
@@ -1148,6 +1159,8 @@ pub const QUESTION_COLUMNS_HEAD: &[Column<QuestionRow>] = {
         col!(k, Count, |r| r.k as u64),
         col!(reader, Text, |r| &r.reader),
         col!(question_id, Text, |r| &r.question_id),
+        col!(question_doc, Text, |r| &r.question_doc),
+        col!(subject, Text, |r| &r.subject),
         col!(gold, OptCount, |r| r.gold.map(|v| v as u64)),
         col!(choice, OptCount, |r| r.choice.map(|v| v as u64)),
         col!(correct, OptFlag, |r| r.correct),
@@ -1184,6 +1197,31 @@ pub struct SummaryRow {
     pub record: CellRecord,
     /// Its comparison with the baseline cell (None for the baseline and unpaired cells).
     pub comparison: Option<Comparison>,
+    /// Its planned comparison on the primary metric, with the verdict (None for the baseline,
+    /// unpaired cells and a reader's duplicate of a retrieval comparison).
+    pub planned: Option<Planned>,
+}
+
+/// A planned comparison of the run's primary metric: a cell against its baseline cell, one
+/// member of the Holm family (docs/reference.md §5 "The verdict").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Planned {
+    /// The primary metric: `accuracy` or a name of [`METRICS`].
+    pub metric: String,
+    /// The baseline cell's id.
+    pub baseline_cell_id: String,
+    /// The baseline's mean of the metric over the paired questions (scale 0–1).
+    pub baseline_mean: f64,
+    /// The cell's mean over the same questions (scale 0–1).
+    pub mean: f64,
+    /// Non-inferiority / equivalence margin (scale 0–1; 0 = none).
+    pub margin: f64,
+    /// The resampling unit: `question`, `document` or `subject`.
+    pub resample: String,
+    /// Planned comparisons in the family (the Holm family's size).
+    pub family_size: usize,
+    /// Intervals, p-values, verdict and questions needed (scale 0–1).
+    pub comparison: stats::PlannedComparison,
 }
 
 impl SummaryRow {
@@ -1271,7 +1309,7 @@ pub const SUMMARY_COLUMNS_HEAD: &[Column<SummaryRow>] = {
             .comparison
             .as_ref()
             .map(|m| m.paired.mcnemar.mid_p)),
-        col!(holm_p, 6, |r| r.comparison.as_ref().map(|m| m.holm_p)),
+        col!(holm_p, 6, |r| r.comparison.as_ref().and_then(|m| m.holm_p)),
         col!(mde_pts, 3, |r| r
             .comparison
             .as_ref()
@@ -1295,8 +1333,70 @@ pub const SUMMARY_COLUMNS_HEAD: &[Column<SummaryRow>] = {
 
 /// The columns of `summary.csv` after the metric means.
 pub const SUMMARY_COLUMNS_TAIL: &[Column<SummaryRow>] = {
-    &[col!(accuracy_pts_per_1000_words, 3, |r| r
-        .accuracy_pts_per_1000_words())]
+    use Getter::*;
+    &[
+        col!(accuracy_pts_per_1000_words, 3, |r| r
+            .accuracy_pts_per_1000_words()),
+        col!(primary_metric, Text, |r| r
+            .planned
+            .as_ref()
+            .map_or("", |p| &p.metric)),
+        col!(primary_baseline_pts, 3, |r| r
+            .planned
+            .as_ref()
+            .map(|p| 100.0 * p.baseline_mean)),
+        col!(primary_pts, 3, |r| r
+            .planned
+            .as_ref()
+            .map(|p| 100.0 * p.mean)),
+        col!(primary_delta_pts, 3, |r| r
+            .planned
+            .as_ref()
+            .map(|p| 100.0 * p.comparison.estimate)),
+        col!(primary_ci_low_pts, 3, |r| r
+            .planned
+            .as_ref()
+            .and_then(|p| p.comparison.interval)
+            .map(|i| 100.0 * i.lower)),
+        col!(primary_ci_high_pts, 3, |r| r
+            .planned
+            .as_ref()
+            .and_then(|p| p.comparison.interval)
+            .map(|i| 100.0 * i.upper)),
+        col!(primary_p, 6, |r| r.planned.as_ref().map(|p| p.comparison.p)),
+        col!(primary_holm_p, 6, |r| r
+            .planned
+            .as_ref()
+            .map(|p| p.comparison.holm_p)),
+        col!(verdict, Text, |r| r
+            .planned
+            .as_ref()
+            .map_or("", |p| p.comparison.verdict.as_str())),
+        col!(margin_pts, 3, |r| r
+            .planned
+            .as_ref()
+            .map(|p| 100.0 * p.margin)),
+        col!(questions_needed, OptCount, |r| r
+            .planned
+            .as_ref()
+            .and_then(|p| p.comparison.questions_needed)),
+        col!(design_effect, 3, |r| r
+            .planned
+            .as_ref()
+            .and_then(|p| p.comparison.design_effect)),
+        col!(resample, Text, |r| r
+            .planned
+            .as_ref()
+            .map_or("", |p| &p.resample)),
+        col!(clusters, OptCount, |r| r
+            .planned
+            .as_ref()
+            .map(|p| p.comparison.clusters as u64)),
+        col!(family_size, OptCount, |r| r
+            .planned
+            .as_ref()
+            .map(|p| p.family_size as u64)),
+    ]
 };
 
 /// Rounds a score to the 6 decimals it is stored with, so that a row computed now and the
@@ -1591,6 +1691,8 @@ mod tests {
             k: 3,
             reader: "l".into(),
             question_id: "q1".into(),
+            question_doc: "doc-1".into(),
+            subject: "physics".into(),
             gold: Some(1),
             choice: Some(1),
             correct: Some(1),

@@ -855,8 +855,9 @@ fn summary_tables(
                         m.map(|m| m.paired.mcnemar.exact_p),
                     ),
                     num(
-                        m.map_or("–".into(), |m| crate::fmt::p_value(m.holm_p)),
-                        m.map(|m| m.holm_p),
+                        m.and_then(|m| m.holm_p)
+                            .map_or("–".into(), crate::fmt::p_value),
+                        m.and_then(|m| m.holm_p),
                     ),
                     num(
                         m.and_then(|m| m.words_reduction_pct)

@@ -22,6 +22,7 @@ pub mod html;
 pub mod md;
 pub mod plots;
 pub mod report;
+pub mod verdicts;
 
 #[cfg(test)]
 mod tests {

@@ -436,7 +436,9 @@ struct ForestRow {
     delta: f64,
     lo: f64,
     hi: f64,
-    p_holm: f64,
+    /// Holm p when accuracy is the primary metric; else the unadjusted McNemar p is shown.
+    p_holm: Option<f64>,
+    p: f64,
 }
 
 fn draw_forest<DB: DrawingBackend>(
@@ -485,10 +487,16 @@ fn draw_forest<DB: DrawingBackend>(
             let y = n - 1.0 - i as f64;
             EmptyElement::at((-lim, y))
                 + Text::new(
-                    format!(
-                        "{}  Δ {:+.1} [{:+.1}, {:+.1}], Holm p {:.3}",
-                        r.label, r.delta, r.lo, r.hi, r.p_holm
-                    ),
+                    match r.p_holm {
+                        Some(h) => format!(
+                            "{}  Δ {:+.1} [{:+.1}, {:+.1}], Holm p {h:.3}",
+                            r.label, r.delta, r.lo, r.hi
+                        ),
+                        None => format!(
+                            "{}  Δ {:+.1} [{:+.1}, {:+.1}], p {:.3} (exploratory)",
+                            r.label, r.delta, r.lo, r.hi, r.p
+                        ),
+                    },
                     (6, -18),
                     ("sans-serif", 13).into_font(),
                 )
@@ -877,6 +885,7 @@ pub fn write_plots(
                     lo: ci.lower,
                     hi: ci.upper,
                     p_holm: m.holm_p,
+                    p: m.paired.mcnemar.exact_p,
                 })
             })
             .collect();

@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 /// What the reports need from the run's configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ReportSettings {
     /// The config's `name` (summary.md's title).
     pub name: String,
@@ -24,6 +24,8 @@ pub struct ReportSettings {
     pub seed: u64,
     /// Bootstrap resamples per comparison.
     pub bootstrap_resamples: usize,
+    /// The primary metric, margin and resampling unit of the verdict.
+    pub verdict: crate::verdicts::VerdictSettings,
 }
 
 /// The baseline cell for `c`: same dataset, retriever, k and reader, baseline strategy.
@@ -43,7 +45,8 @@ fn baseline_of<'a>(
 }
 
 /// Compares every non-baseline cell with its baseline cell (same dataset, retriever, k and
-/// reader) on the same questions, then Holm-adjusts the McNemar exact p-values over the family.
+/// reader) on the same accuracy questions; its Holm p is the planned family's when accuracy
+/// is the run's primary metric (`family`), else none (exploratory).
 ///
 /// # Errors
 /// Cells whose question lists differ (they cannot be paired), or statistics errors.
@@ -51,6 +54,7 @@ pub fn compare_cells(
     cfg: &ReportSettings,
     cells: &[CellRecord],
     rows: &HashMap<String, Vec<QuestionRow>>,
+    family: Option<&crate::verdicts::Family>,
 ) -> Result<HashMap<String, Comparison>> {
     let mut out: Vec<(String, Comparison)> = Vec::new();
     for c in cells {
@@ -90,18 +94,48 @@ pub fn compare_cells(
             c.id.clone(),
             Comparison {
                 baseline_cell_id: b.id.clone(),
+                holm_p: family
+                    .filter(|f| f.primary == crate::verdicts::Primary::Accuracy)
+                    .and_then(|f| f.of(&c.id))
+                    .map(|p| p.comparison.holm_p),
                 paired,
-                holm_p: 1.0,
                 words_reduction_pct,
                 words_reduction_ci,
             },
         ));
     }
-    let ps: Vec<f64> = out.iter().map(|(_, c)| c.paired.mcnemar.exact_p).collect();
-    for ((_, c), h) in out.iter_mut().zip(stats::holm(&ps)?) {
-        c.holm_p = h;
-    }
     Ok(out.into_iter().collect())
+}
+
+/// The planned family ([`crate::verdicts::plan`]) and then [`compare_cells`]: every
+/// non-baseline accuracy cell's comparison, with the family's Holm p where accuracy is
+/// primary.
+///
+/// # Errors
+/// As [`crate::verdicts::plan`] and [`compare_cells`].
+pub fn comparisons(
+    cfg: &ReportSettings,
+    cells: &[CellRecord],
+    rows: &HashMap<String, Vec<QuestionRow>>,
+) -> Result<HashMap<String, Comparison>> {
+    let family = plan_family(cfg, cells, rows)?;
+    compare_cells(cfg, cells, rows, family.as_ref())
+}
+
+/// The run's planned family of the primary metric ([`crate::verdicts::plan`]).
+fn plan_family(
+    cfg: &ReportSettings,
+    cells: &[CellRecord],
+    rows: &HashMap<String, Vec<QuestionRow>>,
+) -> Result<Option<crate::verdicts::Family>> {
+    crate::verdicts::plan(
+        &cfg.verdict,
+        &cfg.baseline,
+        cfg.seed,
+        cfg.bootstrap_resamples,
+        cells,
+        rows,
+    )
 }
 
 /// Writes `summary.csv` and `summary.md` into `dir` and returns the Markdown.
@@ -120,13 +154,26 @@ pub fn write_reports(
     cells: &[CellRecord],
     rows: &HashMap<String, Vec<QuestionRow>>,
 ) -> Result<(String, HashMap<String, Comparison>)> {
-    let comparisons = compare_cells(cfg, cells, rows)?;
+    let family = plan_family(cfg, cells, rows)?;
+    let comparisons = compare_cells(cfg, cells, rows, family.as_ref())?;
+    let planned = |id: &str| family.as_ref().and_then(|f| f.of(id)).cloned();
     let mut summary_rows = Vec::with_capacity(cells.len());
     let mut md = format!(
         "# {}\n\nBaseline strategy: {}.\n",
         Text(&cfg.name),
         Code(&cfg.baseline)
     );
+    if let Some(f) = &family {
+        md.push_str(&crate::verdicts::section(
+            f,
+            stats::monte_carlo_resamples(
+                cfg.bootstrap_resamples,
+                f.planned.len(),
+                crate::verdicts::ALPHA,
+            ),
+            cfg.seed,
+        ));
+    }
     let mut groups: Vec<(String, String)> = cells
         .iter()
         .map(|c| (c.cell.dataset.clone(), c.cell.reader.clone()))
@@ -143,6 +190,7 @@ pub fn write_reports(
             summary_rows.extend(group.iter().map(|c| SummaryRow {
                 record: (*c).clone(),
                 comparison: None,
+                planned: planned(&c.id),
             }));
             continue;
         }
@@ -162,7 +210,9 @@ pub fn write_reports(
             let row = SummaryRow {
                 record: c.clone(),
                 comparison: cmp.cloned(),
+                planned: planned(&c.id),
             };
+            let primary = row.planned.clone().filter(|p| p.metric == "accuracy");
             let per_kw = row.accuracy_pts_per_1000_words();
             summary_rows.push(row);
             let (delta, p, holm, red) = match cmp {
@@ -174,16 +224,19 @@ pub fn write_reports(
                 ),
                 None => ("–".into(), "–".into(), "–".into(), "–".into()),
                 Some(m) => (
-                    format!(
-                        "{:+.1} [{}]",
-                        m.paired.delta_points,
-                        m.paired.delta_ci.map_or("n too small".into(), |i| format!(
-                            "{:+.1}, {:+.1}",
-                            i.lower, i.upper
-                        ))
-                    ),
+                    match primary {
+                        Some(ref p) => crate::verdicts::delta_points(&p.comparison),
+                        None => format!(
+                            "{:+.1} [{}]",
+                            m.paired.delta_points,
+                            m.paired.delta_ci.map_or("n too small".into(), |i| format!(
+                                "{:+.1}, {:+.1}",
+                                i.lower, i.upper
+                            ))
+                        ),
+                    },
                     crate::fmt::p_value(m.paired.mcnemar.exact_p),
-                    crate::fmt::p_value(m.holm_p),
+                    m.holm_p.map_or("–".into(), crate::fmt::p_value),
                     m.words_reduction_pct
                         .map_or("–".into(), |r| match m.words_reduction_ci {
                             Some(i) => format!("{r:+.1} [{:+.1}, {:+.1}]", i.lower, i.upper),
@@ -273,6 +326,9 @@ pub fn write_reports(
     tokens_by.sort_unstable();
     tokens_by.dedup();
     let any_read = cells.iter().any(|c| c.summary.accuracy.is_some());
+    let accuracy_primary = family
+        .as_ref()
+        .is_some_and(|f| f.primary == crate::verdicts::Primary::Accuracy);
     if any_read {
         let _ = write!(
         md,
@@ -282,17 +338,23 @@ pub fn write_reports(
          questions. Words: whitespace-separated words of the retrieved passages, summed over the \
          top-k; unique words count overlapping spans once. Chars: Unicode scalar values retrieved; \
          tokens: counted with {}. Δ: against the baseline strategy's \
-         cell with the same dataset, retriever, k and reader, on the same questions; paired \
-         bootstrap 95 % intervals (B = {}, seed {}); McNemar exact p, Holm-adjusted over the {} \
-         comparisons of this run.{}\n",
+         cell with the same dataset, retriever, k and reader, on the same questions; {}; \
+         McNemar exact p (unadjusted); Holm p {}.{}\n",
         tokens_by
             .iter()
             .map(|t| Code(t).to_string())
             .collect::<Vec<_>>()
             .join(", "),
-        cfg.bootstrap_resamples,
-        cfg.seed,
-        comparisons.len(),
+        if accuracy_primary {
+            "the planned comparison's 95 % interval (see the verdict section)".to_string()
+        } else {
+            format!("paired bootstrap 95 % intervals (B = {}, seed {})", cfg.bootstrap_resamples, cfg.seed)
+        },
+        if accuracy_primary {
+            "over the planned family (accuracy is the primary metric)"
+        } else {
+            "– (accuracy is exploratory here: the primary metric is a retrieval metric)"
+        },
         if mde.is_empty() {
             String::new()
         } else {
@@ -491,7 +553,6 @@ struct RetrievalTest<'a> {
     cell_mean: f64,
     delta: stats::BootstrapCi,
     sign_flip: stats::SignFlipTest,
-    holm_p: f64,
 }
 
 /// The per-question rows of a cell and of its baseline, checked to be on the same questions
@@ -499,7 +560,7 @@ struct RetrievalTest<'a> {
 ///
 /// # Errors
 /// Different question lists: the two cells cannot be paired.
-fn paired_rows<'a>(
+pub(crate) fn paired_rows<'a>(
     rows: &'a HashMap<String, Vec<QuestionRow>>,
     cell: &str,
     baseline: &str,
@@ -519,7 +580,7 @@ fn paired_rows<'a>(
 /// Paired tests per retrieval metric (and words retrieved) of every retrieval cell against
 /// its baseline cell (the baseline strategy's, same dataset, retriever and k): the mean
 /// difference with its paired bootstrap 95 % interval, the sign-flip permutation p
-/// ([`stats::sign_flip_test`]), Holm-adjusted over every such test of the run.
+/// ([`stats::sign_flip_test`]), unadjusted (exploratory).
 /// Returns summary.md's section (empty when there is nothing to pair) and
 /// `retrieval_comparisons.csv`.
 ///
@@ -569,13 +630,8 @@ fn retrieval_tests(
                 cell_mean: cv.iter().sum::<f64>() / n,
                 delta: stats::bootstrap_mean_difference(&bv, &cv, &boot)?,
                 sign_flip: stats::sign_flip_test(&bv, &cv, &boot)?,
-                holm_p: 1.0,
             });
         }
-    }
-    let ps: Vec<f64> = tests.iter().map(|t| t.sign_flip.p).collect();
-    for (t, h) in tests.iter_mut().zip(stats::holm(&ps)?) {
-        t.holm_p = h;
     }
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
@@ -594,7 +650,6 @@ fn retrieval_tests(
         "delta_ci_high",
         "sign_flip_p",
         "sign_flip_exact",
-        "holm_p",
     ])?;
     let f6 = |x: f64| format!("{x:.6}");
     for t in &tests {
@@ -615,7 +670,6 @@ fn retrieval_tests(
             iv.map_or(String::new(), |i| f6(i.upper)),
             f6(t.sign_flip.p),
             u8::from(t.sign_flip.exact).to_string(),
-            f6(t.holm_p),
         ])?;
     }
     let csv = w.into_inner()?;
@@ -623,7 +677,7 @@ fn retrieval_tests(
         return Ok((String::new(), csv));
     }
     let mut md = format!(
-        "\n## Retrieval against the baseline\n\nEach retrieval metric (and words retrieved) of a cell against the baseline strategy's cell with the same dataset, retriever and k, over the questions where both are defined (n): Δ = mean(cell) − mean(baseline) with its paired bootstrap 95 % interval (B = {}, seed {}); p: two-sided paired sign-flip permutation test (exact up to {} non-zero differences, else Monte Carlo with B patterns); Holm-adjusted over the {} tests of this run (retrieval_comparisons.csv).\n\n| dataset | strategy | retriever | k | metric | n | baseline | cell | Δ [95% CI] | sign-flip p | Holm p |\n|---|---|---|---:|---|---:|---:|---:|---|---:|---:|\n",
+        "\n## Retrieval against the baseline (exploratory)\n\nEach retrieval metric (and words retrieved) of a cell against the baseline strategy's cell with the same dataset, retriever and k, over the questions where both are defined (n): Δ = mean(cell) − mean(baseline) with its paired bootstrap 95 % interval (B = {}, seed {}); p: two-sided paired sign-flip permutation test (exact up to {} non-zero differences, else Monte Carlo with B patterns), unadjusted: these {} tests are exploratory (the verdict section holds the planned, Holm-adjusted comparisons of the primary metric); retrieval_comparisons.csv.\n\n| dataset | strategy | retriever | k | metric | n | baseline | cell | Δ [95% CI] | sign-flip p |\n|---|---|---|---:|---|---:|---:|---:|---|---:|\n",
         cfg.bootstrap_resamples,
         cfg.seed,
         stats::SIGN_FLIP_EXACT_MAX,
@@ -641,7 +695,7 @@ fn retrieval_tests(
         };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {delta} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {delta} | {} |",
             Text(&t.cell.cell.dataset),
             Text(&t.cell.cell.strategy),
             Text(&t.cell.cell.retriever),
@@ -651,7 +705,6 @@ fn retrieval_tests(
             v(t.baseline_mean),
             v(t.cell_mean),
             crate::fmt::p_value(t.sign_flip.p),
-            crate::fmt::p_value(t.holm_p)
         );
     }
     Ok((md, csv))

@@ -29,6 +29,9 @@ use serde::{Deserialize, Serialize};
 use statrs::distribution::{Binomial, ChiSquared, ContinuousCDF, Discrete, DiscreteCDF, Normal};
 use thiserror::Error;
 
+mod verdict;
+pub use verdict::*;
+
 /// Default number of bootstrap resamples `B`.
 pub const DEFAULT_RESAMPLES: usize = 10_000;
 

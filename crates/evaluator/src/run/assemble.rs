@@ -203,7 +203,7 @@ pub fn report(dir: &Path, store: &Path) -> Result<PathBuf> {
     let ignored = records::foreign_cells(&cells_dir, &ids).len();
     let (cells, rows_by_cell, _) = read_cells(&config_cells, &cells_dir)?;
     let comparisons =
-        reporting::report::compare_cells(&cfg.report_settings(), &cells, &rows_by_cell)?;
+        reporting::report::comparisons(&cfg.report_settings(), &cells, &rows_by_cell)?;
     let corpora = load_corpora(&cfg, store, &cells);
     let plots: Vec<String> = std::fs::read_dir(dir.join("plots"))
         .map(|rd| {

@@ -144,6 +144,8 @@ pub(super) fn answer(
         k: cell.k,
         reader: cell.reader.clone(),
         question_id: q.id.clone(),
+        question_doc: question_doc(q),
+        subject: q.subject.clone().unwrap_or_default(),
         gold,
         choice: read.choice,
         correct: correct.map(u8::from),
@@ -165,6 +167,18 @@ pub(super) fn answer(
         records: record.map(|r| r.values()).unwrap_or_default(),
         reply: read.reply,
     })
+}
+
+/// The document a question is about ([`QuestionRow::question_doc`]): its first evidence
+/// span's document, else its one scope document, else empty.
+fn question_doc(q: &datasets::Question) -> String {
+    if let Some(e) = q.evidence.as_ref().and_then(|e| e.first()) {
+        return e.doc_id.clone();
+    }
+    match q.doc_ids.as_deref() {
+        Some([one]) => one.clone(),
+        _ => String::new(),
+    }
 }
 
 /// The fields of a row that come from the reader's output (empty or 0 without one).
