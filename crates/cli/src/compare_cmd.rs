@@ -7,10 +7,12 @@ use std::path::{Path, PathBuf};
 /// `compare` found a regression: the process exits with code 1 (unusable input exits 2).
 #[derive(Debug)]
 pub(crate) struct RegressionFound {
-    /// Matched cells that regressed.
+    /// Compared cells that regressed.
     regressions: usize,
-    /// Matched cells.
+    /// Compared cells.
     cells: usize,
+    /// Baseline cells without a partner (failing unless `--allow-missing`).
+    missing: usize,
     /// The Markdown report.
     report: PathBuf,
 }
@@ -19,9 +21,17 @@ impl std::fmt::Display for RegressionFound {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "regression: {} of {} matched cells regressed; see {}",
+            "regression: {} of {} compared cells regressed{}; see {}",
             self.regressions,
             self.cells,
+            if self.missing > 0 {
+                format!(
+                    ", {} baseline cell(s) have no partner (--allow-missing to pass anyway)",
+                    self.missing
+                )
+            } else {
+                String::new()
+            },
             self.report.display()
         )
     }
@@ -35,6 +45,7 @@ pub(crate) fn compare_command(
     baseline: &Path,
     candidate: &Path,
     tolerances: &compare::Tolerances,
+    pairing: &compare::Pairing,
     output: Option<&Path>,
     store: &Path,
 ) -> Result<()> {
@@ -42,6 +53,7 @@ pub(crate) fn compare_command(
         baseline,
         candidate,
         tolerances,
+        pairing,
         &evaluator::config::resolved_cell_ids,
     )?;
     let out = output.unwrap_or(candidate);
@@ -58,6 +70,11 @@ pub(crate) fn compare_command(
         return Err(RegressionFound {
             regressions: report.regressions,
             cells: report.cells.len(),
+            missing: if report.allow_missing {
+                0
+            } else {
+                report.missing
+            },
             report: md,
         }
         .into());

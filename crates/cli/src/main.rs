@@ -137,9 +137,12 @@ enum Command {
     },
     /// Compare a candidate run with a baseline run cell by cell: the regression gate.
     ///
-    /// Exit 0: no regression; 1: a matched cell regressed; 2: unusable input. A cell regresses
-    /// when its accuracy drops by more than PTS points and its Holm-adjusted McNemar exact p is
-    /// below A, or when its mean words retrieved grow by more than PCT %. Writes compare.md,
+    /// Exit 0: no regression; 1: a cell regressed or a baseline cell has no partner; 2:
+    /// unusable input. Cells pair by id, else by dataset, strategy, retriever, k and reader
+    /// (showing what changed). A cell regresses when its primary metric (accuracy, or the
+    /// config's `primary`) drops by more than PTS points with a Holm-adjusted p below A, when
+    /// its mean words retrieved grow by more than PCT %, or when its verdict falls short of
+    /// --require. Writes compare.md,
     /// compare.json and compare.html (the table and the lost / gained questions with their
     /// passages, in one self-contained page).
     Compare {
@@ -148,15 +151,29 @@ enum Command {
         baseline: PathBuf,
         /// The candidate run directory.
         candidate: PathBuf,
-        /// Largest accuracy drop that passes, in percentage points.
+        /// Largest drop of the primary metric (accuracy, recall@k, …) that passes, in points.
         #[arg(long, value_name = "PTS", default_value_t = compare::DEFAULT_MAX_ACCURACY_DROP_PTS)]
         max_accuracy_drop: f64,
         /// Largest increase of mean words retrieved that passes, in percent.
         #[arg(long, value_name = "PCT", default_value_t = compare::DEFAULT_MAX_WORDS_INCREASE_PCT)]
         max_words_increase: f64,
-        /// Significance level for the Holm-adjusted McNemar exact p.
+        /// Significance level for the Holm-adjusted p of the primary metric.
         #[arg(long, value_name = "A", default_value_t = compare::DEFAULT_ALPHA)]
         alpha: f64,
+        /// Margin of the verdicts in points (default: the candidate config's `margin`).
+        #[arg(long, value_name = "PTS")]
+        margin: Option<f64>,
+        /// Fail unless every compared cell's verdict is this: non-inferior (also accepts
+        /// superior and equivalent), equivalent or superior.
+        #[arg(long, value_name = "VERDICT")]
+        require: Option<compare::Requirement>,
+        /// Pair the baseline's strategy OLD with the candidate's strategy NEW (a rename);
+        /// repeatable.
+        #[arg(long = "pair", value_name = "OLD=NEW", value_parser = parse_pair)]
+        pairs: Vec<(String, String)>,
+        /// Pass even when a baseline cell has no partner in the candidate (it is still listed).
+        #[arg(long)]
+        allow_missing: bool,
         /// Where compare.md, compare.json and compare.html go (default: the candidate run
         /// directory).
         #[arg(long, value_name = "DIR")]
@@ -261,6 +278,10 @@ fn real_main() -> Result<()> {
             max_accuracy_drop,
             max_words_increase,
             alpha,
+            margin,
+            require,
+            pairs,
+            allow_missing,
             output,
             store,
         } => compare_cmd::compare_command(
@@ -270,11 +291,29 @@ fn real_main() -> Result<()> {
                 max_accuracy_drop_pts: max_accuracy_drop,
                 max_words_increase_pct: max_words_increase,
                 alpha,
+                margin_pts: margin,
+                require,
+            },
+            &compare::Pairing {
+                renames: pairs,
+                allow_missing,
             },
             output.as_deref(),
             &store,
         ),
         Command::Cache { action } => cache_cmd::run(action),
         Command::Chunk(args) => chunk_cmd::chunk(args),
+    }
+}
+
+/// Parses `--pair OLD=NEW`.
+fn parse_pair(s: &str) -> std::result::Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((old, new)) if !old.is_empty() && !new.is_empty() => {
+            Ok((old.to_string(), new.to_string()))
+        }
+        _ => Err(format!(
+            "{s:?}: give OLD=NEW, the baseline's strategy name and the candidate's"
+        )),
     }
 }

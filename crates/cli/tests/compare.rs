@@ -10,7 +10,7 @@ use records::CellRecord;
 use std::path::Path;
 
 mod common;
-use common::{cell, chunkbench, copy_dir, quickstart, rewrite_cell, store};
+use common::{cell, chunkbench, copy_dir, quickstart, rewrite_cell, store, workspace};
 
 const LIMIT: usize = 300;
 
@@ -162,8 +162,10 @@ fn inflated_words_regress() {
     assert_eq!(code, Some(0));
 }
 
+/// A baseline cell the candidate lacks fails the gate (issue 38: a gate that passes when the
+/// cell it guards disappeared guards nothing), unless --allow-missing.
 #[test]
-fn a_missing_cell_is_reported_not_fatal() {
+fn a_missing_cell_fails_the_gate_unless_allowed() {
     let t = tempfile::tempdir().unwrap();
     let base = quickstart(&t.path().join("a"), LIMIT, &store());
     let cand = t.path().join("cand");
@@ -173,14 +175,19 @@ fn a_missing_cell_is_reported_not_fatal() {
         std::fs::remove_file(cand.join("cells").join(format!("{}.{ext}", rec.id))).unwrap();
     }
     let (code, stdout, stderr) = compare(&base, &cand, &[]);
-    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
     assert!(
-        stdout.contains(&format!("only in the baseline: `{}`", rec.id)),
+        stdout.contains(&format!("only in the baseline: `{}`", rec.id))
+            && stdout.contains("FAILED"),
         "{stdout}"
     );
+    assert!(stderr.contains("no partner"), "{stderr}");
     let json = read_json(&cand.join("compare.json"));
     assert_eq!(json["cells"].as_array().unwrap().len(), 3);
     assert_eq!(json["only_in_baseline"][0]["cell_id"], rec.id.as_str());
+    assert_eq!(json["missing"], 1);
+    let (code, stdout, stderr) = compare(&base, &cand, &["--allow-missing"]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
 }
 
 #[test]
@@ -195,12 +202,13 @@ fn unusable_inputs_exit_2_naming_the_path() {
         stderr.contains("no-such-run") && stderr.contains("does not exist"),
         "{stderr}"
     );
-    // No cell in common: another limit changes every cell id; the message says which field.
+    // Another limit changes every cell id: the cells pair by their coordinates, but they hold
+    // other questions, so they cannot be compared; the message says which field changed.
     let other = quickstart(&t.path().join("b"), 100, &store());
     let (code, _, stderr) = compare(&base, &other, &[]);
     assert_eq!(code, Some(2));
     assert!(
-        stderr.contains("no cell in common") && stderr.contains("limit"),
+        stderr.contains("different questions") && stderr.contains("limit: "),
         "{stderr}"
     );
     // Different dataset manifests: the same questions from a store whose manifest differs.
@@ -232,4 +240,42 @@ fn unusable_inputs_exit_2_naming_the_path() {
     assert!(stderr.contains("--alpha"), "{stderr}");
     // Nothing was written for unusable input.
     assert!(!moved.join("compare.md").exists());
+}
+
+/// The GitHub Actions workflow README offers teams (examples/github-actions) calls `run` and
+/// `compare` only with flags the binary has, so the template cannot rot silently.
+#[test]
+fn the_team_workflow_template_uses_existing_flags() {
+    let text =
+        std::fs::read_to_string(workspace().join("examples/github-actions/chunkbench-gate.yml"))
+            .unwrap();
+    let wf: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    assert!(wf["jobs"]["gate"]["steps"]
+        .as_sequence()
+        .is_some_and(|s| s.len() >= 5));
+    for sub in ["run", "compare"] {
+        let help = String::from_utf8_lossy(&chunkbench(&[sub, "--help"]).stdout).into_owned();
+        let calls: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.contains(&format!("chunkbench {sub} ")))
+            .take_while(|l| !l.trim().is_empty())
+            .take(3)
+            .collect();
+        assert!(!calls.is_empty(), "no `chunkbench {sub}` in the template");
+        for flag in calls
+            .iter()
+            .flat_map(|l| l.split_whitespace())
+            .filter(|w| w.starts_with("--"))
+        {
+            assert!(
+                help.contains(flag),
+                "{flag} is not a flag of `chunkbench {sub}`:\n{help}"
+            );
+        }
+    }
+    let help = String::from_utf8_lossy(&chunkbench(&["compare", "--help"]).stdout).into_owned();
+    for flag in ["--require", "--margin", "--pair", "--allow-missing"] {
+        assert!(help.contains(flag), "{flag}");
+        assert!(text.contains(flag), "the template documents {flag}");
+    }
 }

@@ -6,7 +6,8 @@ use evaluator::config::resolved_cell_ids;
 use evaluator::RunConfig;
 use records::{summarize, CellRecord, QuestionRow};
 use reporting::compare::{
-    compare_runs, render_markdown, write_report, CellComparison, CompareReport, Tolerances, Verdict,
+    compare_runs, render_markdown, write_report, CellComparison, CompareReport, PairedBy, Pairing,
+    Tolerances, Verdict,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -92,13 +93,21 @@ fn identical_runs_pass_with_zero_deltas() {
     for d in [&b, &c] {
         write_run(d, &cfg(), &[a.clone(), a.clone(), a.clone()], "sha");
     }
-    let r = compare_runs(&b, &c, &Tolerances::default(), &resolved_cell_ids).unwrap();
+    let r = compare_runs(
+        &b,
+        &c,
+        &Tolerances::default(),
+        &Pairing::default(),
+        &resolved_cell_ids,
+    )
+    .unwrap();
     assert_eq!(r.verdict, Verdict::Ok);
     assert_eq!(r.cells.len(), 3);
     for c in &r.cells {
-        assert_eq!(c.delta_points, 0.0);
-        assert_eq!((c.mcnemar.b, c.mcnemar.c), (0, 0));
-        assert_eq!(c.holm_p, 1.0);
+        assert_eq!(c.delta_points, Some(0.0));
+        let m = c.mcnemar.unwrap();
+        assert_eq!((m.b, m.c), (0, 0));
+        assert_eq!(c.holm_p, Some(1.0));
         assert_eq!(c.words_change_pct, Some(0.0));
         assert_eq!(c.baseline, c.candidate);
     }
@@ -125,21 +134,28 @@ fn holm_is_applied_over_all_matched_cells() {
         .map(|&lost| answers(100, 60 - lost, 100))
         .collect();
     write_run(&c, &cfg(), &cand, "s");
-    let r = compare_runs(&b, &c, &Tolerances::default(), &resolved_cell_ids).unwrap();
+    let r = compare_runs(
+        &b,
+        &c,
+        &Tolerances::default(),
+        &Pairing::default(),
+        &resolved_cell_ids,
+    )
+    .unwrap();
     let by_strategy: HashMap<&str, &CellComparison> =
         r.cells.iter().map(|c| (c.strategy.as_str(), c)).collect();
     let close = |x: f64, y: f64| assert!((x - y).abs() < 1e-12, "{x} != {y}");
-    close(by_strategy["a"].mcnemar.exact_p, 2.0 / 512.0);
-    close(by_strategy["a"].holm_p, 3.0 * 2.0 / 512.0);
-    close(by_strategy["b"].holm_p, 2.0 * 2.0 / 128.0);
-    close(by_strategy["c"].holm_p, 2.0 * 2.0 / 128.0);
+    close(by_strategy["a"].mcnemar.unwrap().exact_p, 2.0 / 512.0);
+    close(by_strategy["a"].holm_p.unwrap(), 3.0 * 2.0 / 512.0);
+    close(by_strategy["b"].holm_p.unwrap(), 2.0 * 2.0 / 128.0);
+    close(by_strategy["c"].holm_p.unwrap(), 2.0 * 2.0 / 128.0);
     assert!(r.cells.iter().all(|c| c.verdict == Verdict::Regression));
     // With alpha 0.02 only cell a stays significant after Holm (raw p of b would pass).
     let strict = Tolerances {
         alpha: 0.02,
         ..Tolerances::default()
     };
-    let r = compare_runs(&b, &c, &strict, &resolved_cell_ids).unwrap();
+    let r = compare_runs(&b, &c, &strict, &Pairing::default(), &resolved_cell_ids).unwrap();
     let flagged: Vec<&str> = r
         .cells
         .iter()
@@ -147,7 +163,7 @@ fn holm_is_applied_over_all_matched_cells() {
         .map(|c| c.strategy.as_str())
         .collect();
     assert_eq!(flagged, ["a"]);
-    assert!(by_strategy["b"].mcnemar.exact_p < 0.02);
+    assert!(by_strategy["b"].mcnemar.unwrap().exact_p < 0.02);
     assert_eq!(r.regressions, 1);
     assert!(r.is_regression());
     let md = render_markdown(&r);
@@ -168,7 +184,14 @@ fn words_increase_and_its_interval() {
         answers(50, 25, 80),
     ];
     write_run(&c, &cfg(), &cand, "s");
-    let r = compare_runs(&b, &c, &Tolerances::default(), &resolved_cell_ids).unwrap();
+    let r = compare_runs(
+        &b,
+        &c,
+        &Tolerances::default(),
+        &Pairing::default(),
+        &resolved_cell_ids,
+    )
+    .unwrap();
     let v: Vec<(Option<f64>, Verdict)> = r
         .cells
         .iter()
@@ -185,26 +208,91 @@ fn words_increase_and_its_interval() {
     assert!(r.cells[1].reasons[0].contains("+6.0 %"));
 }
 
+/// Issue 38: a changed chunk size changes the cell id; the gate pairs the cells by their
+/// coordinates and shows the change instead of passing an "unmatched" cell silently.
 #[test]
-fn unmatched_cells_are_listed_with_the_differing_fields() {
+fn a_changed_cell_is_paired_by_its_coordinates_and_the_change_shown() {
     let t = tempfile::tempdir().unwrap();
     let (b, c) = (t.path().join("b"), t.path().join("c"));
-    let a = answers(20, 10, 5);
+    let a = answers(200, 150, 5);
     write_run(&b, &cfg(), &[a.clone(), a.clone(), a.clone()], "s");
-    // The candidate changed strategy c's size and dropped nothing else.
+    // The candidate changed strategy c's size and lost 30 questions on it.
     let changed =
         RunConfig::parse(&CONFIG.replace("size: 120", "size: 130"), "changed.yaml").unwrap();
-    write_run(&c, &changed, &[a.clone(), a.clone(), a.clone()], "s");
-    let r = compare_runs(&b, &c, &Tolerances::default(), &resolved_cell_ids).unwrap();
-    assert_eq!(r.cells.len(), 2);
-    assert_eq!(r.only_in_baseline.len(), 1);
-    assert_eq!(r.only_in_candidate.len(), 1);
+    let worse = answers(200, 120, 5);
+    write_run(&c, &changed, &[a.clone(), a.clone(), worse], "s");
+    let r = compare_runs(
+        &b,
+        &c,
+        &Tolerances::default(),
+        &Pairing::default(),
+        &resolved_cell_ids,
+    )
+    .unwrap();
+    assert_eq!(r.cells.len(), 3);
+    assert!(r.only_in_baseline.is_empty() && r.only_in_candidate.is_empty());
+    let moved = r.cells.iter().find(|x| x.strategy == "c").unwrap();
+    assert_eq!(moved.paired_by, PairedBy::Coordinates);
     assert_eq!(
-        r.only_in_candidate[0].differs_in,
-        ["strategy_config.size".to_string()]
+        moved.changed,
+        ["strategy_config.size: 120 → 130".to_string()]
     );
+    assert_ne!(moved.cell_id, moved.baseline_cell_id);
+    assert_eq!(
+        moved.verdict,
+        Verdict::Regression,
+        "a real drop fails the gate"
+    );
+    assert_eq!(r.verdict, Verdict::Regression);
     let md = render_markdown(&r);
-    assert!(md.contains("only in the baseline") && md.contains("`strategy_config.size`"));
+    assert!(md.contains("strategy\\_config.size: 120 → 130"), "{md}");
+    // The same change without a drop passes, and still shows the change.
+    write_run(&c, &changed, &[a.clone(), a.clone(), a.clone()], "s");
+    let r = compare_runs(
+        &b,
+        &c,
+        &Tolerances::default(),
+        &Pairing::default(),
+        &resolved_cell_ids,
+    )
+    .unwrap();
+    assert_eq!(r.verdict, Verdict::Ok, "{}", render_markdown(&r));
+    assert_eq!(r.cells.iter().filter(|x| !x.changed.is_empty()).count(), 1);
+}
+
+/// A baseline cell with no partner fails the gate unless `allow_missing`.
+#[test]
+fn a_baseline_cell_without_a_partner_fails_the_gate() {
+    let t = tempfile::tempdir().unwrap();
+    let (b, c) = (t.path().join("b"), t.path().join("c"));
+    let a = answers(50, 30, 5);
+    write_run(&b, &cfg(), &[a.clone(), a.clone(), a.clone()], "s");
+    write_run(&c, &cfg(), &[a.clone(), a.clone(), a.clone()], "s");
+    let gone = std::fs::read_dir(c.join("cells"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    std::fs::remove_file(&gone).unwrap();
+    let r = compare_runs(
+        &b,
+        &c,
+        &Tolerances::default(),
+        &Pairing::default(),
+        &resolved_cell_ids,
+    )
+    .unwrap();
+    assert_eq!((r.missing, r.regressions), (1, 0));
+    assert_eq!(r.verdict, Verdict::Regression);
+    assert!(render_markdown(&r).contains("FAILED"));
+    let allow = Pairing {
+        allow_missing: true,
+        ..Pairing::default()
+    };
+    let r = compare_runs(&b, &c, &Tolerances::default(), &allow, &resolved_cell_ids).unwrap();
+    assert_eq!(r.verdict, Verdict::Ok);
+    assert_eq!(r.only_in_baseline.len(), 1);
 }
 
 #[test]
@@ -216,7 +304,14 @@ fn unusable_inputs_are_errors_naming_the_path_and_fix() {
     let err = |x: &Path, y: &Path| {
         format!(
             "{:#}",
-            compare_runs(x, y, &Tolerances::default(), &resolved_cell_ids).unwrap_err()
+            compare_runs(
+                x,
+                y,
+                &Tolerances::default(),
+                &Pairing::default(),
+                &resolved_cell_ids
+            )
+            .unwrap_err()
         )
     };
     // Missing directory.
@@ -280,7 +375,7 @@ fn unusable_inputs_are_errors_naming_the_path_and_fix() {
         alpha: 2.0,
         ..Tolerances::default()
     };
-    assert!(compare_runs(&b, &b, &bad, &resolved_cell_ids).is_err());
+    assert!(compare_runs(&b, &b, &bad, &Pairing::default(), &resolved_cell_ids).is_err());
 }
 
 #[test]
@@ -289,7 +384,14 @@ fn report_files_are_written_and_round_trip() {
     let b = t.path().join("b");
     let a = answers(30, 20, 7);
     write_run(&b, &cfg(), &[a.clone(), a.clone(), a], "s");
-    let r = compare_runs(&b, &b, &Tolerances::default(), &resolved_cell_ids).unwrap();
+    let r = compare_runs(
+        &b,
+        &b,
+        &Tolerances::default(),
+        &Pairing::default(),
+        &resolved_cell_ids,
+    )
+    .unwrap();
     let out = t.path().join("out");
     let (md, json) = write_report(&out, &r).unwrap();
     assert_eq!(std::fs::read_to_string(md).unwrap(), render_markdown(&r));
@@ -317,14 +419,14 @@ fn a_drop_of_exactly_the_tolerance_passes() {
     };
     let at = answers(3000, 1931, 100);
     write_run(&c, &cfg(), &[at.clone(), at.clone(), at], "sha");
-    let r = compare_runs(&b, &c, &tol, &resolved_cell_ids).unwrap();
+    let r = compare_runs(&b, &c, &tol, &Pairing::default(), &resolved_cell_ids).unwrap();
     assert_eq!(r.verdict, Verdict::Ok, "{}", render_markdown(&r));
     assert!(
-        r.cells.iter().all(|c| c.holm_p < 0.05),
+        r.cells.iter().all(|c| c.holm_p.unwrap() < 0.05),
         "the drop is significant"
     );
     let over = answers(3000, 1930, 100);
     write_run(&c, &cfg(), &[over.clone(), over.clone(), over], "sha");
-    let r = compare_runs(&b, &c, &tol, &resolved_cell_ids).unwrap();
+    let r = compare_runs(&b, &c, &tol, &Pairing::default(), &resolved_cell_ids).unwrap();
     assert_eq!(r.verdict, Verdict::Regression);
 }

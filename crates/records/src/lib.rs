@@ -1396,6 +1396,10 @@ pub const SUMMARY_COLUMNS_TAIL: &[Column<SummaryRow>] = {
             .planned
             .as_ref()
             .map(|p| p.family_size as u64)),
+        col!(holm_family, OptCount, |r| r
+            .planned
+            .as_ref()
+            .map(|p| p.comparison.holm_family as u64)),
     ]
 };
 

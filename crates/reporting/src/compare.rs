@@ -13,39 +13,47 @@
 //!   configuration: dataset, strategy and its parameters, retriever, k, reader, `limit`, seed).
 //!   Where a run writes its output (`output` in `config.json`) is not part of the id, so absolute
 //!   paths never break matching.
-//! - Within a matched cell, questions are paired by `question_id`. Both cells must hold the
-//!   same set of questions and must have been computed on the same dataset manifest (sha256);
+//! - A baseline cell without a cell of the same id is then paired by its named coordinates —
+//!   dataset, strategy, retriever, k, reader — with the candidate's cell of the same
+//!   coordinates, and the report shows what changed (`strategy_config.size: 256 → 200`).
+//!   `--pair OLD=NEW` pairs a baseline strategy with a renamed candidate strategy.
+//! - Within a pair, questions are paired by `question_id`. Both cells must hold the same set
+//!   of questions and must have been computed on the same dataset manifest (sha256);
 //!   otherwise the input is unusable ([`compare_runs`] fails).
-//! - A cell present in only one run is listed in the report (with the configuration fields
-//!   that differ when the other run has a cell of the same name); it is not fatal unless no
-//!   cell matches at all.
+//! - A baseline cell with no partner **fails the gate** (exit 1) unless `--allow-missing`: a
+//!   gate that passes when the cell it guards disappeared guards nothing. A candidate-only
+//!   cell is listed and not judged.
 //!
-//! # Figures per matched cell
-//! Baseline and candidate accuracy with Wilson 95 % intervals ([`stats::wilson`]); Δ accuracy
-//! in points (candidate − baseline) with a paired bootstrap 95 % interval; McNemar exact p on
-//! the discordant pairs, Holm-adjusted over all matched cells ([`stats::holm`]); mean words
-//! retrieved per question (with multiplicity) in each run, and the change in % with a paired
-//! bootstrap 95 % interval ([`stats::bootstrap_relative_reduction`], sign flipped). The
-//! bootstrap uses the cell's seed and the candidate run's `bootstrap_resamples`.
+//! # Figures per pair
+//! The primary metric (the candidate config's `primary:`, default accuracy when the cells
+//! were read, else recall@k with gold evidence, else answer recall): both means, Δ in points
+//! with its 95 % interval, p and Holm p over the pairs, the verdict against the margin and
+//! the questions needed ([`crate::verdicts::compute_family`], the same family as summary.md's
+//! verdict, resampled as the candidate config says). For read cells also the accuracy with
+//! Wilson 95 % intervals and McNemar's lost / gained counts; for every pair the mean words
+//! retrieved per question (with multiplicity) and the change in % with a paired bootstrap 95 %
+//! interval ([`stats::bootstrap_relative_reduction`], sign flipped). Resamples and seed: the
+//! candidate's `bootstrap_resamples` and the cell's seed.
 //!
 //! # The rule
-//! A matched cell is a **REGRESSION** when
-//! - its accuracy drops by strictly more than `max_accuracy_drop_pts` points **and** its
-//!   Holm-adjusted McNemar exact p is strictly below `alpha`, or
+//! A pair is a **REGRESSION** when
+//! - its primary metric drops by strictly more than `max_accuracy_drop_pts` points **and**
+//!   its Holm-adjusted p is strictly below `alpha`, or
 //! - its mean words retrieved grow by strictly more than `max_words_increase_pct` percent (a
 //!   baseline that retrieved no words and a candidate that retrieved some is an unbounded
-//!   increase).
+//!   increase), or
+//! - `--require non-inferior|equivalent|superior` is given and its verdict falls short.
 //!
 //! A drop or an increase of exactly the tolerance passes. Improvements never regress. The run
-//! regresses when any matched cell does. Defaults: 1.0 point, 5 %, α = 0.05
-//! ([`Tolerances::default`]). The comparisons are made on integer counts, with each
-//! tolerance read as the decimal it is written as (`2.3` = 23/10), in integer arithmetic
-//! ([`judge`]), so the boundary is exact.
+//! fails when any pair regresses or a baseline cell has no partner. Defaults: 1.0 point, 5 %,
+//! α = 0.05 ([`Tolerances::default`]). For accuracy the comparisons are made on integer
+//! counts, with each tolerance read as the decimal it is written as (`2.3` = 23/10), in
+//! integer arithmetic ([`judge`]), so the boundary is exact.
 
 use crate::md::{Code, Text};
 use anyhow::{bail, Context, Result};
 use datasets::io::{write_atomic, write_json};
-use records::CellRecord;
+use records::{CellRecord, QuestionRow};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
@@ -70,8 +78,14 @@ pub struct Tolerances {
     pub max_accuracy_drop_pts: f64,
     /// Largest increase of mean words retrieved that passes, in percent (≥ 0).
     pub max_words_increase_pct: f64,
-    /// Significance level for the Holm-adjusted McNemar exact p, in (0, 1].
+    /// Significance level for the Holm-adjusted p of the primary metric, in (0, 1].
     pub alpha: f64,
+    /// Margin of the verdicts in points; `None` = the candidate config's `margin`.
+    #[serde(default)]
+    pub margin_pts: Option<f64>,
+    /// The verdict every pair must reach (`--require`); `None` = none.
+    #[serde(default)]
+    pub require: Option<Requirement>,
 }
 
 impl Default for Tolerances {
@@ -80,8 +94,66 @@ impl Default for Tolerances {
             max_accuracy_drop_pts: DEFAULT_MAX_ACCURACY_DROP_PTS,
             max_words_increase_pct: DEFAULT_MAX_WORDS_INCREASE_PCT,
             alpha: DEFAULT_ALPHA,
+            margin_pts: None,
+            require: None,
         }
     }
+}
+
+/// The verdict `--require` asks of every pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Requirement {
+    /// Superior, equivalent or non-inferior.
+    NonInferior,
+    /// Equivalent.
+    Equivalent,
+    /// Superior.
+    Superior,
+}
+
+impl Requirement {
+    /// True when `v` meets the requirement.
+    pub fn accepts(self, v: stats::Verdict) -> bool {
+        match self {
+            Requirement::NonInferior => v.at_least_non_inferior(),
+            Requirement::Equivalent => v == stats::Verdict::Equivalent,
+            Requirement::Superior => v == stats::Verdict::Superior,
+        }
+    }
+
+    /// The flag's word for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Requirement::NonInferior => "non-inferior",
+            Requirement::Equivalent => "equivalent",
+            Requirement::Superior => "superior",
+        }
+    }
+}
+
+impl std::str::FromStr for Requirement {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        [
+            Requirement::NonInferior,
+            Requirement::Equivalent,
+            Requirement::Superior,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == s)
+        .ok_or_else(|| format!("{s:?}: use non-inferior, equivalent or superior"))
+    }
+}
+
+/// How cells are paired beyond equal ids (module documentation).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pairing {
+    /// Strategy renames `(OLD, NEW)`: the baseline's cells of strategy OLD pair with the
+    /// candidate's cells of strategy NEW at the same dataset, retriever, k and reader.
+    pub renames: Vec<(String, String)>,
+    /// Pass when a baseline cell has no partner (it is still listed).
+    pub allow_missing: bool,
 }
 
 impl Tolerances {
@@ -108,18 +180,28 @@ impl Tolerances {
                 self.alpha
             );
         }
+        if let Some(m) = self.margin_pts {
+            if !(m.is_finite() && (0.0..100.0).contains(&m)) {
+                bail!("--margin {m}: give a margin in points from 0 up to 100, e.g. 3");
+            }
+        }
         Ok(())
     }
 
     /// The rule in one sentence, with these tolerances filled in (used in both reports).
     pub fn rule(&self) -> String {
         format!(
-            "a cell regresses when its accuracy drops by more than {} points and its \
-             Holm-adjusted McNemar exact p is below {}, or when its mean words retrieved grow \
-             by more than {} %; a change of exactly the tolerance passes",
+            "a cell regresses when its primary metric drops by more than {} points and its \
+             Holm-adjusted p is below {}, or when its mean words retrieved grow by more than \
+             {} %{}; a change of exactly the tolerance passes; a baseline cell with no partner \
+             fails the gate unless --allow-missing",
             crate::fmt::tolerance(self.max_accuracy_drop_pts),
             self.alpha,
-            crate::fmt::tolerance(self.max_words_increase_pct)
+            crate::fmt::tolerance(self.max_words_increase_pct),
+            self.require.map_or(String::new(), |r| format!(
+                ", or when its verdict is not {} (--require)",
+                r.as_str()
+            ))
         )
     }
 }
@@ -141,19 +223,23 @@ pub struct GateFigures {
     pub candidate_words: u64,
 }
 
-/// What the rule decided for one cell.
+/// What the rule decided for one pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Judgement {
-    /// The accuracy drop exceeds the tolerance and is significant after Holm.
+    /// The primary metric (accuracy, or the retrieval metric) dropped by more than the
+    /// tolerance, significantly after Holm.
     pub accuracy: bool,
     /// The mean words retrieved grew by more than the tolerance.
     pub words: bool,
+    /// The verdict falls short of `--require`.
+    #[serde(default)]
+    pub requirement: bool,
 }
 
 impl Judgement {
-    /// True when either criterion fired.
+    /// True when any criterion fired.
     pub fn is_regression(&self) -> bool {
-        self.accuracy || self.words
+        self.accuracy || self.words || self.requirement
     }
 }
 
@@ -184,7 +270,11 @@ pub fn judge(f: &GateFigures, tol: &Tolerances) -> Judgement {
         let (cw, bw) = (u128::from(f.candidate_words), u128::from(f.baseline_words));
         cw > bw && exceeds(100 * (cw - bw), tol.max_words_increase_pct, 0, bw)
     };
-    Judgement { accuracy, words }
+    Judgement {
+        accuracy,
+        words,
+        requirement: false,
+    }
 }
 
 /// Whether `lhs > (tol + offset) · factor`, exactly, with `tol` read as its shortest decimal
@@ -219,23 +309,46 @@ pub fn exact_decimal(x: f64) -> Option<(u128, u32)> {
 }
 
 /// One per-question row as the gate reads it from `cells/ID.csv` (other columns are ignored,
-/// so a baseline stays readable when rows gain columns).
+/// so a baseline stays readable when rows gain columns; metric columns are read by name).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 struct GateRow {
     cell_id: String,
     question_id: String,
-    correct: u8,
+    /// Absent in rows written before the column existed.
+    #[serde(default)]
+    question_doc: String,
+    #[serde(default)]
+    subject: String,
+    /// Empty for a cell without a reader.
+    correct: Option<u8>,
     words: u64,
     /// Absent in rows written before readers flagged invalid answers.
     #[serde(default)]
     invalid: u8,
 }
 
+impl GateRow {
+    /// The row as the verdict code reads rows.
+    fn into_row(self, metrics: retriever::metrics::MetricValues) -> QuestionRow {
+        QuestionRow {
+            cell_id: self.cell_id,
+            question_id: self.question_id,
+            question_doc: self.question_doc,
+            subject: self.subject,
+            correct: self.correct,
+            words: self.words as usize,
+            invalid: self.invalid,
+            metrics,
+            ..QuestionRow::default()
+        }
+    }
+}
+
 /// One finished cell of a run: its record and its rows.
 #[derive(Debug, Clone)]
 struct RunCell {
     record: CellRecord,
-    rows: Vec<GateRow>,
+    rows: Vec<QuestionRow>,
 }
 
 /// A run directory as the gate reads it.
@@ -245,6 +358,8 @@ struct LoadedRun {
     name: String,
     /// `bootstrap_resamples` from config.json (the default when absent).
     resamples: usize,
+    /// `primary`, `margin` and `resample` from config.json.
+    verdict: crate::verdicts::VerdictSettings,
     /// Cells by id: exactly the cells of the run's config.
     cells: BTreeMap<String, RunCell>,
     /// Finished cells in `cells/` that are not cells of the run's config.
@@ -344,9 +459,20 @@ fn load_run(dir: &Path, role: &str, cell_ids: &CellIds) -> Result<LoadedRun> {
             cells_dir.display()
         );
     }
+    let verdict = crate::verdicts::VerdictSettings {
+        primary: cfg
+            .get("primary")
+            .and_then(|v| v.as_str())
+            .map(str::to_string),
+        margin_points: cfg.get("margin").and_then(|v| v.as_f64()).unwrap_or(0.0),
+        resample: cfg
+            .get("resample")
+            .and_then(|v| serde_json::from_value(v.clone()).ok()),
+    };
     Ok(LoadedRun {
         name,
         resamples,
+        verdict,
         cells,
         ignored,
     })
@@ -360,44 +486,59 @@ fn load_cell(cells_dir: &Path, id: &str) -> Result<RunCell> {
     let rerun = "delete the cell's two files and run the config again to recompute it";
     let stored = records::read_cell(cells_dir, id).map_err(|e| anyhow::anyhow!("{e}; {rerun}"))?;
     let (record, bytes) = (stored.record, stored.csv);
-    if record.summary.accuracy.is_none() && record.summary.n > 0 {
-        bail!(
-            "{}: cell {id} ({} × {} × k={} on {}) has no reader (`kind: none`), so it has no \
-             accuracy to gate; `compare` gates read cells (accuracy and words). Compare \
-             retrieval-only runs through summary.md's \"Retrieval against the baseline\" \
-             section and retrieval_comparisons.csv, or add a reader to the config",
-            json.display(),
-            record.cell.strategy,
-            record.cell.retriever,
-            record.cell.k,
-            record.cell.dataset
-        );
-    }
-    let mut rows = Vec::new();
-    for (i, r) in csv::Reader::from_reader(&bytes[..])
-        .deserialize::<GateRow>()
+    let read = record.summary.accuracy.is_some();
+    let mut reader = csv::Reader::from_reader(&bytes[..]);
+    let headers = reader
+        .headers()
+        .with_context(|| format!("{}: not CSV; {rerun}", csv_path.display()))?
+        .clone();
+    let metric_at: Vec<(usize, usize)> = retriever::metrics::METRICS
+        .iter()
         .enumerate()
-    {
-        let row = r.with_context(|| {
+        .filter_map(|(i, m)| headers.iter().position(|h| h == m.name).map(|p| (i, p)))
+        .collect();
+    let mut rows = Vec::new();
+    for (i, r) in reader.records().enumerate() {
+        let bad = || {
             format!(
-                "{}: row {}: needs columns cell_id, question_id, correct (0 or 1) and words; \
-                 {rerun}",
+                "{}: row {}: needs columns cell_id, question_id, correct (0 or 1, empty for a \
+                 cell without a reader), words and numeric metric columns; {rerun}",
                 csv_path.display(),
                 i + 1
             )
-        })?;
-        if row.cell_id != id || row.correct > 1 {
+        };
+        let fields = r.with_context(bad)?;
+        let row: GateRow = fields.deserialize(Some(&headers)).with_context(bad)?;
+        let mut metrics = retriever::metrics::MetricValues::default();
+        for &(m, p) in &metric_at {
+            let text = fields.get(p).unwrap_or("");
+            if !text.is_empty() {
+                let v = text
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite())
+                    .with_context(bad)?;
+                metrics.set(m, Some(v));
+            }
+        }
+        if row.cell_id != id || row.correct.is_some_and(|c| c > 1) || row.correct.is_some() != read
+        {
             bail!(
-                "{}: row {} (question {}): cell_id {:?}, correct {}; expected cell_id {id:?} \
-                 and correct 0 or 1; {rerun}",
+                "{}: row {} (question {}): cell_id {:?}, correct {:?}; expected cell_id {id:?} \
+                 and correct {}; {rerun}",
                 csv_path.display(),
                 i + 1,
                 row.question_id,
                 row.cell_id,
-                row.correct
+                row.correct,
+                if read {
+                    "0 or 1"
+                } else {
+                    "empty (the cell has no reader)"
+                }
             );
         }
-        rows.push(row);
+        rows.push(row.into_row(metrics));
     }
     if rows.is_empty() {
         bail!("{}: the cell has no questions; {rerun}", csv_path.display());
@@ -412,7 +553,7 @@ fn load_cell(cells_dir: &Path, id: &str) -> Result<RunCell> {
     }
     // The record's summary was computed from exactly these rows when the cell finished.
     let s = &record.summary;
-    let correct = rows.iter().filter(|r| r.correct == 1).count();
+    let correct = rows.iter().filter(|r| r.correct == Some(1)).count();
     let words_mean = rows.iter().map(|r| r.words as f64).sum::<f64>() / rows.len() as f64;
     if s.n != rows.len()
         || s.correct != correct
@@ -433,15 +574,19 @@ fn load_cell(cells_dir: &Path, id: &str) -> Result<RunCell> {
     Ok(RunCell { record, rows })
 }
 
-/// Accuracy of one side of a matched cell.
+/// Figures of one side of a pair.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SideAccuracy {
-    /// Questions answered correctly.
-    pub correct: u64,
-    /// `correct / n`, a proportion in [0, 1].
-    pub accuracy: f64,
-    /// Wilson 95 % interval of the accuracy (proportions).
-    pub accuracy_ci: stats::Interval,
+    /// Questions answered correctly; `None` for a cell without a reader.
+    pub correct: Option<u64>,
+    /// `correct / n`, a proportion in [0, 1]; `None` without a reader.
+    pub accuracy: Option<f64>,
+    /// Wilson 95 % interval of the accuracy (proportions); `None` without a reader.
+    pub accuracy_ci: Option<stats::Interval>,
+    /// Mean of the primary metric over the paired questions where both sides have it (0–1);
+    /// `None` when the cell has no value of it.
+    #[serde(default)]
+    pub primary_mean: Option<f64>,
     /// Mean words retrieved per question, with multiplicity.
     pub words_mean: f64,
 }
@@ -476,14 +621,37 @@ impl Verdict {
     }
 }
 
-/// One matched cell, baseline against candidate.
+/// How a pair was formed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PairedBy {
+    /// The same cell id in both runs: nothing in the cell's configuration changed.
+    Id,
+    /// The same dataset, strategy, retriever, k and reader; the configuration changed
+    /// ([`CellComparison::changed`]).
+    Coordinates,
+    /// A `--pair OLD=NEW` strategy rename at the same dataset, retriever, k and reader.
+    Rename,
+}
+
+/// One pair, baseline cell against candidate cell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CellComparison {
-    /// The cell id, the same in both runs.
+    /// The candidate cell's id.
     pub cell_id: String,
+    /// The baseline cell's id (equal to `cell_id` when paired by id).
+    #[serde(default)]
+    pub baseline_cell_id: String,
+    /// How the pair was formed.
+    #[serde(default = "paired_by_id")]
+    pub paired_by: PairedBy,
+    /// What changed between the two cells' configurations, one `field: old → new` each
+    /// (empty when paired by id).
+    #[serde(default)]
+    pub changed: Vec<String>,
     /// Dataset name.
     pub dataset: String,
-    /// Strategy name.
+    /// Strategy name (the candidate's).
     pub strategy: String,
     /// Retriever name.
     pub retriever: String,
@@ -507,15 +675,16 @@ pub struct CellComparison {
     pub baseline: SideAccuracy,
     /// The candidate run's figures.
     pub candidate: SideAccuracy,
-    /// Candidate minus baseline accuracy, in percentage points.
-    pub delta_points: f64,
-    /// Paired bootstrap 95 % interval of `delta_points` (None for a single question).
-    pub delta_ci: Option<stats::Interval>,
+    /// Candidate minus baseline accuracy, in percentage points; `None` without a reader.
+    pub delta_points: Option<f64>,
     /// McNemar on the discordant pairs: `b` = questions lost (baseline right, candidate
-    /// wrong), `c` = questions gained.
-    pub mcnemar: stats::McNemar,
-    /// McNemar exact p, Holm-adjusted over all matched cells.
-    pub holm_p: f64,
+    /// wrong), `c` = questions gained; `None` without a reader.
+    pub mcnemar: Option<stats::McNemar>,
+    /// The primary metric's comparison (Δ, intervals, p, Holm p over the pairs, verdict,
+    /// questions needed; 0–1 scale); `None` when the cell has no value of it.
+    pub primary: Option<stats::PlannedComparison>,
+    /// The primary comparison's Holm p (`None` without one).
+    pub holm_p: Option<f64>,
     /// Change of mean words retrieved, candidate against baseline, in % (positive = more
     /// words); None when the baseline retrieved no words.
     pub words_change_pct: Option<f64>,
@@ -528,6 +697,10 @@ pub struct CellComparison {
     pub verdict: Verdict,
     /// Why the cell regressed, one sentence per criterion that fired (empty when ok).
     pub reasons: Vec<String>,
+}
+
+fn paired_by_id() -> PairedBy {
+    PairedBy::Id
 }
 
 /// A cell present in only one of the two runs.
@@ -546,8 +719,8 @@ pub struct UnmatchedCell {
     /// Reader name.
     pub reader: String,
     /// Configuration fields that differ from the other run's cell of the same dataset,
-    /// strategy, retriever, k and reader (e.g. `limit`, `strategy_config.size`); empty when
-    /// the other run has no cell of that name.
+    /// strategy, retriever, k and reader when that cell is paired elsewhere; empty when the
+    /// other run has no cell of that name.
     pub differs_in: Vec<String>,
 }
 
@@ -568,11 +741,31 @@ pub struct CompareReport {
     pub rule: String,
     /// Bootstrap resamples of the intervals (from the candidate's config).
     pub bootstrap_resamples: usize,
-    /// `ok` when no matched cell regressed, else `REGRESSION`.
+    /// The primary metric (`accuracy`, `recall`, …).
+    #[serde(default)]
+    pub primary: String,
+    /// The margin of the verdicts, in points.
+    #[serde(default)]
+    pub margin_pts: f64,
+    /// The resampling unit of the primary comparisons.
+    #[serde(default)]
+    pub resample: String,
+    /// The Holm family's size: pairs with a primary comparison and a differing question
+    /// (Tarone 1990).
+    #[serde(default)]
+    pub family_size: usize,
+    /// `ok` when no pair regressed and every baseline cell has a partner (or
+    /// `--allow-missing`), else `REGRESSION`.
     pub verdict: Verdict,
-    /// Matched cells that regressed.
+    /// Pairs that regressed.
     pub regressions: usize,
-    /// Matched cells, ordered by dataset, strategy, retriever, k, reader.
+    /// Baseline cells without a partner, failing the gate unless `allow_missing`.
+    #[serde(default)]
+    pub missing: usize,
+    /// `--allow-missing` was given.
+    #[serde(default)]
+    pub allow_missing: bool,
+    /// Pairs, ordered by dataset, strategy, retriever, k, reader.
     pub cells: Vec<CellComparison>,
     /// Cells only the baseline has.
     pub only_in_baseline: Vec<UnmatchedCell>,
@@ -587,7 +780,8 @@ pub struct CompareReport {
 }
 
 impl CompareReport {
-    /// True when some matched cell regressed.
+    /// True when the gate fails: a pair regressed, or a baseline cell has no partner without
+    /// `--allow-missing`.
     pub fn is_regression(&self) -> bool {
         self.verdict == Verdict::Regression
     }
@@ -613,9 +807,17 @@ fn label(r: &CellRecord) -> String {
     )
 }
 
-/// Dotted paths of the leaves where two JSON values differ.
-fn json_diff(a: &serde_json::Value, b: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
+/// The leaves where two JSON values differ, as `path: old → new` (`path` alone when `full`
+/// is false).
+fn json_diff(
+    a: &serde_json::Value,
+    b: &serde_json::Value,
+    prefix: &str,
+    full: bool,
+    out: &mut Vec<String>,
+) {
     use serde_json::Value;
+    let show = |v: Option<&Value>| v.map_or("(absent)".to_string(), |v| v.to_string());
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
             let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
@@ -626,24 +828,35 @@ fn json_diff(a: &serde_json::Value, b: &serde_json::Value, prefix: &str, out: &m
                     format!("{prefix}.{k}")
                 };
                 match (x.get(k), y.get(k)) {
-                    (Some(u), Some(v)) => json_diff(u, v, &path, out),
+                    (Some(u), Some(v)) => json_diff(u, v, &path, full, out),
+                    (u, v) if full => out.push(format!("{path}: {} → {}", show(u), show(v))),
                     _ => out.push(path),
                 }
             }
         }
+        _ if a != b && full => out.push(format!("{prefix}: {a} → {b}")),
         _ if a != b => out.push(prefix.to_string()),
         _ => {}
     }
 }
 
+/// The configuration changes from cell `a` to cell `b` (`full`: with old and new values).
+fn cell_diff(a: &CellRecord, b: &CellRecord, full: bool) -> Vec<String> {
+    let x = serde_json::to_value(&a.cell).unwrap_or_default();
+    let y = serde_json::to_value(&b.cell).unwrap_or_default();
+    let mut out = Vec::new();
+    json_diff(&x, &y, "", full, &mut out);
+    out
+}
+
 fn unmatched(rec: &CellRecord, other: &LoadedRun) -> UnmatchedCell {
     let key = label_key(rec);
-    let mut differs_in = Vec::new();
-    if let Some(o) = other.cells.values().find(|o| label_key(&o.record) == key) {
-        let a = serde_json::to_value(&rec.cell).unwrap_or_default();
-        let b = serde_json::to_value(&o.record.cell).unwrap_or_default();
-        json_diff(&a, &b, "", &mut differs_in);
-    }
+    let differs_in = other
+        .cells
+        .values()
+        .find(|o| label_key(&o.record) == key)
+        .map(|o| cell_diff(rec, &o.record, false))
+        .unwrap_or_default();
     let c = &rec.cell;
     UnmatchedCell {
         cell_id: rec.id.clone(),
@@ -656,33 +869,51 @@ fn unmatched(rec: &CellRecord, other: &LoadedRun) -> UnmatchedCell {
     }
 }
 
-/// A matched cell before the Holm step.
-struct Paired {
-    base: RunCell,
-    cand: RunCell,
-    base_correct: Vec<bool>,
-    cand_correct: Vec<bool>,
-    base_words: Vec<f64>,
-    cand_words: Vec<f64>,
+/// A pair before the statistics: the two cells and the candidate's rows in the baseline's
+/// question order.
+struct Paired<'a> {
+    base: &'a RunCell,
+    cand: &'a RunCell,
+    by: PairedBy,
+    cand_rows: Vec<&'a QuestionRow>,
 }
 
-/// Pairs the questions of a matched cell by question id (in the baseline's row order).
-fn pair(base: &RunCell, cand: &RunCell, bdir: &Path, cdir: &Path) -> Result<Paired> {
-    let id = &base.record.id;
+/// Pairs the questions of two cells by question id (in the baseline's row order).
+fn pair<'a>(
+    base: &'a RunCell,
+    cand: &'a RunCell,
+    by: PairedBy,
+    bdir: &Path,
+    cdir: &Path,
+) -> Result<Paired<'a>> {
+    let (bid, cid) = (&base.record.id, &cand.record.id);
+    let changed = if by == PairedBy::Id {
+        String::new()
+    } else {
+        format!(
+            " (paired by {}; changed: {})",
+            if by == PairedBy::Rename {
+                "--pair"
+            } else {
+                "dataset, strategy, retriever, k and reader"
+            },
+            cell_diff(&base.record, &cand.record, true).join(", ")
+        )
+    };
     if base.record.dataset_manifest_sha256 != cand.record.dataset_manifest_sha256 {
         bail!(
-            "cell {id} ({}) was computed on different datasets: dataset manifest sha256 {} in \
-             {} but {} in {}; compare runs made on the same converted data (`chunkbench data \
-             fetch` with the same pinned sources and seed), or regenerate the baseline with \
-             scripts/update-baseline.sh",
+            "cell {cid} ({}){changed} was computed on different datasets: dataset manifest \
+             sha256 {} in {} but {} in {}; compare runs made on the same converted data \
+             (`chunkbench data fetch` with the same pinned sources and seed), or regenerate \
+             the baseline with scripts/update-baseline.sh",
             label(&base.record),
             base.record.dataset_manifest_sha256,
-            bdir.join("cells").join(format!("{id}.json")).display(),
+            bdir.join("cells").join(format!("{bid}.json")).display(),
             cand.record.dataset_manifest_sha256,
-            cdir.join("cells").join(format!("{id}.json")).display()
+            cdir.join("cells").join(format!("{cid}.json")).display()
         );
     }
-    let by_q: HashMap<&str, &GateRow> = cand
+    let by_q: HashMap<&str, &QuestionRow> = cand
         .rows
         .iter()
         .map(|r| (r.question_id.as_str(), r))
@@ -709,218 +940,163 @@ fn pair(base: &RunCell, cand: &RunCell, bdir: &Path, cdir: &Path) -> Result<Pair
             s
         };
         bail!(
-            "cell {id} ({}) holds different questions in the two runs: {} only in {} [{}], {} \
-             only in {} [{}]; both runs must answer the same questions (same dataset and \
-             `limit`)",
+            "cell {cid} ({}){changed} holds different questions in the two runs: {} only in {} \
+             [{}], {} only in {} [{}]; both runs must answer the same questions (same dataset \
+             and `limit`)",
             label(&base.record),
             missing.len(),
-            bdir.join("cells").join(format!("{id}.csv")).display(),
+            bdir.join("cells").join(format!("{bid}.csv")).display(),
             few(&missing),
             extra.len(),
-            cdir.join("cells").join(format!("{id}.csv")).display(),
+            cdir.join("cells").join(format!("{cid}.csv")).display(),
             few(&extra)
         );
     }
-    let mut p = Paired {
-        base: base.clone(),
-        cand: cand.clone(),
-        base_correct: Vec::with_capacity(base.rows.len()),
-        cand_correct: Vec::with_capacity(base.rows.len()),
-        base_words: Vec::with_capacity(base.rows.len()),
-        cand_words: Vec::with_capacity(base.rows.len()),
-    };
-    for b in &base.rows {
-        let c = by_q[b.question_id.as_str()];
-        p.base_correct.push(b.correct == 1);
-        p.cand_correct.push(c.correct == 1);
-        p.base_words.push(b.words as f64);
-        p.cand_words.push(c.words as f64);
+    let cand_rows = base
+        .rows
+        .iter()
+        .map(|b| by_q[b.question_id.as_str()])
+        .collect();
+    Ok(Paired {
+        base,
+        cand,
+        by,
+        cand_rows,
+    })
+}
+
+/// The pairs of two runs (baseline cell, candidate cell, how), then the baseline's and the
+/// candidate's cells without a partner.
+type CellPairs<'a> = (
+    Vec<(&'a RunCell, &'a RunCell, PairedBy)>,
+    Vec<&'a RunCell>,
+    Vec<&'a RunCell>,
+);
+
+/// Pairs the cells of two runs (module documentation): by id, then by coordinates (with
+/// `renames` applied to the baseline's strategy). Returns the pairs in label order and the
+/// baseline's and the candidate's cells left without a partner.
+fn pair_cells<'a>(base: &'a LoadedRun, cand: &'a LoadedRun, pairing: &Pairing) -> CellPairs<'a> {
+    let mut pairs = Vec::new();
+    let mut free_cand: Vec<&RunCell> = cand
+        .cells
+        .values()
+        .filter(|c| !base.cells.contains_key(&c.record.id))
+        .collect();
+    let mut lonely = Vec::new();
+    for b in base.cells.values() {
+        if let Some(c) = cand.cells.get(&b.record.id) {
+            pairs.push((b, c, PairedBy::Id));
+            continue;
+        }
+        let renamed = pairing
+            .renames
+            .iter()
+            .find(|(old, _)| *old == b.record.cell.strategy)
+            .map(|(_, new)| new.as_str());
+        let mut key = label_key(&b.record);
+        if let Some(new) = renamed {
+            key.1 = new.to_string();
+        }
+        let hits: Vec<usize> = free_cand
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| label_key(&c.record) == key)
+            .map(|(i, _)| i)
+            .collect();
+        if let [i] = hits[..] {
+            let c = free_cand.remove(i);
+            let by = if renamed.is_some() {
+                PairedBy::Rename
+            } else {
+                PairedBy::Coordinates
+            };
+            pairs.push((b, c, by));
+        } else {
+            lonely.push(b);
+        }
     }
-    Ok(p)
+    pairs.sort_by_key(|(_, c, _)| (label_key(&c.record), c.record.id.clone()));
+    lonely.sort_by_key(|b| (label_key(&b.record), b.record.id.clone()));
+    free_cand.sort_by_key(|c| (label_key(&c.record), c.record.id.clone()));
+    (pairs, lonely, free_cand)
 }
 
 /// Compares the candidate run in `candidate` with the baseline run in `baseline` under `tol`
-/// (see the module documentation for matching, figures and the rule). `cell_ids` lists the
-/// cells of a run's resolved config (the pipeline's `evaluator::config::resolved_cell_ids`):
-/// a config cell without a finished record is unmatched, a record of another config ignored.
+/// and `pairing` (see the module documentation for pairing, figures and the rule).
+/// `cell_ids` lists the cells of a run's resolved config (the pipeline's
+/// `evaluator::config::resolved_cell_ids`): a config cell without a finished record is
+/// unpaired, a record of another config ignored.
 ///
 /// # Errors
 /// Unusable input, each naming the path and the fix: invalid tolerances; a run directory that
 /// is missing or lacks `config.json` or finished cells; unreadable or inconsistent cell files;
-/// no cell id in common (the message lists which configuration fields differ); a matched cell
-/// computed on a different dataset manifest or on a different set of questions.
+/// no pair at all (the message lists which configuration fields differ); a pair computed on a
+/// different dataset manifest or on a different set of questions; an unknown primary metric.
 pub fn compare_runs(
     baseline: &Path,
     candidate: &Path,
     tol: &Tolerances,
+    pairing: &Pairing,
     cell_ids: &CellIds,
 ) -> Result<CompareReport> {
     tol.validate()?;
     let base = load_run(baseline, "baseline", cell_ids)?;
     let cand = load_run(candidate, "candidate", cell_ids)?;
-    let mut order: Vec<&RunCell> = cand
-        .cells
-        .values()
-        .filter(|c| base.cells.contains_key(&c.record.id))
-        .collect();
-    order.sort_by_key(|c| (label_key(&c.record), c.record.id.clone()));
-    let sorted_unmatched = |from: &LoadedRun, other: &LoadedRun| {
-        let mut v: Vec<&CellRecord> = from
-            .cells
-            .values()
-            .map(|c| &c.record)
-            .filter(|r| !other.cells.contains_key(&r.id))
-            .collect();
-        v.sort_by_key(|r| (label_key(r), r.id.clone()));
-        v.into_iter()
-            .map(|r| unmatched(r, other))
-            .collect::<Vec<_>>()
-    };
-    let only_in_baseline = sorted_unmatched(&base, &cand);
-    let only_in_candidate = sorted_unmatched(&cand, &base);
-    if order.is_empty() {
-        let mut why = String::new();
-        for u in only_in_candidate
-            .iter()
-            .filter(|u| !u.differs_in.is_empty())
-        {
-            let _ = write!(
-                why,
-                "\n  {} × {} × {} × k={} × {}: configuration differs in {}",
-                u.dataset,
-                u.strategy,
-                u.retriever,
-                u.k,
-                u.reader,
-                u.differs_in.join(", ")
-            );
-        }
-        if why.is_empty() {
-            why =
-                "\n  no cell of the same dataset, strategy, retriever, k and reader either".into();
-        }
-        bail!(
-            "the runs have no cell in common ({} cells in {}, {} in {}); cells match by the \
-             hash of their resolved configuration:{why}\nrun the candidate with the baseline's \
-             config (including `limit` and `seed`), or regenerate the baseline with \
-             scripts/update-baseline.sh",
-            base.cells.len(),
-            baseline.display(),
-            cand.cells.len(),
-            candidate.display()
-        );
+    let (pairs, lonely, extra) = pair_cells(&base, &cand, pairing);
+    let only_in_baseline: Vec<UnmatchedCell> =
+        lonely.iter().map(|b| unmatched(&b.record, &cand)).collect();
+    let only_in_candidate: Vec<UnmatchedCell> =
+        extra.iter().map(|c| unmatched(&c.record, &base)).collect();
+    if pairs.is_empty() {
+        no_pair_error(&base, &cand, &only_in_candidate, baseline, candidate)?;
     }
-    let paired: Vec<Paired> = order
+    let paired: Vec<Paired<'_>> = pairs
         .iter()
-        .map(|c| pair(&base.cells[&c.record.id], c, baseline, candidate))
+        .map(|&(b, c, by)| pair(b, c, by, baseline, candidate))
         .collect::<Result<_>>()?;
-    let resamples = cand.resamples;
-    let mut stats_out = Vec::with_capacity(paired.len());
-    for p in &paired {
-        let seed = p.cand.record.cell.seed;
-        let pc = stats::PairedComparison::new(&p.base_correct, &p.cand_correct, seed, resamples)
-            .with_context(|| format!("cell {}", p.base.record.id))?;
-        let base_sum: f64 = p.base_words.iter().sum();
-        let cand_sum: f64 = p.cand_words.iter().sum();
-        let words_change_pct = (base_sum > 0.0).then(|| 0.0 + 100.0 * (cand_sum / base_sum - 1.0));
-        let words_change_ci = if p.base_words.iter().all(|&w| w > 0.0) {
-            let conf = stats::BootstrapConfig {
-                resamples,
-                confidence: stats::DEFAULT_CONFIDENCE,
-                seed,
-            };
-            stats::bootstrap_relative_reduction(&p.base_words, &p.cand_words, &conf)
-                .with_context(|| format!("cell {}", p.base.record.id))?
-                .interval
-                .map(|i| stats::Interval {
-                    lower: 0.0 - i.upper,
-                    upper: 0.0 - i.lower,
-                })
-        } else {
-            None
-        };
-        stats_out.push((pc, words_change_pct, words_change_ci, base_sum, cand_sum));
+    let mut settings = cand.verdict.clone();
+    if let Some(m) = tol.margin_pts {
+        settings.margin_points = m;
     }
-    let ps: Vec<f64> = stats_out.iter().map(|s| s.0.mcnemar.exact_p).collect();
-    let holm = stats::holm(&ps).context("Holm adjustment of the McNemar p-values")?;
+    let primary = gate_primary(&settings, &paired)?;
+    let resamples = cand.resamples;
+    let values: Vec<crate::verdicts::PairValues<'_>> = paired
+        .iter()
+        .map(|p| crate::verdicts::PairValues::of(primary, &p.base.rows, &p.cand_rows))
+        .collect();
+    let members: Vec<usize> = (0..paired.len())
+        .filter(|&i| !values[i].base.is_empty())
+        .collect();
+    let member_values: Vec<crate::verdicts::PairValues<'_>> =
+        members.iter().map(|&i| values[i].clone()).collect();
+    let seed = paired.first().map_or(0, |p| p.cand.record.cell.seed);
+    let family = if member_values.is_empty() {
+        None
+    } else {
+        Some(crate::verdicts::compute_family(
+            &member_values,
+            &settings,
+            seed,
+            resamples,
+        )?)
+    };
+    let mut primary_of: Vec<Option<(stats::PlannedComparison, f64, f64)>> =
+        vec![None; paired.len()];
+    if let Some(f) = &family {
+        for ((&i, c), v) in members.iter().zip(&f.comparisons).zip(&member_values) {
+            primary_of[i] = Some((c.clone(), v.base_mean(), v.cand_mean()));
+        }
+    }
     let mut cells = Vec::with_capacity(paired.len());
-    for ((p, (pc, wpct, wci, base_sum, cand_sum)), holm_p) in paired.iter().zip(stats_out).zip(holm)
-    {
-        let n = p.base_correct.len();
-        let side = |correct: u64, ci: stats::Interval, sum: f64| SideAccuracy {
-            correct,
-            accuracy: correct as f64 / n as f64,
-            accuracy_ci: ci,
-            words_mean: sum / n as f64,
-        };
-        let figures = GateFigures {
-            n: n as u64,
-            baseline_correct: pc.baseline_correct,
-            candidate_correct: pc.candidate_correct,
-            holm_p,
-            baseline_words: base_sum as u64,
-            candidate_words: cand_sum as u64,
-        };
-        let judgement = judge(&figures, tol);
-        let mut reasons = Vec::new();
-        if judgement.accuracy {
-            reasons.push(format!(
-                "accuracy {:+.1} points (a drop of more than {}) with Holm p {} (below {})",
-                pc.delta_points,
-                crate::fmt::tolerance(tol.max_accuracy_drop_pts),
-                crate::fmt::p_value(holm_p),
-                tol.alpha
-            ));
-        }
-        if judgement.words {
-            reasons.push(match wpct {
-                Some(w) => format!(
-                    "mean words retrieved {w:+.1} % (more than +{} %)",
-                    crate::fmt::tolerance(tol.max_words_increase_pct)
-                ),
-                None => "words retrieved where the baseline retrieved none".to_string(),
-            });
-        }
-        let c = &p.cand.record.cell;
-        cells.push(CellComparison {
-            cell_id: p.cand.record.id.clone(),
-            dataset: c.dataset.clone(),
-            strategy: c.strategy.clone(),
-            retriever: c.retriever.clone(),
-            k: c.k,
-            reader: c.reader.clone(),
-            dataset_manifest_sha256: p.cand.record.dataset_manifest_sha256.clone(),
-            n,
-            invalid: (
-                p.base.rows.iter().filter(|r| r.invalid == 1).count() as u64,
-                p.cand.rows.iter().filter(|r| r.invalid == 1).count() as u64,
-            ),
-            inputs_differ: if p.base.record.inputs.is_empty() {
-                Vec::new()
-            } else {
-                records::inputs::changed(&p.base.record.inputs, &p.cand.record.inputs)
-            },
-            baseline: side(pc.baseline_correct, pc.baseline_wilson, base_sum),
-            candidate: side(pc.candidate_correct, pc.candidate_wilson, cand_sum),
-            delta_points: 0.0 + pc.delta_points,
-            delta_ci: pc.delta_ci,
-            mcnemar: pc.mcnemar,
-            holm_p,
-            words_change_pct: wpct,
-            words_change_ci: wci,
-            judgement,
-            verdict: if judgement.is_regression() {
-                Verdict::Regression
-            } else {
-                Verdict::Ok
-            },
-            reasons,
-        });
+    for (p, prim) in paired.iter().zip(primary_of) {
+        cells.push(judge_pair(p, prim, primary, tol, resamples)?);
     }
     let regressions = cells
         .iter()
         .filter(|c| c.verdict == Verdict::Regression)
         .count();
+    let missing = only_in_baseline.len();
     Ok(CompareReport {
         baseline: baseline.display().to_string(),
         candidate: candidate.display().to_string(),
@@ -929,12 +1105,23 @@ pub fn compare_runs(
         tolerances: *tol,
         rule: tol.rule(),
         bootstrap_resamples: resamples,
-        verdict: if regressions > 0 {
+        primary: primary.name().to_string(),
+        margin_pts: settings.margin_points,
+        resample: family
+            .as_ref()
+            .map_or(String::new(), |f| f.resample.as_str().to_string()),
+        family_size: family
+            .as_ref()
+            .and_then(|f| f.comparisons.first())
+            .map_or(0, |c| c.holm_family),
+        verdict: if regressions > 0 || (missing > 0 && !pairing.allow_missing) {
             Verdict::Regression
         } else {
             Verdict::Ok
         },
         regressions,
+        missing,
+        allow_missing: pairing.allow_missing,
         cells,
         only_in_baseline,
         only_in_candidate,
@@ -943,82 +1130,313 @@ pub fn compare_runs(
     })
 }
 
+/// The error for two runs without a single pair, listing what differs.
+fn no_pair_error(
+    base: &LoadedRun,
+    cand: &LoadedRun,
+    only_in_candidate: &[UnmatchedCell],
+    baseline: &Path,
+    candidate: &Path,
+) -> Result<()> {
+    let mut why = String::new();
+    for u in only_in_candidate
+        .iter()
+        .filter(|u| !u.differs_in.is_empty())
+    {
+        let _ = write!(
+            why,
+            "\n  {} × {} × {} × k={} × {}: configuration differs in {}",
+            u.dataset,
+            u.strategy,
+            u.retriever,
+            u.k,
+            u.reader,
+            u.differs_in.join(", ")
+        );
+    }
+    if why.is_empty() {
+        why = "\n  no cell of the same dataset, strategy, retriever, k and reader either".into();
+    }
+    bail!(
+        "the runs have no cell in common ({} cells in {}, {} in {}); cells pair by the hash of \
+         their resolved configuration, else by dataset, strategy, retriever, k and reader \
+         (--pair OLD=NEW for a renamed strategy):{why}\nrun the candidate with the baseline's \
+         config (including `limit` and `seed`), or regenerate the baseline with \
+         scripts/update-baseline.sh",
+        base.cells.len(),
+        baseline.display(),
+        cand.cells.len(),
+        candidate.display()
+    )
+}
+
+/// The primary metric of the gate: the candidate config's `primary`, else accuracy when
+/// some pair was read, else recall@k, else answer recall ([`crate::verdicts::Primary::resolve`]
+/// over the paired cells).
+fn gate_primary(
+    settings: &crate::verdicts::VerdictSettings,
+    paired: &[Paired<'_>],
+) -> Result<crate::verdicts::Primary> {
+    let cells: Vec<CellRecord> = paired.iter().map(|p| p.cand.record.clone()).collect();
+    let rows: HashMap<String, Vec<QuestionRow>> = paired
+        .iter()
+        .map(|p| (p.cand.record.id.clone(), p.cand.rows.clone()))
+        .collect();
+    Ok(
+        crate::verdicts::Primary::resolve(settings.primary.as_deref(), &cells, &rows)?
+            .unwrap_or(crate::verdicts::Primary::Accuracy),
+    )
+}
+
+/// The figures, the rule's judgement and the reasons for one pair.
+fn judge_pair(
+    p: &Paired<'_>,
+    prim: Option<(stats::PlannedComparison, f64, f64)>,
+    primary: crate::verdicts::Primary,
+    tol: &Tolerances,
+    resamples: usize,
+) -> Result<CellComparison> {
+    let n = p.base.rows.len();
+    let seed = p.cand.record.cell.seed;
+    let correct = |rs: &mut dyn Iterator<Item = &QuestionRow>| -> Option<Vec<bool>> {
+        rs.map(|r| r.correct.map(|c| c == 1)).collect()
+    };
+    let base_correct = correct(&mut p.base.rows.iter());
+    let cand_correct = correct(&mut p.cand_rows.iter().copied());
+    let base_words: Vec<f64> = p.base.rows.iter().map(|r| r.words as f64).collect();
+    let cand_words: Vec<f64> = p.cand_rows.iter().map(|r| r.words as f64).collect();
+    let (base_sum, cand_sum): (f64, f64) = (base_words.iter().sum(), cand_words.iter().sum());
+    let pc = match (&base_correct, &cand_correct) {
+        (Some(b), Some(c)) => Some(
+            stats::PairedComparison::new(b, c, seed, resamples)
+                .with_context(|| format!("cell {}", p.cand.record.id))?,
+        ),
+        _ => None,
+    };
+    let words_change_pct = (base_sum > 0.0).then(|| 0.0 + 100.0 * (cand_sum / base_sum - 1.0));
+    let words_change_ci = if base_words.iter().all(|&w| w > 0.0) {
+        let conf = stats::BootstrapConfig {
+            resamples,
+            confidence: stats::DEFAULT_CONFIDENCE,
+            seed,
+        };
+        stats::bootstrap_relative_reduction(&base_words, &cand_words, &conf)
+            .with_context(|| format!("cell {}", p.cand.record.id))?
+            .interval
+            .map(|i| stats::Interval {
+                lower: 0.0 - i.upper,
+                upper: 0.0 - i.lower,
+            })
+    } else {
+        None
+    };
+    let holm_p = prim.as_ref().map(|(c, _, _)| c.holm_p);
+    let accuracy_primary = primary == crate::verdicts::Primary::Accuracy;
+    let quality = match (&prim, &pc) {
+        (Some((c, _, _)), Some(pc)) if accuracy_primary => {
+            judge(
+                &GateFigures {
+                    n: n as u64,
+                    baseline_correct: pc.baseline_correct,
+                    candidate_correct: pc.candidate_correct,
+                    holm_p: c.holm_p,
+                    baseline_words: 0,
+                    candidate_words: 0,
+                },
+                tol,
+            )
+            .accuracy
+        }
+        (Some((c, b, m)), _) => {
+            100.0 * (b - m) > tol.max_accuracy_drop_pts + 1e-9 && c.holm_p < tol.alpha
+        }
+        _ => false,
+    };
+    let words = judge(
+        &GateFigures {
+            n: n as u64,
+            baseline_correct: 0,
+            candidate_correct: 0,
+            holm_p: 1.0,
+            baseline_words: base_sum as u64,
+            candidate_words: cand_sum as u64,
+        },
+        tol,
+    )
+    .words;
+    let requirement = match (tol.require, &prim) {
+        (Some(r), Some((c, _, _))) => !r.accepts(c.verdict),
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    let judgement = Judgement {
+        accuracy: quality,
+        words,
+        requirement,
+    };
+    let mut reasons = Vec::new();
+    if let (true, Some((c, _, _))) = (quality, &prim) {
+        reasons.push(format!(
+            "{} {:+.1} points (a drop of more than {}) with Holm p {} (below {})",
+            primary.label(),
+            100.0 * c.estimate,
+            crate::fmt::tolerance(tol.max_accuracy_drop_pts),
+            crate::fmt::p_value(c.holm_p),
+            tol.alpha
+        ));
+    }
+    if words {
+        reasons.push(match words_change_pct {
+            Some(w) => format!(
+                "mean words retrieved {w:+.1} % (more than +{} %)",
+                crate::fmt::tolerance(tol.max_words_increase_pct)
+            ),
+            None => "words retrieved where the baseline retrieved none".to_string(),
+        });
+    }
+    if requirement {
+        reasons.push(match (&prim, tol.require) {
+            (Some((c, _, _)), Some(r)) => {
+                format!("verdict {} where --require asks {}", c.verdict, r.as_str())
+            }
+            _ => format!("no {} to judge --require by", primary.label()),
+        });
+    }
+    let side = |correct: Option<u64>, ci: Option<stats::Interval>, mean: Option<f64>, sum: f64| {
+        SideAccuracy {
+            correct,
+            accuracy: correct.map(|c| c as f64 / n as f64),
+            accuracy_ci: ci,
+            primary_mean: mean,
+            words_mean: sum / n as f64,
+        }
+    };
+    let c = &p.cand.record.cell;
+    Ok(CellComparison {
+        cell_id: p.cand.record.id.clone(),
+        baseline_cell_id: p.base.record.id.clone(),
+        paired_by: p.by,
+        changed: if p.by == PairedBy::Id {
+            Vec::new()
+        } else {
+            cell_diff(&p.base.record, &p.cand.record, true)
+        },
+        dataset: c.dataset.clone(),
+        strategy: c.strategy.clone(),
+        retriever: c.retriever.clone(),
+        k: c.k,
+        reader: c.reader.clone(),
+        dataset_manifest_sha256: p.cand.record.dataset_manifest_sha256.clone(),
+        n,
+        invalid: (
+            p.base.rows.iter().filter(|r| r.invalid == 1).count() as u64,
+            p.cand_rows.iter().filter(|r| r.invalid == 1).count() as u64,
+        ),
+        inputs_differ: if p.base.record.inputs.is_empty() {
+            Vec::new()
+        } else {
+            records::inputs::changed(&p.base.record.inputs, &p.cand.record.inputs)
+        },
+        baseline: side(
+            pc.as_ref().map(|x| x.baseline_correct),
+            pc.as_ref().map(|x| x.baseline_wilson),
+            prim.as_ref().map(|x| x.1),
+            base_sum,
+        ),
+        candidate: side(
+            pc.as_ref().map(|x| x.candidate_correct),
+            pc.as_ref().map(|x| x.candidate_wilson),
+            prim.as_ref().map(|x| x.2),
+            cand_sum,
+        ),
+        delta_points: pc.as_ref().map(|x| 0.0 + x.delta_points),
+        mcnemar: pc.as_ref().map(|x| x.mcnemar),
+        primary: prim.map(|x| x.0),
+        holm_p,
+        words_change_pct,
+        words_change_ci,
+        judgement,
+        verdict: if judgement.is_regression() {
+            Verdict::Regression
+        } else {
+            Verdict::Ok
+        },
+        reasons,
+    })
+}
+
 /// Renders the report as GitHub-flavoured Markdown, ready to post as a pull-request comment:
-/// a headline with the verdict, one table row per matched cell, the verdict line with the
-/// reasons, the rule, and the unmatched cells.
+/// a headline with the verdict, one table row per pair, what changed in pairs formed by
+/// coordinates, the verdict line with the reasons, the rule, and the cells without a partner.
 pub fn render_markdown(r: &CompareReport) -> String {
     let mut md = String::new();
+    let lonely = if r.missing > 0 && !r.allow_missing {
+        format!(
+            "{}{} baseline cell{} without a partner",
+            if r.regressions > 0 { " and " } else { "" },
+            r.missing,
+            if r.missing == 1 { "" } else { "s" }
+        )
+    } else {
+        String::new()
+    };
     let head = match r.verdict {
         Verdict::Ok => "✅ no regression".to_string(),
-        Verdict::Regression => format!(
-            "❌ REGRESSION in {} of {} matched cells",
+        Verdict::Regression if r.regressions > 0 => format!(
+            "❌ REGRESSION in {} of {} compared cells{lonely}",
             r.regressions,
             r.cells.len()
         ),
+        Verdict::Regression => format!("❌ FAILED: {lonely}"),
     };
     let _ = writeln!(md, "## chunkbench compare: {head}\n");
     let _ = writeln!(
         md,
-        "Baseline {} (run {}) · candidate {} (run {}) · {} matched cells, questions \
-         paired by id.\n",
+        "Baseline {} (run {}) · candidate {} (run {}) · {} compared cells, questions \
+         paired by id · primary metric {} (Holm family of {}, resampled by {}, margin {} \
+         points).\n",
         Code(&r.baseline),
         Code(&r.baseline_name),
         Code(&r.candidate),
         Code(&r.candidate_name),
-        r.cells.len()
+        r.cells.len(),
+        Code(&r.primary),
+        r.family_size,
+        if r.resample.is_empty() {
+            "–"
+        } else {
+            r.resample.as_str()
+        },
+        crate::fmt::tolerance(r.margin_pts)
     );
     md.push_str(
-        "| verdict | dataset | strategy | retriever | k | reader | n | baseline acc [95% CI] \
-         | candidate acc [95% CI] | Δ acc pts [95% CI] | lost / gained | McNemar p | Holm p \
-         | words (mean) baseline → candidate | Δ words % [95% CI] | invalid baseline → candidate |\n\
-         |---|---|---|---|---:|---|---:|---|---|---|---:|---:|---:|---|---|---:|\n",
+        "| gate | dataset | strategy | retriever | k | reader | n | primary baseline → \
+         candidate | Δ pts [95% CI] | Holm p | verdict | questions needed | lost / gained \
+         | words (mean) baseline → candidate | Δ words % [95% CI] | invalid baseline → \
+         candidate |\n\
+         |---|---|---|---|---:|---|---:|---|---|---:|---|---:|---:|---|---|---:|\n",
     );
-    let acc = |s: &SideAccuracy| {
-        format!(
-            "{:.1} % [{:.1}, {:.1}]",
-            100.0 * s.accuracy,
-            100.0 * s.accuracy_ci.lower,
-            100.0 * s.accuracy_ci.upper
-        )
-    };
     for c in &r.cells {
-        let verdict = match c.verdict {
-            Verdict::Ok => "✅ ok",
-            Verdict::Regression => "❌ **REGRESSION**",
-        };
-        let words = match c.words_change_pct {
-            Some(w) => format!(
-                "{:+.1} {}",
-                w,
-                crate::fmt::signed_interval(c.words_change_ci)
-            ),
-            None => "–".into(),
-        };
+        let _ = writeln!(md, "{}", markdown_row(c));
+    }
+    md.push('\n');
+    for c in r.cells.iter().filter(|c| !c.changed.is_empty()) {
         let _ = writeln!(
             md,
-            "| {verdict} | {} | {} | {} | {} | {} | {} | {} | {} | {:+.1} {} | {} / {} | {} | {} \
-             | {:.1} → {:.1} | {words} | {} → {} |",
-            Text(&c.dataset),
+            "- {} × {} × k={} × {}: paired by {} (cell {} → {}); changed: {}",
             Text(&c.strategy),
             Text(&c.retriever),
             c.k,
             Text(&c.reader),
-            c.n,
-            acc(&c.baseline),
-            acc(&c.candidate),
-            c.delta_points,
-            crate::fmt::signed_interval(c.delta_ci),
-            c.mcnemar.b,
-            c.mcnemar.c,
-            crate::fmt::p_value(c.mcnemar.exact_p),
-            crate::fmt::p_value(c.holm_p),
-            c.baseline.words_mean,
-            c.candidate.words_mean,
-            c.invalid.0,
-            c.invalid.1,
+            match c.paired_by {
+                PairedBy::Rename => "--pair",
+                _ => "dataset, strategy, retriever, k and reader",
+            },
+            Code(&c.baseline_cell_id),
+            Code(&c.cell_id),
+            Text(&c.changed.join("; "))
         );
     }
-    md.push('\n');
     for c in r.cells.iter().filter(|c| !c.inputs_differ.is_empty()) {
         let _ = writeln!(
             md,
@@ -1044,25 +1462,105 @@ pub fn render_markdown(r: &CompareReport) -> String {
             );
         }
     }
-    if r.cells.iter().any(|c| !c.inputs_differ.is_empty())
-        || r.ignored_baseline_cells + r.ignored_candidate_cells > 0
-    {
-        md.push('\n');
-    }
+    md.push('\n');
+    verdict_lines(&mut md, r);
+    let _ = writeln!(
+        md,
+        "\nRule: {}. Δ, intervals and verdicts: the primary metric candidate − baseline in \
+         points, 95 % interval (Tango's score interval for right/wrong values, else the \
+         expanded percentile bootstrap), Holm over the {} pairs with a primary value and a \
+         differing question (a pair whose questions all agree cannot reach significance, \
+         Tarone 1990); verdicts \
+         as in summary.md (docs/reference.md §5 \"The verdict\"). Lost / gained: questions the \
+         baseline answered correctly and the candidate did not, and the reverse (read cells). \
+         Words: whitespace-separated words of the retrieved passages summed over the top-k \
+         (with multiplicity), paired bootstrap 95 % (B = {}, the cell's seed).",
+        r.rule, r.family_size, r.bootstrap_resamples
+    );
+    unmatched_lines(&mut md, r);
+    md
+}
+
+/// One table row of compare.md.
+fn markdown_row(c: &CellComparison) -> String {
+    let gate = match c.verdict {
+        Verdict::Ok => "✅ ok",
+        Verdict::Regression => "❌ **REGRESSION**",
+    };
+    let words = match c.words_change_pct {
+        Some(w) => format!(
+            "{:+.1} {}",
+            w,
+            crate::fmt::signed_interval(c.words_change_ci)
+        ),
+        None => "–".into(),
+    };
+    let pts = |x: Option<f64>| x.map_or("–".to_string(), |v| format!("{:.1}", 100.0 * v));
+    let (delta, holm, verdict, needed) = match &c.primary {
+        Some(p) => (
+            crate::verdicts::delta_points(p),
+            crate::fmt::p_value(p.holm_p),
+            p.verdict.to_string(),
+            p.questions_needed.map_or("–".into(), |n| n.to_string()),
+        ),
+        None => ("–".into(), "–".into(), "–".into(), "–".into()),
+    };
+    format!(
+        "| {gate} | {} | {} | {} | {} | {} | {} | {} → {} | {delta} | {holm} | {verdict} | \
+         {needed} | {} | {:.1} → {:.1} | {words} | {} → {} |",
+        Text(&c.dataset),
+        Text(&c.strategy),
+        Text(&c.retriever),
+        c.k,
+        Text(&c.reader),
+        c.n,
+        pts(c.baseline.primary_mean),
+        pts(c.candidate.primary_mean),
+        c.mcnemar
+            .map_or("–".into(), |m| format!("{} / {}", m.b, m.c)),
+        c.baseline.words_mean,
+        c.candidate.words_mean,
+        c.invalid.0,
+        c.invalid.1,
+    )
+}
+
+/// compare.md's verdict line and, on failure, one line per failing pair.
+fn verdict_lines(md: &mut String, r: &CompareReport) {
     match r.verdict {
         Verdict::Ok => {
             let _ = writeln!(
                 md,
-                "**Verdict: no regression** in {} matched cells.",
+                "**Verdict: no regression** in {} compared cells.",
                 r.cells.len()
+            );
+        }
+        Verdict::Regression if r.regressions == 0 => {
+            let _ = writeln!(
+                md,
+                "**Verdict: FAILED**: {} baseline cell{} without a partner in the candidate \
+                 (listed below; --allow-missing to pass anyway, --pair OLD=NEW for a renamed \
+                 strategy).",
+                r.missing,
+                if r.missing == 1 { "" } else { "s" }
             );
         }
         Verdict::Regression => {
             let _ = writeln!(
                 md,
-                "**Verdict: REGRESSION** in {} of {} matched cells:",
+                "**Verdict: REGRESSION** in {} of {} compared cells{}:",
                 r.regressions,
-                r.cells.len()
+                r.cells.len(),
+                if r.missing > 0 && !r.allow_missing {
+                    format!(
+                        ", and {} baseline cell{} without a partner (below; --allow-missing to \
+                         pass anyway, --pair OLD=NEW for a renamed strategy)",
+                        r.missing,
+                        if r.missing == 1 { "" } else { "s" }
+                    )
+                } else {
+                    String::new()
+                }
             );
             for c in r.cells.iter().filter(|c| c.verdict == Verdict::Regression) {
                 let _ = writeln!(
@@ -1079,20 +1577,13 @@ pub fn render_markdown(r: &CompareReport) -> String {
             }
         }
     }
-    let _ = writeln!(
-        md,
-        "\nRule: {}. Holm adjusts the McNemar exact p over the {} matched cells. Lost / gained: \
-         questions the baseline answered correctly and the candidate did not, and the reverse. \
-         Words: whitespace-separated words of the retrieved passages summed over the top-k \
-         (with multiplicity). Intervals: Wilson 95 % for accuracy; paired bootstrap 95 % \
-         (B = {}, the cell's seed) for the deltas.",
-        r.rule,
-        r.cells.len(),
-        r.bootstrap_resamples
-    );
+}
+
+/// compare.md's "Unmatched cells" section.
+fn unmatched_lines(md: &mut String, r: &CompareReport) {
     md.push_str("\n### Unmatched cells\n\n");
     if r.only_in_baseline.is_empty() && r.only_in_candidate.is_empty() {
-        md.push_str("None: every cell of each run is in the other.\n");
+        md.push_str("None: every cell of each run has a partner in the other.\n");
     }
     for (side, list) in [
         ("only in the baseline", &r.only_in_baseline),
@@ -1124,7 +1615,6 @@ pub fn render_markdown(r: &CompareReport) -> String {
             }
         }
     }
-    md
 }
 
 /// Writes `compare.md` ([`render_markdown`]) and `compare.json` (the report as pretty JSON)
@@ -1177,6 +1667,7 @@ mod tests {
             max_accuracy_drop_pts: pts,
             max_words_increase_pct: pct,
             alpha: 0.05,
+            ..Tolerances::default()
         };
         assert!(!judge(&figures(3000, 2000, 1931, 0.0, 1, 1), &tol(2.3, 5.0)).accuracy);
         assert!(judge(&figures(3000, 2000, 1930, 0.0, 1, 1), &tol(2.3, 5.0)).accuracy);

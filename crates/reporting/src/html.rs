@@ -1118,6 +1118,16 @@ pub struct CompareSide<'a> {
     pub cells: &'a BTreeMap<String, (CellRecord, Vec<QuestionRow>)>,
 }
 
+/// The badge class of a verdict: good (superior, equivalent, non-inferior), bad (inferior),
+/// none (inconclusive).
+fn verdict_badge(v: stats::Verdict) -> &'static str {
+    match v {
+        stats::Verdict::Inferior => "bad",
+        stats::Verdict::Inconclusive => "",
+        _ => "good",
+    }
+}
+
 /// Writes `compare.html` into `out` (atomically) and returns its path: the verdict, the
 /// regression table, the cells in one run only, and the explorer over the matched cells, each
 /// candidate cell paired with its baseline-run cell (the flip filter lists exactly the lost and
@@ -1162,14 +1172,21 @@ pub fn write_compare_page(
             explain: crate::explain::read_explain_lines(candidate.dir, &m.cell_id)?,
             pair: Some(b.clone()),
             is_baseline: false,
-            discordant: Some((m.mcnemar.b, m.mcnemar.c)),
+            discordant: m.mcnemar.map(|x| (x.b, x.c)),
         });
         cells.push(PageCell {
             uid: b,
             side: Some("baseline run"),
             record: brec,
             rows: brows,
-            explain: crate::explain::read_explain_lines(baseline.dir, &m.cell_id)?,
+            explain: crate::explain::read_explain_lines(
+                baseline.dir,
+                if m.baseline_cell_id.is_empty() {
+                    &m.cell_id
+                } else {
+                    &m.baseline_cell_id
+                },
+            )?,
             pair: None,
             is_baseline: true,
             discordant: None,
@@ -1178,16 +1195,13 @@ pub fn write_compare_page(
     let mut rows = Vec::new();
     for c in &report.cells {
         let regression = c.verdict == Verdict::Regression;
-        let acc = |s: &crate::compare::SideAccuracy| {
+        let pts = |x: Option<f64>| {
             num(
-                pct_ci(
-                    Some(s.accuracy),
-                    Some(s.accuracy_ci.lower),
-                    Some(s.accuracy_ci.upper),
-                ),
-                Some(s.accuracy),
+                x.map_or("–".into(), |v| format!("{:.1}", 100.0 * v)),
+                x.map(|v| 100.0 * v),
             )
         };
+        let p = c.primary.as_ref();
         rows.push(Row {
             uid: format!("candidate:{}", c.cell_id),
             class: if regression { "regression" } else { "" },
@@ -1203,25 +1217,31 @@ pub fn write_compare_page(
                 num(c.k.to_string(), Some(c.k as f64)),
                 text(c.reader.clone()),
                 num(c.n.to_string(), Some(c.n as f64)),
-                acc(&c.baseline),
-                acc(&c.candidate),
+                pts(c.baseline.primary_mean),
+                pts(c.candidate.primary_mean),
                 num(
-                    format!(
-                        "{:+.1} {}",
-                        c.delta_points,
-                        crate::fmt::signed_interval(c.delta_ci)
-                    ),
-                    Some(c.delta_points),
+                    p.map_or("–".into(), crate::verdicts::delta_points),
+                    p.map(|p| 100.0 * p.estimate),
                 ),
                 num(
-                    format!("{} / {}", c.mcnemar.b, c.mcnemar.c),
-                    Some(c.mcnemar.b as f64),
+                    p.map_or("–".into(), |p| crate::fmt::p_value(p.holm_p)),
+                    p.map(|p| p.holm_p),
+                ),
+                TCell {
+                    text: p.map_or("–".into(), |p| p.verdict.to_string()),
+                    v: None,
+                    badge: p.map(|p| verdict_badge(p.verdict)),
+                },
+                num(
+                    p.and_then(|p| p.questions_needed)
+                        .map_or("–".into(), |n| n.to_string()),
+                    p.and_then(|p| p.questions_needed).map(|n| n as f64),
                 ),
                 num(
-                    crate::fmt::p_value(c.mcnemar.exact_p),
-                    Some(c.mcnemar.exact_p),
+                    c.mcnemar
+                        .map_or("–".into(), |m| format!("{} / {}", m.b, m.c)),
+                    c.mcnemar.map(|m| m.b as f64),
                 ),
-                num(crate::fmt::p_value(c.holm_p), Some(c.holm_p)),
                 num(
                     format!(
                         "{:.1} → {:.1}",
@@ -1243,7 +1263,7 @@ pub fn write_compare_page(
         });
     }
     let table = Table {
-        title: "Matched cells".into(),
+        title: format!("Compared cells · primary metric {}", report.primary),
         note: String::new(),
         head: vec![
             head("verdict", false, ""),
@@ -1253,16 +1273,29 @@ pub fn write_compare_page(
             head("k", true, ""),
             head("reader", false, ""),
             head("n", true, "paired questions"),
-            head("baseline acc [95% CI]", true, "Wilson 95 % interval"),
-            head("candidate acc [95% CI]", true, "Wilson 95 % interval"),
-            head("Δ acc pts [95% CI]", true, "paired bootstrap 95 % interval"),
+            head("baseline", true, "the primary metric, points"),
+            head("candidate", true, "the primary metric, points"),
+            head(
+                "Δ pts [95% CI]",
+                true,
+                "Tango's score interval (right/wrong), else the expanded percentile bootstrap",
+            ),
+            head(
+                "Holm p",
+                true,
+                "Holm-adjusted over the pairs with a primary value",
+            ),
+            head("verdict", false, "against the margin, docs/reference.md §5"),
+            head(
+                "questions needed",
+                true,
+                "to settle the verdict at power 0.8",
+            ),
             head(
                 "lost / gained",
                 true,
                 "McNemar's b (baseline right, candidate wrong) / c; sorts by lost",
             ),
-            head("McNemar p", true, "exact"),
-            head("Holm p", true, "Holm-adjusted over the matched cells"),
             head(
                 "words baseline → candidate",
                 true,
@@ -1311,9 +1344,18 @@ pub fn write_compare_page(
             "chunkbench compare: {}",
             if regression {
                 format!(
-                    "REGRESSION in {} of {} matched cells",
+                    "REGRESSION in {} of {} compared cells{}",
                     report.regressions,
-                    report.cells.len()
+                    report.cells.len(),
+                    if report.missing > 0 && !report.allow_missing {
+                        format!(
+                            ", {} baseline cell{} without a partner",
+                            report.missing,
+                            if report.missing == 1 { "" } else { "s" }
+                        )
+                    } else {
+                        String::new()
+                    }
                 )
             } else {
                 "no regression".into()
@@ -1321,7 +1363,7 @@ pub fn write_compare_page(
         ),
         kind: "compare",
         subtitle: format!(
-            "baseline {} (run {}) · candidate {} (run {}) · {} matched cells, questions paired by id",
+            "baseline {} (run {}) · candidate {} (run {}) · {} compared cells, questions paired by id",
             report.baseline,
             report.baseline_name,
             report.candidate,
@@ -1355,16 +1397,23 @@ pub fn write_compare_page(
 fn read_matched(
     dir: &Path,
     report: &CompareReport,
+    baseline_side: bool,
 ) -> BTreeMap<String, (CellRecord, Vec<QuestionRow>)> {
     let mut out = BTreeMap::new();
     for c in &report.cells {
         let cells = dir.join("cells");
+        let id = if baseline_side && !c.baseline_cell_id.is_empty() {
+            &c.baseline_cell_id
+        } else {
+            &c.cell_id
+        };
         // Only rows the record was written with (`compare` checked them just before).
-        let Ok(stored) = records::read_cell(&cells, &c.cell_id) else {
+        let Ok(stored) = records::read_cell(&cells, id) else {
             continue;
         };
-        let csv_path = cells.join(format!("{}.csv", c.cell_id));
+        let csv_path = cells.join(format!("{id}.csv"));
         if let Ok(rows) = records::read_rows_csv(&stored.csv, &csv_path.display().to_string()) {
+            // Keyed by the candidate's id: the pair's key in the page.
             out.insert(c.cell_id.clone(), (stored.record, rows));
         }
     }
@@ -1384,8 +1433,8 @@ pub fn write_compare_html(
     candidate: &Path,
     store: &Path,
 ) -> Result<PathBuf> {
-    let base = read_matched(baseline, report);
-    let cand = read_matched(candidate, report);
+    let base = read_matched(baseline, report, true);
+    let cand = read_matched(candidate, report, false);
     let mut names: Vec<&str> = report.cells.iter().map(|c| c.dataset.as_str()).collect();
     names.sort_unstable();
     names.dedup();

@@ -234,14 +234,113 @@ fn compared_cells<'a>(
         .collect()
 }
 
-/// One pair's aligned values over the questions where both are defined, with the rows
-/// (for cluster keys).
-struct Pair<'a> {
-    cell: &'a CellRecord,
-    baseline: &'a CellRecord,
-    base: Vec<f64>,
-    cand: Vec<f64>,
-    rows: Vec<&'a QuestionRow>,
+/// One comparison's aligned values of the primary metric over the questions where both
+/// sides have one, with the baseline's rows (for the cluster keys).
+#[derive(Debug, Clone)]
+pub struct PairValues<'a> {
+    /// Baseline values (0–1).
+    pub base: Vec<f64>,
+    /// Candidate values on the same questions.
+    pub cand: Vec<f64>,
+    /// The baseline's row of each question.
+    pub rows: Vec<&'a QuestionRow>,
+}
+
+impl<'a> PairValues<'a> {
+    /// The values of `primary` on rows aligned question by question (`base[i]` and
+    /// `cand[i]` the same question), kept where both are defined.
+    pub fn of(primary: Primary, base: &'a [QuestionRow], cand: &[&QuestionRow]) -> Self {
+        let mut out = PairValues {
+            base: Vec::new(),
+            cand: Vec::new(),
+            rows: Vec::new(),
+        };
+        for (x, y) in base.iter().zip(cand) {
+            if let (Some(bv), Some(cv)) = (primary.value(x), primary.value(y)) {
+                out.base.push(bv);
+                out.cand.push(cv);
+                out.rows.push(x);
+            }
+        }
+        out
+    }
+
+    /// Mean of the baseline's values.
+    pub fn base_mean(&self) -> f64 {
+        self.base.iter().sum::<f64>() / self.base.len().max(1) as f64
+    }
+
+    /// Mean of the candidate's values.
+    pub fn cand_mean(&self) -> f64 {
+        self.cand.iter().sum::<f64>() / self.cand.len().max(1) as f64
+    }
+}
+
+/// A family computed by [`compute_family`]: the resampling unit used and one comparison per
+/// pair, in order.
+#[derive(Debug, Clone)]
+pub struct FamilyResult {
+    /// The resampling unit used.
+    pub resample: Resample,
+    /// True when it was chosen by default.
+    pub resample_default: bool,
+    /// Clusters of that unit holding several compared questions.
+    pub shared_clusters: usize,
+    /// One comparison per pair.
+    pub comparisons: Vec<stats::PlannedComparison>,
+}
+
+/// The family of `pairs` under `settings` (resampling unit, margin in points): clusters by
+/// the unit (default `document` when some document holds several compared questions), then
+/// [`stats::plan_family`].
+///
+/// # Errors
+/// Statistics errors (empty pairs, non-finite values).
+pub fn compute_family(
+    pairs: &[PairValues<'_>],
+    settings: &VerdictSettings,
+    seed: u64,
+    resamples: usize,
+) -> Result<FamilyResult> {
+    let shared_docs = shared_clusters(pairs, Resample::Document);
+    let (resample, resample_default) = match settings.resample {
+        Some(r) => (r, false),
+        None if shared_docs > 0 => (Resample::Document, true),
+        None => (Resample::Question, true),
+    };
+    let clusters: Vec<stats::Clusters> = pairs
+        .iter()
+        .map(|p| stats::Clusters::from_keys(p.rows.iter().map(|r| resample.key(r))))
+        .collect();
+    let inputs: Vec<stats::PairedInput<'_>> = pairs
+        .iter()
+        .zip(&clusters)
+        .map(|(p, cl)| stats::PairedInput {
+            baseline: &p.base,
+            candidate: &p.cand,
+            clusters: cl,
+        })
+        .collect();
+    let comparisons = stats::plan_family(
+        &inputs,
+        &stats::FamilySettings {
+            alpha: ALPHA,
+            power: POWER,
+            margin: settings.margin_points / 100.0,
+            resamples,
+            seed,
+        },
+    )?;
+    Ok(FamilyResult {
+        resample,
+        resample_default,
+        shared_clusters: if resample == Resample::Document {
+            shared_docs
+        } else {
+            shared_clusters(pairs, resample)
+        },
+        comparisons,
+    })
 }
 
 /// Plans the run's family and computes every verdict; `None` when the run has no primary
@@ -261,6 +360,7 @@ pub fn plan(
         return Ok(None);
     };
     let chosen = compared_cells(primary, cells, rows);
+    let mut cells_of = Vec::new();
     let mut pairs = Vec::new();
     for &c in &chosen {
         if c.cell.strategy == baseline {
@@ -273,88 +373,43 @@ pub fn plan(
             continue;
         };
         let (cr, br) = crate::report::paired_rows(rows, &c.id, &b.id)?;
-        let mut pair = Pair {
-            cell: c,
-            baseline: b,
-            base: Vec::new(),
-            cand: Vec::new(),
-            rows: Vec::new(),
-        };
-        for (x, y) in br.iter().zip(cr) {
-            if let (Some(bv), Some(cv)) = (primary.value(x), primary.value(y)) {
-                pair.base.push(bv);
-                pair.cand.push(cv);
-                pair.rows.push(x);
-            }
-        }
+        let cand: Vec<&QuestionRow> = cr.iter().collect();
+        let pair = PairValues::of(primary, br, &cand);
         if !pair.base.is_empty() {
             pairs.push(pair);
+            cells_of.push((c, b));
         }
     }
     if pairs.is_empty() {
         return Ok(None);
     }
-    let shared_docs = shared_clusters(&pairs, Resample::Document);
-    let (resample, resample_default) = match settings.resample {
-        Some(r) => (r, false),
-        None if shared_docs > 0 => (Resample::Document, true),
-        None => (Resample::Question, true),
-    };
-    let clusters: Vec<stats::Clusters> = pairs
-        .iter()
-        .map(|p| stats::Clusters::from_keys(p.rows.iter().map(|r| resample.key(r))))
-        .collect();
-    let inputs: Vec<stats::PairedInput<'_>> = pairs
-        .iter()
-        .zip(&clusters)
-        .map(|(p, cl)| stats::PairedInput {
-            baseline: &p.base,
-            candidate: &p.cand,
-            clusters: cl,
-        })
-        .collect();
+    let fam = compute_family(&pairs, settings, seed, resamples)?;
+    let m = fam.comparisons.len();
     let margin = settings.margin_points / 100.0;
-    let family = stats::plan_family(
-        &inputs,
-        &stats::FamilySettings {
-            alpha: ALPHA,
-            power: POWER,
-            margin,
-            resamples,
-            seed,
-        },
-    )?;
-    let m = family.len();
     let planned = pairs
         .iter()
-        .zip(family)
-        .map(|(p, comparison)| {
-            let n = p.base.len() as f64;
-            PlannedCell {
-                cell_id: p.cell.id.clone(),
-                cell: p.cell.cell.clone(),
-                planned: Planned {
-                    metric: primary.name().to_string(),
-                    baseline_cell_id: p.baseline.id.clone(),
-                    baseline_mean: p.base.iter().sum::<f64>() / n,
-                    mean: p.cand.iter().sum::<f64>() / n,
-                    margin,
-                    resample: resample.as_str().to_string(),
-                    family_size: m,
-                    comparison,
-                },
-            }
+        .zip(&cells_of)
+        .zip(fam.comparisons)
+        .map(|((p, (c, b)), comparison)| PlannedCell {
+            cell_id: c.id.clone(),
+            cell: c.cell.clone(),
+            planned: Planned {
+                metric: primary.name().to_string(),
+                baseline_cell_id: b.id.clone(),
+                baseline_mean: p.base_mean(),
+                mean: p.cand_mean(),
+                margin,
+                resample: fam.resample.as_str().to_string(),
+                family_size: m,
+                comparison,
+            },
         })
         .collect();
     Ok(Some(Family {
         primary,
-        resample,
-        resample_default,
-        shared_clusters: if resample == Resample::Document {
-            shared_docs
-        } else {
-            shared_clusters(&pairs, resample)
-        },
+        resample: fam.resample,
+        resample_default: fam.resample_default,
+        shared_clusters: fam.shared_clusters,
         margin_points: settings.margin_points,
         planned,
     }))
@@ -362,7 +417,7 @@ pub fn plan(
 
 /// Clusters of `unit` holding more than one compared question, over the datasets of `pairs`
 /// (each dataset's questions counted once).
-fn shared_clusters(pairs: &[Pair<'_>], unit: Resample) -> usize {
+fn shared_clusters(pairs: &[PairValues<'_>], unit: Resample) -> usize {
     let mut seen = std::collections::HashSet::new();
     let mut sizes: HashMap<(String, String), usize> = HashMap::new();
     for p in pairs {
@@ -378,16 +433,18 @@ fn shared_clusters(pairs: &[Pair<'_>], unit: Resample) -> usize {
         .count()
 }
 
+/// A difference on the 0–1 scale in signed points with one decimal (`+1.2`); rounded first,
+/// then `+ 0.0`, so that nothing prints as `-0.0`.
+pub fn signed_points(x: f64) -> String {
+    format!("{:+.1}", (1000.0 * x).round() / 10.0 + 0.0)
+}
+
 /// `+1.2 [−0.3, +2.7]` in points, or `+1.2 [n too small]`.
 pub fn delta_points(c: &stats::PlannedComparison) -> String {
+    let pts = signed_points;
     match c.interval {
-        Some(i) => format!(
-            "{:+.1} [{:+.1}, {:+.1}]",
-            100.0 * c.estimate,
-            100.0 * i.lower,
-            100.0 * i.upper
-        ),
-        None => format!("{:+.1} [n too small]", 100.0 * c.estimate),
+        Some(i) => format!("{} [{}, {}]", pts(c.estimate), pts(i.lower), pts(i.upper)),
+        None => format!("{} [n too small]", pts(c.estimate)),
     }
 }
 
@@ -395,6 +452,18 @@ pub fn delta_points(c: &stats::PlannedComparison) -> String {
 /// one row per planned comparison.
 pub fn section(family: &Family, resamples: usize, seed: u64) -> String {
     let m = family.planned.len();
+    let holm = family
+        .planned
+        .first()
+        .map_or(0, |p| p.planned.comparison.holm_family);
+    let left_out = if holm < m {
+        format!(
+            " (the {} whose questions all agree cannot reach significance and are left out, Tarone 1990)",
+            m - holm
+        )
+    } else {
+        String::new()
+    };
     let label = family.primary.label();
     let margin = if family.margin_points > 0.0 {
         format!(
@@ -422,11 +491,11 @@ pub fn section(family: &Family, resamples: usize, seed: u64) -> String {
     };
     let mut md = format!(
         "\n## Verdict: {label} against the baseline\n\n\
-         Primary metric {} (`primary:`), in points; {m} planned comparison{} (each strategy against the baseline at the same dataset, retriever, k{}), one Holm family of size {m}; every other figure in this summary is exploratory (unadjusted). \
+         Primary metric {} (`primary:`), in points; {m} planned comparison{} (each strategy against the baseline at the same dataset, retriever, k{}), one Holm family of size {holm}{left_out}; every other figure in this summary is exploratory (unadjusted). \
          Resampled {resample}. Δ: candidate − baseline with its 95 % interval (Tango's score interval for right/wrong values with independent questions, else the expanded percentile bootstrap over the resampling units, B = {resamples}, seed {seed}); p: two-sided sign-flip test by resampling unit (McNemar's exact test for right/wrong values with independent questions), Monte Carlo with at least ⌈20·m/α⌉ patterns so its floor never decides; Holm p over the family. \
          Verdict at α = {ALPHA} family-wise, {margin}; non-inferiority and equivalence are read from intervals at 1 − α/m (Bonferroni), superior/inferior from Holm p. Questions needed: to settle the verdict (or, when inconclusive, the nearest claim) at power {POWER}, taking the observed difference, spread and design effect as true.\n\n\
-         | dataset | strategy | retriever | k | reader | n | clusters | baseline | cell | Δ pts [95% CI] | p | Holm p | verdict | questions needed | design effect |\n\
-         |---|---|---|---:|---|---:|---:|---:|---:|---|---:|---:|---|---:|---:|\n",
+         | dataset | strategy | retriever | k | reader | n | clusters | baseline | cell | Δ pts [95% CI] | interval at 1 − α/m | p | Holm p | verdict | questions needed | design effect |\n\
+         |---|---|---|---:|---|---:|---:|---:|---:|---|---|---:|---:|---|---:|---:|\n",
         Code(family.primary.name()),
         if m == 1 { "" } else { "s" },
         if family.primary.retrieval() {
@@ -440,7 +509,7 @@ pub fn section(family: &Family, resamples: usize, seed: u64) -> String {
         let c = &p.comparison;
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {} | {} | {} | **{}** | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {} | {} | {} | {} | **{}** | {} | {} |",
             Text(&key.dataset),
             Text(&key.strategy),
             Text(&key.retriever),
@@ -455,6 +524,11 @@ pub fn section(family: &Family, resamples: usize, seed: u64) -> String {
             100.0 * p.baseline_mean,
             100.0 * p.mean,
             delta_points(c),
+            c.simultaneous.map_or("–".to_string(), |i| format!(
+                "[{}, {}]",
+                signed_points(i.lower),
+                signed_points(i.upper)
+            )),
             crate::fmt::p_value(c.p),
             crate::fmt::p_value(c.holm_p),
             c.verdict,

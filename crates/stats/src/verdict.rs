@@ -597,8 +597,15 @@ pub struct PlannedComparison {
     pub p: f64,
     /// True when `p` is exact (every sign pattern enumerated).
     pub exact: bool,
-    /// `p` Holm-adjusted over the family.
+    /// `p` Holm-adjusted over the family's informative comparisons (1 for one whose
+    /// questions all agree).
     pub holm_p: f64,
+    /// Questions whose values differ between candidate and baseline.
+    pub differing: usize,
+    /// Comparisons of the family in the Holm adjustment: those with a differing question
+    /// (Tarone 1990, "A modified Bonferroni method for discrete data", Biometrics 46:515–522:
+    /// a test that cannot reach significance does not count).
+    pub holm_family: usize,
     /// Design effect ([`design_effect`]); `None` when undefined.
     pub design_effect: Option<f64>,
     /// The verdict ([`verdict`]).
@@ -621,8 +628,9 @@ pub struct PairedInput<'a> {
 }
 
 /// Computes every planned comparison of a family of `m = inputs.len()`: intervals at
-/// `1 − α` and `1 − α/m`, p-values, their Holm adjustment (Holm 1979), verdicts and the
-/// questions needed.
+/// `1 − α` and `1 − α/m`, p-values, their Holm adjustment (Holm 1979) over the comparisons
+/// with at least one differing question (Tarone 1990: one whose questions all agree cannot
+/// reach significance and does not count), verdicts and the questions needed.
 ///
 /// Method per comparison: with independent questions (every cluster of one) and 0/1 values,
 /// Tango's score interval ([`tango_interval`]) and McNemar's exact test (as the sign-flip
@@ -659,8 +667,17 @@ pub fn plan_family(
         let seed = settings.seed.wrapping_add(j as u64);
         out.push(one_comparison(input, settings, m, resamples, seed)?);
     }
-    let ps: Vec<f64> = out.iter().map(|c| c.p).collect();
-    for (c, h) in out.iter_mut().zip(crate::holm(&ps)?) {
+    // Tarone (1990): a comparison whose questions all agree (every difference 0) cannot reach
+    // significance, so it is left out of the Holm family (its Holm p is 1).
+    let informative: Vec<usize> = (0..m).filter(|&j| out[j].differing > 0).collect();
+    let ps: Vec<f64> = informative.iter().map(|&j| out[j].p).collect();
+    let adjusted = crate::holm(&ps)?;
+    let mut holm = vec![1.0; m];
+    for (&j, h) in informative.iter().zip(adjusted) {
+        holm[j] = h;
+    }
+    for (c, h) in out.iter_mut().zip(holm) {
+        c.holm_family = informative.len();
         c.holm_p = h;
         c.verdict = verdict(
             c.estimate,
@@ -757,6 +774,8 @@ fn one_comparison(
         p: test.p,
         exact: test.exact,
         holm_p: 1.0,
+        differing: d.iter().filter(|&&x| x != 0.0).count(),
+        holm_family: 0,
         design_effect: design_effect(&d, input.clusters),
         verdict: Verdict::Inconclusive,
         questions_needed: None,
@@ -906,6 +925,38 @@ mod tests {
             let b = monte_carlo_resamples(10_000, m, 0.05);
             assert!(1.0 / (b as f64 + 1.0) < 0.05 / (20.0 * m as f64) + 1e-15);
         }
+    }
+
+    #[test]
+    fn comparisons_whose_questions_all_agree_leave_the_holm_family() {
+        let base: Vec<f64> = (0..40).map(|i| f64::from(i % 2 == 0)).collect();
+        let better: Vec<f64> = (0..40).map(|i| f64::from(i % 2 == 0 || i < 12)).collect();
+        let single = Clusters::singletons(40);
+        let inputs = [
+            PairedInput {
+                baseline: &base,
+                candidate: &base,
+                clusters: &single,
+            },
+            PairedInput {
+                baseline: &base,
+                candidate: &better,
+                clusters: &single,
+            },
+        ];
+        let s = FamilySettings {
+            alpha: 0.05,
+            power: 0.8,
+            margin: 0.0,
+            resamples: 1000,
+            seed: 1,
+        };
+        let f = plan_family(&inputs, &s).unwrap();
+        assert_eq!((f[0].differing, f[1].differing), (0, 6));
+        assert_eq!(f[1].holm_family, 1);
+        assert_eq!(f[0].holm_p, 1.0);
+        assert_eq!(f[1].holm_p, f[1].p, "a family of one is not adjusted");
+        assert_eq!(f[1].p, crate::mcnemar(0, 6).exact_p);
     }
 
     #[test]
