@@ -174,6 +174,67 @@ fn a_retrieval_only_run_gets_one_holm_family_of_planned_comparisons_clustered_by
         assert!(!r["verdict"].is_empty());
     }
 
+    // Retrieval to a budget (issue 38): budget cells only (`k: []`), words cut at a word end.
+    let cfg = CONFIG.replace(
+        "k: [1, 3]",
+        "k: []\nbudget: {unit: words, sizes: [15, 30, 60]}",
+    );
+    let run = run_yaml(&tmp.path().join("d"), "towns", &cfg, &store);
+    let docs = documents_in(&store, "towns");
+    let summary = csv_rows(&run.join("summary.csv"));
+    assert_eq!(summary.len(), 9, "3 strategies × 3 budgets");
+    let budget_of: HashMap<String, usize> = summary
+        .iter()
+        .map(|r| (r["cell_id"].clone(), r["budget"].parse().unwrap()))
+        .collect();
+    for r in &summary {
+        assert_eq!(r["budget_unit"], "words");
+        assert_eq!(r["budget_fill"], "cut");
+    }
+    let mut full = 0;
+    for r in csv_rows(&run.join("per_question.csv")) {
+        let budget = budget_of[&r["cell_id"]];
+        let words: usize = r["words"].parse().unwrap();
+        assert!(
+            words <= budget,
+            "{words} words over a budget of {budget}: {r:?}"
+        );
+        full += usize::from(words == budget);
+        let mut counted = 0;
+        for p in r["passages"].split_whitespace() {
+            let (doc, span) = p.rsplit_once(':').unwrap();
+            let (a, b) = span.split_once('-').unwrap();
+            let text = docs[doc].get(a.parse::<usize>().unwrap()..b.parse::<usize>().unwrap());
+            counted += text
+                .expect("a passage is an exact slice")
+                .split_whitespace()
+                .count();
+        }
+        assert_eq!(counted, words, "words retrieved are the passages' words");
+    }
+    assert!(full > 0, "budgets are filled");
+    let md = std::fs::read_to_string(run.join("summary.md")).unwrap();
+    assert!(
+        md.contains("## At equal budgets") && md.contains("| AUC |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| ≤15 words |") || md.contains("≤15 words"),
+        "{md}"
+    );
+    assert!(run
+        .join("plots/budget-words--towns--retrieval.png")
+        .exists());
+    assert!(run
+        .join("plots/recall-vs-words--towns--retrieval.png")
+        .exists());
+    // `k: []` needs a budget.
+    let bad = tmp.path().join("nok.yaml");
+    std::fs::write(&bad, CONFIG.replace("k: [1, 3]", "k: []")).unwrap();
+    let o = run_env(&bad, &store, &tmp.path().join("e"), &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("field `k`"));
+
     // A primary metric that does not exist is refused before anything runs.
     let bad = tmp.path().join("bad.yaml");
     std::fs::write(&bad, CONFIG.to_string() + "primary: recal\n").unwrap();

@@ -85,6 +85,54 @@ pub struct RunConfig {
     /// `question`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resample: Option<reporting::verdicts::Resample>,
+    /// Retrieval to a budget, in addition to the top-k cells of `k` (`k: []` for budget
+    /// cells only): one cell per size (docs/reference.md §5 "Retrieval to a budget").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetConfig>,
+}
+
+/// The config's `budget:` block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetConfig {
+    /// What the budget counts: `words`, `tokens` (the run's `cost_tokenizer`) or `chars`.
+    pub unit: records::BudgetUnit,
+    /// Budget sizes, each one cell per dataset × strategy × retriever × reader.
+    pub sizes: Vec<usize>,
+    /// The passage that would overflow: `cut` at the last unit boundary that fits (default)
+    /// or left out (`whole`).
+    #[serde(default = "default_fill")]
+    pub fill: records::Fill,
+    /// How deep the ranking is read to fill the budget, in passages (default 100).
+    #[serde(default = "default_depth")]
+    pub depth: usize,
+}
+
+fn default_fill() -> records::Fill {
+    records::Fill::Cut
+}
+
+/// Default ranking depth of budget cells.
+pub const DEFAULT_BUDGET_DEPTH: usize = 100;
+
+fn default_depth() -> usize {
+    DEFAULT_BUDGET_DEPTH
+}
+
+impl BudgetConfig {
+    /// The `(k, budget)` of each budget cell: the depth and one budget per size.
+    pub fn depths(&self) -> impl Iterator<Item = (usize, Option<records::Budget>)> + '_ {
+        self.sizes.iter().map(|&size| {
+            (
+                self.depth,
+                Some(records::Budget {
+                    unit: self.unit,
+                    size,
+                    fill: self.fill,
+                }),
+            )
+        })
+    }
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -211,6 +259,9 @@ pub struct Cell {
     /// embeds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embedder: Option<records::CellEmbedder>,
+    /// For a cell that retrieves to a budget: the budget (`k` is then the ranking depth).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<records::Budget>,
 }
 
 impl Cell {
@@ -690,7 +741,7 @@ impl RunConfig {
             ("strategies", self.strategies.is_empty()),
             ("retrievers", self.retrievers.is_empty()),
             ("readers", self.readers.is_empty()),
-            ("k", self.k.is_empty()),
+            ("k", self.k.is_empty() && self.budget.is_none()),
         ] {
             if empty {
                 bail!("field `{field}`: list at least one entry");
@@ -713,7 +764,7 @@ impl RunConfig {
             self.datasets.len(),
             self.strategies.len(),
             self.retrievers.len(),
-            self.k.len(),
+            self.depths().len(),
             self.readers.len(),
         ]
         .iter()
@@ -726,6 +777,31 @@ impl RunConfig {
         }
         if let Some(&bad) = self.k.iter().find(|&&k| k == 0) {
             bail!("field `k`: top-k must be at least 1 (got {bad})");
+        }
+        if let Some(b) = &self.budget {
+            if b.sizes.is_empty() {
+                bail!("field `budget.sizes`: list at least one budget size");
+            }
+            if let Some(&bad) = b.sizes.iter().find(|&&n| n == 0) {
+                bail!(
+                    "field `budget.sizes`: a budget must be at least 1 {} (got {bad})",
+                    b.unit.as_str()
+                );
+            }
+            for (i, n) in b.sizes.iter().enumerate() {
+                if b.sizes[..i].contains(n) {
+                    bail!("field `budget.sizes`: `{n}` is listed twice; list it once");
+                }
+            }
+            if b.depth == 0 {
+                bail!("field `budget.depth`: read at least 1 passage of the ranking (default 100)");
+            }
+            if b.unit == records::BudgetUnit::Tokens && self.cost_tokenizer.is_none() {
+                bail!(
+                    "field `budget.unit`: tokens are counted with `cost_tokenizer`, which is \
+                     null; set it (default {DEFAULT_COST_TOKENIZER}) or use words or chars"
+                );
+            }
         }
         if self.bootstrap_resamples == 0 {
             bail!("field `bootstrap_resamples`: must be at least 1 (default 10000)");
@@ -833,13 +909,24 @@ impl RunConfig {
             .collect()
     }
 
-    /// All cells in a stable order: dataset, strategy, retriever, k (as listed), reader.
+    /// How much each cell retrieves: every `k` (top-k), then every budget size (`k` = the
+    /// budget's ranking depth).
+    pub fn depths(&self) -> Vec<(usize, Option<records::Budget>)> {
+        self.k
+            .iter()
+            .map(|&k| (k, None))
+            .chain(self.budget.iter().flat_map(BudgetConfig::depths))
+            .collect()
+    }
+
+    /// All cells in a stable order: dataset, strategy, retriever, k (as listed, then the
+    /// budgets), reader.
     pub fn cells(&self) -> Vec<Cell> {
         let mut cells = Vec::new();
         for d in &self.datasets {
             for (s, sc) in &self.strategies {
                 for (r, rc) in &self.retrievers {
-                    for &k in &self.k {
+                    for (k, budget) in self.depths() {
                         for (rd, rdc) in &self.readers {
                             cells.push(Cell {
                                 dataset: d.clone(),
@@ -854,6 +941,7 @@ impl RunConfig {
                                 seed: self.seed,
                                 embedder: (rc.needs_embedder() || sc.needs_embedder())
                                     .then(|| self.embedder.cell_embedder()),
+                                budget,
                             });
                         }
                     }

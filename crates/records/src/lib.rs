@@ -268,6 +268,89 @@ pub struct CellKey {
     /// The embedder, for cells whose strategy or retriever embeds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embedder: Option<CellEmbedder>,
+    /// For a cell that retrieves to a budget: the budget (then `k` is the ranking depth the
+    /// budget is filled from). Absent for top-k cells, whose ids are unchanged by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
+}
+
+impl CellKey {
+    /// How much the cell retrieves, as the reports print it: `3` (top-k) or `≤512 words`.
+    pub fn depth_label(&self) -> String {
+        match &self.budget {
+            None => self.k.to_string(),
+            Some(b) => b.to_string(),
+        }
+    }
+
+    /// How much the cell retrieves, in a label: `k=3` or `≤512 words`.
+    pub fn depth_tag(&self) -> String {
+        match &self.budget {
+            None => format!("k={}", self.k),
+            Some(b) => b.to_string(),
+        }
+    }
+
+    /// True when two cells retrieve the same amount: the same k, or the same budget.
+    pub fn same_depth(&self, other: &CellKey) -> bool {
+        self.k == other.k && self.budget == other.budget
+    }
+}
+
+/// What a budget is counted in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BudgetUnit {
+    /// Whitespace-separated words ([`chunker::count_words`]), as `words` retrieved.
+    Words,
+    /// Tokens of the run's cost tokenizer (`cost_tokenizer`), as `tokens` retrieved.
+    Tokens,
+    /// Unicode scalar values, as `chars` retrieved.
+    Chars,
+}
+
+impl BudgetUnit {
+    /// The config's word for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BudgetUnit::Words => "words",
+            BudgetUnit::Tokens => "tokens",
+            BudgetUnit::Chars => "chars",
+        }
+    }
+}
+
+/// What happens to the passage that would overflow the budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fill {
+    /// Cut at the last unit boundary that fits (still an exact byte span of its document).
+    Cut,
+    /// Left out; retrieval stops there.
+    Whole,
+}
+
+/// Retrieval to a budget: passages are taken by rank until `size` units are full
+/// (docs/reference.md §5 "Retrieval to a budget").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Budget {
+    /// What the budget counts.
+    pub unit: BudgetUnit,
+    /// How many units, at least 1.
+    pub size: usize,
+    /// What happens to the passage that would overflow.
+    pub fill: Fill,
+}
+
+impl std::fmt::Display for Budget {
+    /// `≤512 words` (`fill: cut`) or `≤512 words, whole` (`fill: whole`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "≤{} {}", self.size, self.unit.as_str())?;
+        if self.fill == Fill::Whole {
+            f.write_str(", whole")?;
+        }
+        Ok(())
+    }
 }
 
 /// The embedder as a cell's id holds it (`embedder:` of the run config, reduced to what names
@@ -860,7 +943,7 @@ pub fn check_consistent(cells: &[Located<'_>]) -> Result<()> {
             r.cell.dataset,
             r.cell.strategy,
             r.cell.retriever,
-            r.cell.k,
+            r.cell.depth_label(),
             r.cell.reader,
             at.display()
         )
@@ -1264,6 +1347,23 @@ pub const SUMMARY_COLUMNS_HEAD: &[Column<SummaryRow>] = {
         col!(strategy, Text, |r| &r.record.cell.strategy),
         col!(retriever, Text, |r| &r.record.cell.retriever),
         col!(k, Count, |r| r.record.cell.k as u64),
+        col!(budget, OptCount, |r| r
+            .record
+            .cell
+            .budget
+            .map(|b| b.size as u64)),
+        col!(budget_unit, Text, |r| r
+            .record
+            .cell
+            .budget
+            .map_or("", |b| b.unit.as_str())),
+        col!(budget_fill, Text, |r| r.record.cell.budget.map_or(
+            "",
+            |b| match b.fill {
+                Fill::Cut => "cut",
+                Fill::Whole => "whole",
+            }
+        )),
         col!(reader, Text, |r| &r.record.cell.reader),
         col!(n, Count, |r| r.record.summary.n as u64),
         col!(correct, Count, |r| r.record.summary.correct as u64),

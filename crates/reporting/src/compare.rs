@@ -655,8 +655,11 @@ pub struct CellComparison {
     pub strategy: String,
     /// Retriever name.
     pub retriever: String,
-    /// Top-k.
+    /// Top-k (for a budget cell: the ranking depth).
     pub k: usize,
+    /// The budget of a budget cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<records::Budget>,
     /// Reader name.
     pub reader: String,
     /// sha256 of the dataset manifest both cells were computed on.
@@ -699,6 +702,11 @@ pub struct CellComparison {
     pub reasons: Vec<String>,
 }
 
+/// `3` or `≤512 words`: how much a cell retrieves, as compare.md prints it.
+fn depth(k: usize, budget: Option<records::Budget>) -> String {
+    budget.map_or(k.to_string(), |b| b.to_string())
+}
+
 fn paired_by_id() -> PairedBy {
     PairedBy::Id
 }
@@ -714,8 +722,11 @@ pub struct UnmatchedCell {
     pub strategy: String,
     /// Retriever name.
     pub retriever: String,
-    /// Top-k.
+    /// Top-k (for a budget cell: the ranking depth).
     pub k: usize,
+    /// The budget of a budget cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<records::Budget>,
     /// Reader name.
     pub reader: String,
     /// Configuration fields that differ from the other run's cell of the same dataset,
@@ -787,14 +798,26 @@ impl CompareReport {
     }
 }
 
-/// Sort key and label of a cell: dataset, strategy, retriever, k, reader.
-fn label_key(r: &CellRecord) -> (String, String, String, usize, String) {
+/// A cell's coordinates, its sort key and pairing key: dataset, strategy, retriever, k (and
+/// budget), reader.
+type LabelKey = (
+    String,
+    String,
+    String,
+    usize,
+    Option<records::Budget>,
+    String,
+);
+
+/// The coordinates of a cell ([`LabelKey`]).
+fn label_key(r: &CellRecord) -> LabelKey {
     let c = &r.cell;
     (
         c.dataset.clone(),
         c.strategy.clone(),
         c.retriever.clone(),
         c.k,
+        c.budget,
         c.reader.clone(),
     )
 }
@@ -803,7 +826,11 @@ fn label(r: &CellRecord) -> String {
     let c = &r.cell;
     format!(
         "{} × {} × {} × k={} × {}",
-        c.dataset, c.strategy, c.retriever, c.k, c.reader
+        c.dataset,
+        c.strategy,
+        c.retriever,
+        c.depth_label(),
+        c.reader
     )
 }
 
@@ -864,6 +891,7 @@ fn unmatched(rec: &CellRecord, other: &LoadedRun) -> UnmatchedCell {
         strategy: c.strategy.clone(),
         retriever: c.retriever.clone(),
         k: c.k,
+        budget: c.budget,
         reader: c.reader.clone(),
         differs_in,
     }
@@ -1149,7 +1177,7 @@ fn no_pair_error(
             u.dataset,
             u.strategy,
             u.retriever,
-            u.k,
+            depth(u.k, u.budget),
             u.reader,
             u.differs_in.join(", ")
         );
@@ -1325,6 +1353,7 @@ fn judge_pair(
         strategy: c.strategy.clone(),
         retriever: c.retriever.clone(),
         k: c.k,
+        budget: c.budget,
         reader: c.reader.clone(),
         dataset_manifest_sha256: p.cand.record.dataset_manifest_sha256.clone(),
         n,
@@ -1426,7 +1455,7 @@ pub fn render_markdown(r: &CompareReport) -> String {
             "- {} × {} × k={} × {}: paired by {} (cell {} → {}); changed: {}",
             Text(&c.strategy),
             Text(&c.retriever),
-            c.k,
+            depth(c.k, c.budget),
             Text(&c.reader),
             match c.paired_by {
                 PairedBy::Rename => "--pair",
@@ -1444,7 +1473,7 @@ pub fn render_markdown(r: &CompareReport) -> String {
             Code(&c.cell_id),
             Text(&c.strategy),
             Text(&c.retriever),
-            c.k,
+            depth(c.k, c.budget),
             Text(&c.inputs_differ.join("; "))
         );
     }
@@ -1511,7 +1540,7 @@ fn markdown_row(c: &CellComparison) -> String {
         Text(&c.dataset),
         Text(&c.strategy),
         Text(&c.retriever),
-        c.k,
+        depth(c.k, c.budget),
         Text(&c.reader),
         c.n,
         pts(c.baseline.primary_mean),
@@ -1570,7 +1599,7 @@ fn verdict_lines(md: &mut String, r: &CompareReport) {
                     Text(&c.dataset),
                     Text(&c.strategy),
                     Text(&c.retriever),
-                    c.k,
+                    depth(c.k, c.budget),
                     Text(&c.reader),
                     c.reasons.join("; ")
                 );
@@ -1597,7 +1626,7 @@ fn unmatched_lines(md: &mut String, r: &CompareReport) {
                 Text(&u.dataset),
                 Text(&u.strategy),
                 Text(&u.retriever),
-                u.k,
+                depth(u.k, u.budget),
                 Text(&u.reader)
             );
             if u.differs_in.is_empty() {

@@ -188,7 +188,11 @@ impl PageCell<'_> {
         let side = self.side.map_or(String::new(), |s| format!("{s}: "));
         format!(
             "{side}{} · {} · {} · k={} · {}",
-            c.dataset, c.strategy, c.retriever, c.k, c.reader
+            c.dataset,
+            c.strategy,
+            c.retriever,
+            c.depth_label(),
+            c.reader
         )
     }
 }
@@ -777,6 +781,81 @@ fn opt3(x: Option<f64>) -> TCell {
     num(x.map_or("–".into(), |v| format!("{v:.3}")), x)
 }
 
+/// The report's verdict table: one row per planned comparison of the primary metric
+/// (summary.md's verdict section), each opening its cell in the explorer.
+fn verdict_table(f: &crate::verdicts::Family) -> Table {
+    let rows = f
+        .planned
+        .iter()
+        .map(|pc| {
+            let (p, c) = (&pc.planned, &pc.planned.comparison);
+            let pts = |x: f64| num(format!("{:.1}", 100.0 * x), Some(100.0 * x));
+            Row {
+                uid: pc.cell_id.clone(),
+                class: "",
+                cells: vec![
+                    TCell {
+                        text: c.verdict.to_string(),
+                        v: None,
+                        badge: Some(verdict_badge(c.verdict)),
+                    },
+                    text(pc.cell.dataset.clone()),
+                    text(pc.cell.strategy.clone()),
+                    text(pc.cell.retriever.clone()),
+                    num(pc.cell.depth_label(), Some(pc.cell.k as f64)),
+                    text(if p.metric == "accuracy" {
+                        pc.cell.reader.clone()
+                    } else {
+                        "–".into()
+                    }),
+                    num(c.n.to_string(), Some(c.n as f64)),
+                    pts(p.baseline_mean),
+                    pts(p.mean),
+                    num(crate::verdicts::delta_points(c), Some(100.0 * c.estimate)),
+                    num(crate::fmt::p_value(c.p), Some(c.p)),
+                    num(crate::fmt::p_value(c.holm_p), Some(c.holm_p)),
+                    num(
+                        c.questions_needed.map_or("–".into(), |n| n.to_string()),
+                        c.questions_needed.map(|n| n as f64),
+                    ),
+                    num(
+                        c.design_effect.map_or("–".into(), |d| format!("{d:.2}")),
+                        c.design_effect,
+                    ),
+                ],
+            }
+        })
+        .collect();
+    Table {
+        title: format!(
+            "Verdict: {} against the baseline ({} planned comparisons, Holm family of {}, resampled by {}, margin {} points)",
+            f.primary.label(),
+            f.planned.len(),
+            f.planned.first().map_or(0, |p| p.planned.comparison.holm_family),
+            f.resample.as_str(),
+            crate::fmt::tolerance(f.margin_points)
+        ),
+        note: "Primary metric in points; Δ with its 95 % interval (Tango's score interval for right/wrong values with independent questions, else the expanded percentile bootstrap over the resampling units); p two-sided, Holm p over the family; verdicts from the interval at 1 − α/m against the margin (summary.md and docs/reference.md §5 say how). Every other table is exploratory.".into(),
+        head: vec![
+            head("verdict", false, "superior, equivalent, non-inferior, inferior or inconclusive"),
+            head("dataset", false, ""),
+            head("strategy", false, ""),
+            head("retriever", false, ""),
+            head("k", true, "top-k, or the budget"),
+            head("reader", false, ""),
+            head("n", true, "paired questions"),
+            head("baseline", true, "the primary metric, points"),
+            head("cell", true, "the primary metric, points"),
+            head("Δ pts [95% CI]", true, ""),
+            head("p", true, "sign-flip by resampling unit (McNemar exact for right/wrong, independent questions)"),
+            head("Holm p", true, "over the family"),
+            head("questions needed", true, "to settle the verdict at power 0.8"),
+            head("design effect", true, "variance inflation from clustered questions"),
+        ],
+        rows,
+    }
+}
+
 /// The report's summary tables: one per dataset × reader, rows in natural order of strategy,
 /// then retriever, k.
 fn summary_tables(
@@ -792,6 +871,7 @@ fn summary_tables(
                 natural_key(&c.cell.strategy),
                 natural_key(&c.cell.retriever),
                 c.cell.k,
+                c.cell.budget,
             )
         });
         let read = group.iter().any(|c| c.summary.accuracy.is_some());
@@ -807,7 +887,7 @@ fn summary_tables(
                     badge: is_base.then_some("baseline"),
                 },
                 text(c.cell.retriever.clone()),
-                num(c.cell.k.to_string(), Some(c.cell.k as f64)),
+                num(c.cell.depth_label(), Some(c.cell.k as f64)),
                 num(s.n.to_string(), Some(s.n as f64)),
             ];
             if read {
@@ -1023,6 +1103,15 @@ pub struct RunReport<'a> {
 /// A passage id that is not `DOC:START-END`, an unreadable plot or explain file, a template
 /// error, or an I/O error naming the file.
 pub fn write_run_report(r: &RunReport<'_>) -> Result<PathBuf> {
+    // The same family as summary.md's verdict (deterministic: same seed, same numbers).
+    let family = crate::verdicts::plan(
+        &r.settings.verdict,
+        &r.settings.baseline,
+        r.settings.seed,
+        r.settings.bootstrap_resamples,
+        r.cells,
+        r.rows,
+    )?;
     let cells: Vec<PageCell> = r
         .cells
         .iter()
@@ -1092,12 +1181,35 @@ pub fn write_run_report(r: &RunReport<'_>) -> Result<PathBuf> {
                 r.settings.bootstrap_resamples.to_string(),
             ),
             (
-                "comparisons (Holm family)".into(),
-                r.comparisons.len().to_string(),
+                "primary metric".into(),
+                family
+                    .as_ref()
+                    .map_or("–".into(), |f| f.primary.label().to_string()),
+            ),
+            (
+                "planned comparisons · Holm family".into(),
+                family.as_ref().map_or("0".into(), |f| {
+                    format!(
+                        "{} · {}",
+                        f.planned.len(),
+                        f.planned
+                            .first()
+                            .map_or(0, |p| p.planned.comparison.holm_family)
+                    )
+                }),
             ),
         ],
         notes,
-        tables: summary_tables(&records, r.comparisons, &r.settings.baseline),
+        tables: family
+            .as_ref()
+            .map(verdict_table)
+            .into_iter()
+            .chain(summary_tables(
+                &records,
+                r.comparisons,
+                &r.settings.baseline,
+            ))
+            .collect(),
         lists: Vec::new(),
         plots,
         css: CSS,

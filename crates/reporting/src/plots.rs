@@ -267,6 +267,7 @@ fn draw_pareto<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     pts: &[Point],
+    metric: &str,
 ) -> Result<()> {
     root.fill(&WHITE).map_err(err)?;
     let keyed = pts.len() > KEYED_POINTS;
@@ -279,7 +280,7 @@ fn draw_pareto<DB: DrawingBackend>(
     let root = &root;
     if let Some(key) = &key {
         key.draw(&Text::new(
-            "key: point number, cell, accuracy, mean words".to_string(),
+            format!("key: point number, cell, {metric}, mean words"),
             (10, 60),
             ("sans-serif", 14).into_font(),
         ))
@@ -315,7 +316,7 @@ fn draw_pareto<DB: DrawingBackend>(
     chart
         .configure_mesh()
         .x_desc("mean words retrieved per question")
-        .y_desc("accuracy (%)")
+        .y_desc(format!("{metric} (%)"))
         .x_label_formatter(&|v| tick(*v))
         .y_label_formatter(&|v| tick(*v))
         .label_style(("sans-serif", 15))
@@ -339,7 +340,7 @@ fn draw_pareto<DB: DrawingBackend>(
             ShapeStyle::from(&RED).stroke_width(2),
         ))
         .map_err(err)?
-        .label("Pareto front (fewer words, higher accuracy)")
+        .label(format!("Pareto front (fewer words, higher {metric})"))
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
     // The front's cells ringed, so a front of one cell shows too.
     chart
@@ -361,7 +362,11 @@ fn draw_pareto<DB: DrawingBackend>(
             )
         }))
         .map_err(err)?
-        .label("cell: accuracy with Wilson 95 % interval")
+        .label(if metric == "accuracy" {
+            "cell: accuracy with Wilson 95 % interval".to_string()
+        } else {
+            format!("cell: {metric} with bootstrap 95 % interval")
+        })
         .legend(|(x, y)| Circle::new((x + 10, y), 4, BLUE.filled()));
     // Labels placed to overlap neither each other nor the markers, leftmost points first.
     let mut order: Vec<usize> = (0..pts.len()).collect();
@@ -582,6 +587,7 @@ fn draw_sweep<DB: DrawingBackend>(
     title: &str,
     lines: &[SweepLine],
     axis: &SweepAxis,
+    metric: &str,
 ) -> Result<()> {
     root.fill(&WHITE).map_err(err)?;
     let has_recall = has_recall(lines);
@@ -602,9 +608,10 @@ fn draw_sweep<DB: DrawingBackend>(
     } else {
         ((lmax - lmin) * 0.08).max(1e-3)
     };
+    let first = format!("{metric} (%)");
     for (panel, (what, recall)) in panels
         .iter()
-        .zip([("accuracy (%)", false), ("recall@k (%)", true)])
+        .zip([(first.as_str(), false), ("recall@k (%)", true)])
     {
         // The y range fits the values and their intervals, with room above them for the
         // legend (one row per line).
@@ -804,6 +811,89 @@ fn draw_hist<DB: DrawingBackend>(
     Ok(())
 }
 
+/// The run's primary metric per cell, for the plots of cells without a reader: its label
+/// and, by cell id, its mean with a 95 % interval (0–1 scale; [`crate::report::primary_points`]).
+#[derive(Debug, Clone, Default)]
+pub struct PrimaryPoints {
+    /// The metric's name (`recall`, `ndcg`, …; plot file names).
+    pub name: String,
+    /// The metric's label (`recall@k`, `nDCG@k`, …).
+    pub label: String,
+    /// By cell id: (mean, lower, upper).
+    pub by_cell: HashMap<String, (f64, f64, f64)>,
+}
+
+/// A cell's plotted value (0–1) with its 95 % interval: (value, lower, upper).
+type ValueOf<'a> = dyn Fn(&CellRecord) -> Option<(f64, f64, f64)> + 'a;
+
+/// The budget curves of one (dataset, reader) group: per budget unit, one line per strategy
+/// × retriever (× `whole` fill), x = the budget size, y = the plotted value with its interval.
+fn budget_plots(
+    font: &'static [u8],
+    out: &Path,
+    tag: &str,
+    (ds, rd): (&str, &str),
+    group: &[&CellRecord],
+    value_of: &ValueOf<'_>,
+    metric: &str,
+) -> Result<Vec<String>> {
+    let mut by_unit: BTreeMap<&'static str, BTreeMap<String, Vec<SweepPoint>>> = BTreeMap::new();
+    for c in group {
+        let (Some(b), Some((v, lo, hi))) = (c.cell.budget, value_of(c)) else {
+            continue;
+        };
+        let fill = if b.fill == records::Fill::Whole {
+            " · whole"
+        } else {
+            ""
+        };
+        by_unit
+            .entry(b.unit.as_str())
+            .or_default()
+            .entry(format!("{} · {}{fill}", c.cell.strategy, c.cell.retriever))
+            .or_default()
+            .push(SweepPoint {
+                size: b.size as f64,
+                acc: 100.0 * v,
+                lo: 100.0 * lo,
+                hi: 100.0 * hi,
+                recall: None,
+            });
+    }
+    let mut written = Vec::new();
+    for (unit, lines) in by_unit {
+        let mut lines: Vec<SweepLine> = lines
+            .into_iter()
+            .filter(|(_, v)| v.len() >= 2)
+            .map(|(k, mut v)| {
+                v.sort_by(|a, b| a.size.total_cmp(&b.size));
+                (k, v)
+            })
+            .collect();
+        if lines.is_empty() {
+            continue;
+        }
+        lines.sort_by_cached_key(|l| crate::html::natural_key(&l.0));
+        let axis = SweepAxis::of(&format!("budget ({unit})"), &lines);
+        let stem = out.join(format!("budget-{unit}--{tag}"));
+        let title = format!("{ds} · {rd}: at equal budgets");
+        let h = 620 + 18 * lines.len().saturating_sub(4) as u32;
+        render!(
+            font,
+            stem.display(),
+            760,
+            h,
+            draw_sweep,
+            &title,
+            &lines,
+            &axis,
+            metric
+        );
+        written.push(format!("{}.png", stem.display()));
+    }
+    Ok(written)
+}
+
 /// One swept numeric field of a strategy variant (`fixed[overlap=0,size=128]`: `size` = 128
 /// in family `fixed[overlap=0]`), from the run's typed config (`evaluator`'s
 /// `RunConfig::sweep_points`).
@@ -827,6 +917,7 @@ pub fn write_plots(
     comparisons: &HashMap<String, Comparison>,
     chunk_lengths: &[ChunkLengths],
     sweeps: &BTreeMap<String, Vec<SweptValue>>,
+    primary: Option<&PrimaryPoints>,
 ) -> Result<Vec<String>> {
     let font = ensure_font()?;
     let out = dir.join("plots");
@@ -840,9 +931,26 @@ pub fn write_plots(
                 crate::html::natural_key(&c.cell.strategy),
                 crate::html::natural_key(&c.cell.retriever),
                 c.cell.k,
+                c.cell.budget,
             )
         });
     }
+    // A cell's plotted value (0–1) with its 95 % interval: accuracy with Wilson's interval
+    // where the cell was read, else the run's primary metric with its bootstrap interval.
+    let value_of = |c: &CellRecord| -> Option<(f64, f64, f64)> {
+        let s = &c.summary;
+        match (s.accuracy, s.accuracy_ci_low, s.accuracy_ci_high) {
+            (Some(a), Some(lo), Some(hi)) => Some((a, lo, hi)),
+            _ => primary.and_then(|p| p.by_cell.get(&c.id).copied()),
+        }
+    };
+    let metric_of = |group: &[&CellRecord]| -> String {
+        if group.iter().any(|c| c.summary.accuracy.is_some()) {
+            "accuracy".to_string()
+        } else {
+            primary.map_or("accuracy".to_string(), |p| p.label.clone())
+        }
+    };
     for ((ds, rd), group) in &groups {
         let tag = format!("{}--{}", file_safe(ds), file_safe(rd));
         let pts: Vec<Point> = group
@@ -851,25 +959,40 @@ pub fn write_plots(
                 let s = &c.summary;
                 Some(Point {
                     label: format!(
-                        "{} · {} · k={}",
-                        c.cell.strategy, c.cell.retriever, c.cell.k
+                        "{} · {} · {}",
+                        c.cell.strategy,
+                        c.cell.retriever,
+                        c.cell.depth_tag()
                     ),
                     words: s.words_mean,
-                    acc: s.accuracy?,
-                    lo: s.accuracy_ci_low?,
-                    hi: s.accuracy_ci_high?,
+                    acc: value_of(c)?.0,
+                    lo: value_of(c)?.1,
+                    hi: value_of(c)?.2,
                 })
             })
             .collect();
-        // A retrieval-only group has no accuracy to plot.
-        if pts.is_empty() {
-            continue;
+        let metric = metric_of(group);
+        if !pts.is_empty() {
+            let stem = match primary {
+                Some(p) if metric != "accuracy" => {
+                    out.join(format!("{}-vs-words--{tag}", file_safe(&p.name)))
+                }
+                _ => out.join(format!("accuracy-vs-words--{tag}")),
+            };
+            let title = format!("{ds} · reader {rd}: {metric} vs words retrieved");
+            let (w, h) = pareto_size(&pts);
+            render!(
+                font,
+                stem.display(),
+                w,
+                h,
+                draw_pareto,
+                &title,
+                &pts,
+                &metric
+            );
+            written.push(format!("{}.png", stem.display()));
         }
-        let stem = out.join(format!("accuracy-vs-words--{tag}"));
-        let title = format!("{ds} · reader {rd}: accuracy vs words retrieved");
-        let (w, h) = pareto_size(&pts);
-        render!(font, stem.display(), w, h, draw_pareto, &title, &pts);
-        written.push(format!("{}.png", stem.display()));
 
         let rows: Vec<ForestRow> = group
             .iter()
@@ -878,8 +1001,10 @@ pub fn write_plots(
                 let ci = m.paired.delta_ci?;
                 Some(ForestRow {
                     label: format!(
-                        "{} · {} · k={}",
-                        c.cell.strategy, c.cell.retriever, c.cell.k
+                        "{} · {} · {}",
+                        c.cell.strategy,
+                        c.cell.retriever,
+                        c.cell.depth_tag()
                     ),
                     delta: m.paired.delta_points,
                     lo: ci.lower,
@@ -902,18 +1027,23 @@ pub fn write_plots(
         let mut by_param: BTreeMap<String, BTreeMap<String, Vec<SweepPoint>>> = BTreeMap::new();
         for c in group {
             let s = &c.summary;
-            let (Some(acc), Some(lo), Some(hi)) =
-                (s.accuracy, s.accuracy_ci_low, s.accuracy_ci_high)
-            else {
+            let Some((acc, lo, hi)) = value_of(c) else {
                 continue;
+            };
+            let recall = if s.accuracy.is_some() {
+                s.metrics.get("recall").map(|h| h * 100.0)
+            } else {
+                None
             };
             for sv in sweeps.get(&c.cell.strategy).into_iter().flatten() {
                 by_param
                     .entry(sv.param.clone())
                     .or_default()
                     .entry(format!(
-                        "{} · {} · k={}",
-                        sv.family, c.cell.retriever, c.cell.k
+                        "{} · {} · {}",
+                        sv.family,
+                        c.cell.retriever,
+                        c.cell.depth_tag()
                     ))
                     .or_default()
                     .push(SweepPoint {
@@ -921,7 +1051,7 @@ pub fn write_plots(
                         acc: acc * 100.0,
                         lo: lo * 100.0,
                         hi: hi * 100.0,
-                        recall: s.metrics.get("recall").map(|h| h * 100.0),
+                        recall,
                     });
             }
         }
@@ -955,10 +1085,20 @@ pub fn write_plots(
                 draw_sweep,
                 &title,
                 &lines,
-                &axis
+                &axis,
+                &metric
             );
             written.push(format!("{}.png", stem.display()));
         }
+        written.extend(budget_plots(
+            font,
+            &out,
+            &tag,
+            (ds, rd),
+            group,
+            &value_of,
+            &metric,
+        )?);
     }
     let mut by_ds: BTreeMap<&str, Vec<&ChunkLengths>> = BTreeMap::new();
     for c in chunk_lengths {

@@ -39,7 +39,7 @@ fn baseline_of<'a>(
         b.cell.strategy == base
             && b.cell.dataset == c.cell.dataset
             && b.cell.retriever == c.cell.retriever
-            && b.cell.k == c.cell.k
+            && b.cell.same_depth(&c.cell)
             && b.cell.reader == c.cell.reader
     })
 }
@@ -138,6 +138,177 @@ fn plan_family(
     )
 }
 
+/// The primary metric of every cell with its 95 % interval, for the plots and the budget
+/// curves: accuracy with its Wilson interval for read cells when accuracy is primary, else
+/// the metric's mean over the questions where it is defined with its percentile bootstrap
+/// interval (B = `bootstrap_resamples`, the run seed); `None` when the run has no primary
+/// metric.
+///
+/// # Errors
+/// An unknown primary metric; statistics errors.
+pub fn primary_points(
+    cfg: &ReportSettings,
+    cells: &[CellRecord],
+    rows: &HashMap<String, Vec<QuestionRow>>,
+) -> Result<Option<crate::plots::PrimaryPoints>> {
+    use crate::verdicts::Primary;
+    let Some(primary) = Primary::resolve(cfg.verdict.primary.as_deref(), cells, rows)? else {
+        return Ok(None);
+    };
+    let boot = stats::BootstrapConfig {
+        resamples: cfg.bootstrap_resamples,
+        ..stats::BootstrapConfig::with_seed(cfg.seed)
+    };
+    let mut by_cell = HashMap::new();
+    for c in cells {
+        let s = &c.summary;
+        if let (Primary::Accuracy, Some(a), Some(lo), Some(hi)) =
+            (primary, s.accuracy, s.accuracy_ci_low, s.accuracy_ci_high)
+        {
+            by_cell.insert(c.id.clone(), (a, lo, hi));
+            continue;
+        }
+        let xs: Vec<f64> = rows
+            .get(&c.id)
+            .into_iter()
+            .flatten()
+            .filter_map(|r| primary.value(r))
+            .collect();
+        if xs.is_empty() {
+            continue;
+        }
+        let ci = stats::bootstrap_mean(&xs, &boot)?;
+        let (lo, hi) = ci
+            .interval
+            .map_or((ci.estimate, ci.estimate), |i| (i.lower, i.upper));
+        by_cell.insert(c.id.clone(), (ci.estimate, lo, hi));
+    }
+    Ok(Some(crate::plots::PrimaryPoints {
+        name: primary.name().to_string(),
+        label: primary.label().to_string(),
+        by_cell,
+    }))
+}
+
+/// summary.md's "At equal budgets" section: per dataset × retriever × reader × budget unit,
+/// each strategy's primary metric at every budget size (points, 95 % interval) and the area
+/// under its curve (the trapezoid rule on the plot's x axis — log2 of the size when the sizes
+/// span a factor of 4 or more, else the size — divided by the axis' range: the metric's mean
+/// level over the budget range, in points), strategies ordered by it. Empty without budget
+/// cells.
+fn budget_section(cells: &[CellRecord], points: &crate::plots::PrimaryPoints) -> String {
+    type Key = (String, String, String, &'static str, records::Fill);
+    let mut groups: std::collections::BTreeMap<Key, Vec<&CellRecord>> = Default::default();
+    for c in cells {
+        if let Some(b) = c.cell.budget {
+            let reader = if c.summary.accuracy.is_some() {
+                c.cell.reader.clone()
+            } else {
+                "–".into()
+            };
+            groups
+                .entry((
+                    c.cell.dataset.clone(),
+                    c.cell.retriever.clone(),
+                    reader,
+                    b.unit.as_str(),
+                    b.fill,
+                ))
+                .or_default()
+                .push(c);
+        }
+    }
+    if groups.is_empty() {
+        return String::new();
+    }
+    let mut md = format!(
+        "\n## At equal budgets\n\n{} in points [95 % interval] per budget of retrieved text (passages taken by rank until the budget is full, the last one cut at a unit boundary or, with `fill: whole`, left out; overlapping passages count with multiplicity). AUC: the area under the curve over the budget range divided by its width (log2 of the budget when the sizes span a factor of 4 or more), i.e. the mean level over the range; strategies ordered by it.\n",
+        points.label
+    );
+    for ((ds, rt, rd, unit, fill), group) in groups {
+        let mut sizes: Vec<usize> = group
+            .iter()
+            .filter_map(|c| c.cell.budget.map(|b| b.size))
+            .collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        let log = sizes
+            .first()
+            .is_some_and(|&a| a > 0 && sizes.last().is_some_and(|&b| b >= 4 * a));
+        let x = |n: usize| if log { (n as f64).log2() } else { n as f64 };
+        let mut strategies: Vec<&str> = group.iter().map(|c| c.cell.strategy.as_str()).collect();
+        strategies.sort_unstable();
+        strategies.dedup();
+        let mut rows: Vec<(f64, String)> = Vec::new();
+        for st in strategies {
+            let mut line = format!("| {} |", Text(st));
+            let mut curve = Vec::new();
+            for &n in &sizes {
+                let at = group
+                    .iter()
+                    .find(|c| c.cell.strategy == st && c.cell.budget.is_some_and(|b| b.size == n));
+                match at.and_then(|c| points.by_cell.get(&c.id)) {
+                    Some(&(v, lo, hi)) => {
+                        let _ = write!(
+                            line,
+                            " {:.1} [{:.1}, {:.1}] |",
+                            100.0 * v,
+                            100.0 * lo,
+                            100.0 * hi
+                        );
+                        curve.push((x(n), 100.0 * v));
+                    }
+                    None => line.push_str(" – |"),
+                }
+            }
+            let auc = if curve.len() >= 2 {
+                let width = curve[curve.len() - 1].0 - curve[0].0;
+                let area: f64 = curve
+                    .windows(2)
+                    .map(|w| (w[1].0 - w[0].0) * (w[0].1 + w[1].1) / 2.0)
+                    .sum();
+                (width > 0.0).then(|| area / width)
+            } else {
+                None
+            };
+            let _ = write!(line, " {} |", auc.map_or("–".into(), |a| format!("{a:.1}")));
+            rows.push((auc.unwrap_or(f64::NEG_INFINITY), line));
+        }
+        rows.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let _ = write!(
+            md,
+            "\n### {} · {} · reader {} · budget in {unit}{}\n\n| strategy |",
+            Text(&ds),
+            Text(&rt),
+            Text(&rd),
+            if fill == records::Fill::Whole {
+                ", whole passages"
+            } else {
+                ""
+            }
+        );
+        for n in &sizes {
+            let _ = write!(md, " ≤{n} |");
+        }
+        md.push_str(" AUC |\n|---|");
+        md.push_str(&"---|".repeat(sizes.len() + 1));
+        md.push('\n');
+        for (_, line) in rows {
+            md.push_str(&line);
+            md.push('\n');
+        }
+    }
+    md
+}
+
+/// What [`write_reports`] returns: summary.md's text, the accuracy comparisons by cell id,
+/// and the primary metric's points for the plots.
+pub type Reports = (
+    String,
+    HashMap<String, Comparison>,
+    Option<crate::plots::PrimaryPoints>,
+);
+
 /// Writes `summary.csv` and `summary.md` into `dir` and returns the Markdown.
 ///
 /// Markdown: one table per (dataset, reader); rows strategy × retriever × k; columns accuracy
@@ -153,7 +324,7 @@ pub fn write_reports(
     cfg: &ReportSettings,
     cells: &[CellRecord],
     rows: &HashMap<String, Vec<QuestionRow>>,
-) -> Result<(String, HashMap<String, Comparison>)> {
+) -> Result<Reports> {
     let family = plan_family(cfg, cells, rows)?;
     let comparisons = compare_cells(cfg, cells, rows, family.as_ref())?;
     let planned = |id: &str| family.as_ref().and_then(|f| f.of(id)).cloned();
@@ -255,7 +426,7 @@ pub fn write_reports(
                 "| {} | {} | {} | {} | {accuracy} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} | {delta} | {p} | {holm} | {red} | {} | {} |",
                 Text(&c.cell.strategy),
                 Text(&c.cell.retriever),
-                c.cell.k,
+                c.cell.depth_label(),
                 s.n,
                 s.ties,
                 s.invalid,
@@ -289,6 +460,10 @@ pub fn write_reports(
                 c.summary.degenerate_queries
             );
         }
+    }
+    let points = primary_points(cfg, cells, rows)?;
+    if let Some(p) = &points {
+        md.push_str(&budget_section(cells, p));
     }
     md.push_str(&retrieval_section(cfg, cells, rows)?);
     let (tests_md, tests_csv) = retrieval_tests(cfg, cells, rows)?;
@@ -371,7 +546,7 @@ pub fn write_reports(
         &table_csv(&summary_columns(), &summary_rows)?,
     )?;
     write_atomic(&dir.join("summary.md"), md.as_bytes())?;
-    Ok((md, comparisons))
+    Ok((md, comparisons, points))
 }
 
 /// summary.md's table for a (dataset, reader) group of retrieval-only cells (`kind: none`):
@@ -390,7 +565,7 @@ fn unread_table(md: &mut String, ds: &str, rd: &str, group: &[&CellRecord]) {
             "| {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} |",
             Text(&c.cell.strategy),
             Text(&c.cell.retriever),
-            c.cell.k,
+            c.cell.depth_label(),
             s.n,
             s.words_mean,
             s.unique_words_mean,
@@ -465,7 +640,7 @@ fn retrieval_cells<'a>(
                 c.cell.dataset.clone(),
                 c.cell.strategy.clone(),
                 c.cell.retriever.clone(),
-                c.cell.k,
+                c.cell.depth_label(),
             ))
         })
         .collect()
@@ -518,7 +693,7 @@ fn retrieval_section(
             Text(&c.cell.dataset),
             Text(&c.cell.strategy),
             Text(&c.cell.retriever),
-            c.cell.k
+            c.cell.depth_label()
         );
         for m in &metrics {
             let xs: Vec<f64> = rs.iter().filter_map(|r| m.value(r)).collect();
@@ -602,7 +777,7 @@ fn retrieval_tests(
             b.cell.strategy == cfg.baseline
                 && b.cell.dataset == c.cell.dataset
                 && b.cell.retriever == c.cell.retriever
-                && b.cell.k == c.cell.k
+                && b.cell.same_depth(&c.cell)
         }) else {
             continue;
         };
@@ -660,7 +835,7 @@ fn retrieval_tests(
             t.cell.cell.dataset.clone(),
             t.cell.cell.strategy.clone(),
             t.cell.cell.retriever.clone(),
-            t.cell.cell.k.to_string(),
+            t.cell.cell.depth_label(),
             t.metric.to_string(),
             t.n.to_string(),
             f6(t.baseline_mean),
@@ -699,7 +874,7 @@ fn retrieval_tests(
             Text(&t.cell.cell.dataset),
             Text(&t.cell.cell.strategy),
             Text(&t.cell.cell.retriever),
-            t.cell.cell.k,
+            t.cell.cell.depth_label(),
             t.metric,
             t.n,
             v(t.baseline_mean),
@@ -799,7 +974,7 @@ fn cell_columns(cell: &CellKey) -> String {
         Text(&cell.dataset),
         Text(&cell.strategy),
         Text(&cell.retriever),
-        cell.k,
+        cell.depth_label(),
         Text(&cell.reader)
     )
 }

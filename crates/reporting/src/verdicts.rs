@@ -204,7 +204,7 @@ impl Family {
 fn partners(primary: Primary, a: &CellRecord, b: &CellRecord) -> bool {
     a.cell.dataset == b.cell.dataset
         && a.cell.retriever == b.cell.retriever
-        && a.cell.k == b.cell.k
+        && a.cell.same_depth(&b.cell)
         && (primary.retrieval() || a.cell.reader == b.cell.reader)
 }
 
@@ -228,7 +228,7 @@ fn compared_cells<'a>(
                     c.cell.dataset.clone(),
                     c.cell.strategy.clone(),
                     c.cell.retriever.clone(),
-                    c.cell.k,
+                    c.cell.depth_label(),
                 ))
         })
         .collect()
@@ -513,7 +513,7 @@ pub fn section(family: &Family, resamples: usize, seed: u64) -> String {
             Text(&key.dataset),
             Text(&key.strategy),
             Text(&key.retriever),
-            key.k,
+            key.depth_label(),
             if family.primary.retrieval() {
                 "–".to_string()
             } else {

@@ -52,7 +52,7 @@ pub fn assemble(
         .flat_map(|c| rows_by_cell[&c.id].iter().cloned())
         .collect();
     records::write_rows_parquet(&dir.join("per_question.parquet"), &all_rows)?;
-    let (mut summary_md, comparisons) =
+    let (mut summary_md, comparisons, primary) =
         reporting::report::write_reports(dir, &cfg.report_settings(), &cells, &rows_by_cell)?;
     let corpora = load_corpora(cfg, store, &cells);
     let lengths = read_chunk_lengths(cfg, dir, &cells, &rows_by_cell, &corpora)?;
@@ -61,8 +61,14 @@ pub fn assemble(
         write_atomic(&dir.join("summary.md"), summary_md.as_bytes())?;
     }
     reporting::report::write_chunk_stats(dir, &lengths)?;
-    let plots =
-        reporting::plots::write_plots(dir, &cells, &comparisons, &lengths, &cfg.sweep_points())?;
+    let plots = reporting::plots::write_plots(
+        dir,
+        &cells,
+        &comparisons,
+        &lengths,
+        &cfg.sweep_points(),
+        primary.as_ref(),
+    )?;
     remove_stale_plots(dir, &plots)?;
     write_html(
         cfg,

@@ -31,6 +31,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 mod assemble;
+mod budget;
 mod identity;
 mod progress;
 mod score;
@@ -598,11 +599,21 @@ impl Runner<'_> {
             .zip(&got.ranked)
             .enumerate()
             .map(|(i, (q, h))| {
+                let top = &h[..h.len().min(cell.k)];
+                let filled;
+                let passages = match &cell.budget {
+                    None => top,
+                    Some(b) => {
+                        filled = budget::fill_budget(top, b, &d.docs, &counter)
+                            .with_context(|| format!("question {}", q.id))?;
+                        &filled[..]
+                    }
+                };
                 let row = answer(
                     cell,
                     &cell_id,
                     q,
-                    &h[..h.len().min(cell.k)],
+                    passages,
                     got.records[i].as_deref(),
                     &cx,
                     reader,

@@ -117,7 +117,12 @@ pub(super) fn answer(
                 .with_context(|| format!("question {}", q.id))
         })
         .transpose()?;
-    let m = score_retrieval(q, &chunks, &passages, cx, cell.k);
+    // A budget cell's rank metrics are at the ranks it filled (at least 1).
+    let k = match cell.budget {
+        None => cell.k,
+        Some(_) => ranked.len().max(1),
+    };
+    let m = score_retrieval(q, &chunks, &passages, cx, k);
     let gold = q.gold();
     let correct = out.as_ref().map(|o| gold.is_some_and(|g| o.is_correct(g)));
     let token_count: Option<usize> = chunks
