@@ -89,12 +89,12 @@ pub(crate) fn validate(config: PathBuf, store: PathBuf, sets: Vec<String>) -> Re
     outln!("{}: valid; {} cells", config.display(), cells.len());
     for c in cells {
         outln!(
-            "  {}  {} × {} × {} × k={} × {}",
+            "  {}  {} × {} × {} × {} × {}",
             c.id(),
             c.dataset,
             c.strategy,
             c.retriever,
-            c.k,
+            c.depth_tag(),
             c.reader
         );
     }

@@ -265,6 +265,14 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// How much the cell retrieves, in a label: `k=3` or `≤512 words`.
+    pub fn depth_tag(&self) -> String {
+        match &self.budget {
+            None => format!("k={}", self.k),
+            Some(b) => b.to_string(),
+        }
+    }
+
     /// Stable id: the first 16 hex digits of the sha256 of the cell's canonical JSON.
     pub fn id(&self) -> String {
         let json = serde_json::to_string(self).expect("cell serialises");

@@ -644,6 +644,7 @@ mod tests {
             raw: "x".into(),
             invalid: false,
             context: crate::ContextUse::default(),
+            tie_break: Vec::new(),
         };
         cache.put("abcd", "id", &out).unwrap();
         assert_eq!(cache.get("abcd", "id").unwrap(), out);

@@ -371,6 +371,7 @@ impl GgufPrompt {
             raw: format!("{label}[{letters}] {extra}"),
             invalid: false,
             context,
+            tie_break: Vec::new(),
         }
     }
 }

@@ -9,7 +9,8 @@
 //!   option shares (if that leaves nothing, option i's terms minus `Q`, then all its terms).
 //! - For passage p with term set P: `cov(X, p) = Σ_{t∈X∩P} idf(t) / Σ_{t∈X} idf(t)`.
 //! - `s_i(p) = cov(O_i, p) · (1 + cov(Q, p))`.
-//! - Option score = `max_p s_i(p)`; ties on it are broken by `Σ_p s_i(p)`; options still equal
+//! - Option score = `max_p s_i(p)`; ties on it are broken by `Σ_p s_i(p)` (the output's
+//!   `tie_break`, per_question's `tie_break` column, shown in the explorer); options still equal
 //!   are a tie ([`crate::ReaderOutput::tied`] > 1), which never counts as correct. With no
 //!   passages every option scores 0 and all options tie.
 
@@ -127,6 +128,7 @@ impl Reader for LexicalReader {
         Ok(ReaderOutput {
             choice,
             scores: keys.iter().map(|k| k.0).collect(),
+            tie_break: keys.iter().map(|k| k.1).collect(),
             tied,
             raw,
             invalid: false,
@@ -258,6 +260,26 @@ mod tests {
             })
             .unwrap();
         assert_eq!((out.choice, out.tied), (2, 1));
+    }
+
+    /// A tie on the best passage's coverage is broken by the coverage summed over the
+    /// passages, and the output carries those sums (`tie_break`) for per_question and the
+    /// explorer.
+    #[test]
+    fn the_tie_break_is_reported_with_the_scores() {
+        let r = LexicalReader::new(["apple pie", "banana bread", "apple tart"]);
+        let o = opts(&["apple", "banana"]);
+        let out = r
+            .read(&ReaderInput {
+                question: "Which fruit?",
+                options: &o,
+                passages: &["apple pie", "banana bread", "apple tart"],
+            })
+            .unwrap();
+        assert_eq!(out.tie_break.len(), 2);
+        assert_eq!(out.scores[0], out.scores[1], "equal on the best passage: {out:?}");
+        assert!(out.tie_break[0] > out.tie_break[1], "apple covers two passages: {out:?}");
+        assert_eq!((out.choice, out.tied), (0, 1));
     }
 
     #[test]

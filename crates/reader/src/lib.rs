@@ -163,6 +163,11 @@ pub struct ReaderOutput {
     /// Context-window accounting for prompt-based readers (all zero for the lexical reader).
     #[serde(default)]
     pub context: ContextUse,
+    /// The reader's second score per option, which breaks ties on `scores` (the lexical
+    /// reader: the option's coverage summed over the passages); empty for readers without
+    /// one. Options equal in both are a tie.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tie_break: Vec<f64>,
 }
 
 impl ReaderOutput {
@@ -203,6 +208,7 @@ impl ReaderOutput {
             raw,
             invalid: true,
             context: ContextUse::default(),
+            tie_break: Vec::new(),
         }
     }
 }
@@ -348,6 +354,7 @@ mod tests {
             raw: String::new(),
             invalid: false,
             context: ContextUse::default(),
+            tie_break: Vec::new(),
         };
         assert!(!out.is_correct(1));
         assert!(!out.is_correct(0));
@@ -376,6 +383,7 @@ mod tests {
             raw: String::new(),
             invalid: false,
             context: ContextUse::default(),
+            tie_break: Vec::new(),
         };
         assert!(out.grade(Some(2)).unwrap());
         assert!(!out.grade(Some(1)).unwrap());

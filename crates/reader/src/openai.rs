@@ -661,6 +661,7 @@ fn score_reply(
                 raw: format!("logprobs({rule}): {raw_text}"),
                 invalid: false,
                 context: ContextUse::default(),
+                tie_break: Vec::new(),
             },
             Scored::Logprobs,
         ));
@@ -675,6 +676,7 @@ fn score_reply(
             raw: format!("parsed({rule}): {raw_text}"),
             invalid: false,
             context: ContextUse::default(),
+            tie_break: Vec::new(),
         },
         Scored::Parsed,
     ))

@@ -81,6 +81,12 @@ pub struct QuestionRow {
     /// `;`-separated).
     #[serde(with = "scores_text")]
     pub scores: Vec<f64>,
+    /// The reader's tie-break score per option (the lexical reader: the option's coverage
+    /// summed over the passages, which decides between options equal in `scores`), rounded
+    /// to 6 decimals (CSV: `;`-separated); empty for readers without one and in files written
+    /// before the column existed.
+    #[serde(default, with = "scores_text")]
+    pub tie_break: Vec<f64>,
     /// Retrieved passages as byte spans of their documents, best first (CSV: their ids
     /// `DOC:START-END`, space-separated; document ids hold no whitespace).
     #[serde(with = "spans_text")]
@@ -1250,6 +1256,7 @@ pub const QUESTION_COLUMNS_HEAD: &[Column<QuestionRow>] = {
         col!(tied, Count, |r| r.tied as u64),
         col!(invalid, Flag, |r| r.invalid),
         col!(scores, Reals, |r| &r.scores),
+        col!(tie_break, Reals, |r| &r.tie_break),
         col!(passages, Passages, |r| &r.passages),
         col!(passage_scores, Reals, |r| &r.passage_scores),
         col!(words, Count, |r| r.words as u64),
@@ -1803,6 +1810,7 @@ mod tests {
             tied: 1,
             invalid: 0,
             scores: vec![0.1, -0.9],
+            tie_break: vec![0.25, 1.5],
             passages: vec![
                 PassageSpan::parse("d:0-10").unwrap(),
                 PassageSpan::parse("d:20-31").unwrap(),

@@ -354,6 +354,9 @@ struct PRow {
     inv: u8,
     f: String,
     sc: Vec<f64>,
+    /// The reader's tie-break score per option (empty when it has none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tb: Vec<f64>,
     /// Passages `[doc, start, end]`.
     p: Vec<[usize; 3]>,
     ps: Vec<f64>,
@@ -581,6 +584,7 @@ fn payload(cells: &[PageCell<'_>], corpora: &[Corpus]) -> Result<String> {
                 inv: r.invalid,
                 f: r.failure.map_or("", Failure::as_str).to_string(),
                 sc: r.scores.clone(),
+                tb: r.tie_break.clone(),
                 p,
                 ps: r.passage_scores.clone(),
                 pw,

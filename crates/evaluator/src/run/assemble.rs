@@ -275,8 +275,12 @@ pub(super) fn read_cells(config_cells: &[Cell], cells_dir: &Path) -> Result<Cell
     for (i, c) in config_cells.iter().enumerate() {
         let (id, key) = (c.id(), c.key());
         let what = format!(
-            "cell {id} ({} × {} × {} × k={} × {})",
-            c.dataset, c.strategy, c.retriever, c.k, c.reader
+            "cell {id} ({} × {} × {} × {} × {})",
+            c.dataset,
+            c.strategy,
+            c.retriever,
+            c.depth_tag(),
+            c.reader
         );
         let stored = match records::read_cell(cells_dir, &id) {
             Ok(s) if s.record.cell == key => s,

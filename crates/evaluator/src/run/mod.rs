@@ -315,11 +315,11 @@ impl Runner<'_> {
                 Reuse::No(why) => {
                     if !why.is_empty() {
                         self.progress.log(format!(
-                            "  cell {} ({} × {} × k={} × {}) recomputed: {}",
+                            "  cell {} ({} × {} × {} × {}) recomputed: {}",
                             c.id(),
                             c.strategy,
                             c.retriever,
-                            c.k,
+                            c.depth_tag(),
                             c.reader,
                             why.join("; ")
                         ));
@@ -588,8 +588,11 @@ impl Runner<'_> {
             index,
         };
         self.progress.cells.set_message(format!(
-            "{} × {} × k={} × {}",
-            cell.strategy, cell.retriever, cell.k, cell.reader
+            "{} × {} × {} × {}",
+            cell.strategy,
+            cell.retriever,
+            cell.depth_tag(),
+            cell.reader
         ));
         let bar = self.progress.stage("read", d.questions.len());
         let cell_id = cell.id();
@@ -676,11 +679,11 @@ impl Runner<'_> {
             String::new()
         };
         self.progress.log(format!(
-            "  cell {} {} × {} × k={} × {}: accuracy {}{invalid}",
+            "  cell {} {} × {} × {} × {}: accuracy {}{invalid}",
             rec.id,
             cell.strategy,
             cell.retriever,
-            cell.k,
+            cell.depth_tag(),
             cell.reader,
             reporting::fmt::accuracy(&rec.summary)
         ));

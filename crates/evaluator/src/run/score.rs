@@ -157,6 +157,7 @@ pub(super) fn answer(
         tied: read.tied,
         invalid: read.invalid,
         scores: read.scores,
+        tie_break: read.tie_break,
         passages: chunks.iter().map(|c| records::PassageSpan::of(c)).collect(),
         passage_scores: ranked
             .iter()
@@ -192,6 +193,7 @@ struct ReadFields {
     tied: usize,
     invalid: u8,
     scores: Vec<f64>,
+    tie_break: Vec<f64>,
     reply: String,
 }
 
@@ -205,6 +207,9 @@ impl ReadFields {
             invalid: out.map_or(0, |o| u8::from(o.invalid)),
             scores: out
                 .map(|o| o.scores.iter().map(|&x| round6(x)).collect())
+                .unwrap_or_default(),
+            tie_break: out
+                .map(|o| o.tie_break.iter().map(|&x| round6(x)).collect())
                 .unwrap_or_default(),
             reply: out
                 .map(|o| reader::clip(&o.raw, REPLY_BYTES))

@@ -434,6 +434,7 @@
       }).join(' · ')));
     }
     if (row.sc.length) {
+      var tb = row.tb || [];
       var t = el('table', 'scores');
       var max = Math.max.apply(null, row.sc.map(function (x) { return Math.abs(x || 0); })) || 1;
       row.sc.forEach(function (s, i) {
@@ -445,13 +446,16 @@
         var td = el('td');
         td.appendChild(bar);
         tr.appendChild(td);
+        if (tb.length) tr.appendChild(el('td', 'num', 'tie-break ' + fmt(tb[i], 4)));
         var marks = [];
         if (i === row.ch) marks.push('chosen');
         if (i === (q ? q.g : row.g)) marks.push('gold');
         tr.appendChild(el('td', null, marks.join(', ')));
         t.appendChild(tr);
       });
-      var cap = el('div', 'kv', 'reader scores per option');
+      var cap = el('div', 'kv', tb.length
+        ? 'reader scores per option (ties on the score are broken by the tie-break score: the option\u2019s coverage summed over the passages)'
+        : 'reader scores per option');
       col.appendChild(cap);
       col.appendChild(t);
     }
@@ -486,13 +490,19 @@
     return col;
   }
 
-  // The options sharing the best score, as ` (A, C)`.
+  // The options sharing the best score (and, where the reader breaks ties, the best
+  // tie-break score among those), as ` (A, C)`.
   function tiedLetters(row) {
     if (!row.sc.length) return '';
     var best = Math.max.apply(null, row.sc);
-    var tied = [];
-    row.sc.forEach(function (x, i) { if (x === best) tied.push(LETTERS[i]); });
-    return tied.length > 1 ? ' (' + tied.join(', ') + ')' : '';
+    var top = [];
+    row.sc.forEach(function (x, i) { if (x === best) top.push(i); });
+    var tb = row.tb || [];
+    if (tb.length && top.length > 1) {
+      var bestTb = Math.max.apply(null, top.map(function (i) { return tb[i]; }));
+      top = top.filter(function (i) { return tb[i] === bestTb; });
+    }
+    return top.length > 1 ? ' (' + top.map(function (i) { return LETTERS[i]; }).join(', ') + ')' : '';
   }
 
   function kv(k, v) {
