@@ -228,8 +228,11 @@ fn the_report_works_in_chromium() {
                 "{}",
                 rec.cell.strategy
             );
+            // The cell's row in its summary table (the verdict table above it opens the same
+            // cell; the summary table comes last).
             let table = b.eval(&format!(
-                "document.querySelector('tr[data-cell=\"{uid}\"] td:nth-child(11)').textContent"
+                "Array.from(document.querySelectorAll('tr[data-cell=\"{uid}\"]')).pop()\
+                 .querySelector('td:nth-child(11)').textContent"
             ));
             assert_eq!(
                 table,
@@ -267,13 +270,23 @@ fn the_report_works_in_chromium() {
     eprintln!("first EAR question: {anchors} anchor marks, {evidence} evidence marks");
     b.screenshot(&shots().join("report-side-by-side.png"), 1366, false);
 
-    // Sorting a numeric column orders its values.
-    b.eval("document.querySelectorAll('table.sortable th')[4].click()");
-    let vals: Vec<f64> = serde_json::from_value(b.eval(
-        "Array.from(document.querySelectorAll('table.sortable tbody tr')).map(r => +r.cells[4].dataset.v)",
-    ))
-    .unwrap();
-    assert!(vals.windows(2).all(|w| w[0] <= w[1]), "{vals:?}");
+    // Sorting a numeric column orders its values: in the verdict table (first) and in the
+    // summary table (last).
+    for which in ["[0]", "[document.querySelectorAll('table.sortable').length - 1]"] {
+        let t = format!("document.querySelectorAll('table.sortable'){which}");
+        b.eval(&format!("{t}.querySelectorAll('th')[4].click()"));
+        let vals: Vec<f64> = serde_json::from_value(b.eval(&format!(
+            "Array.from({t}.querySelectorAll('tbody tr')).map(r => +r.cells[4].dataset.v)"
+        )))
+        .unwrap();
+        assert!(vals.len() > 1 && vals.windows(2).all(|w| w[0] <= w[1]), "{which}: {vals:?}");
+    }
+    assert!(
+        b.eval("document.querySelector('h3').textContent")
+            .as_str()
+            .is_some_and(|t| t.contains("Verdict: accuracy against the baseline")),
+        "the verdict table comes first"
+    );
     assert_eq!(b.errors(), Vec::<String>::new(), "the page reported errors");
     assert_eq!(
         b.outside_requests(),
