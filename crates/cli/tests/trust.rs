@@ -258,11 +258,17 @@ fn case03_stale_cells_are_ignored_by_compare_and_merge() {
         serde_json::from_slice(&std::fs::read(cand.join("gate/compare.json")).unwrap_or_default())
             .unwrap_or_default();
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(
-        report["cells"].as_array().map(Vec::len),
-        Some(2),
-        "only f5's two cells are in both configs: {stdout}"
-    );
+    // f5's two cells are in both configs (same ids); f10's pair by their coordinates with
+    // the change shown (issue 38), never with the stale size-10 cells left in cells/.
+    let cells = report["cells"].as_array().cloned().unwrap_or_default();
+    assert_eq!(cells.len(), 4, "{stdout}");
+    let by_id = cells.iter().filter(|c| c["paired_by"] == "id").count();
+    assert_eq!(by_id, 2, "{stdout}");
+    for c in cells.iter().filter(|c| c["strategy"] == "f10") {
+        assert_eq!(c["paired_by"], "coordinates", "{stdout}");
+        assert_eq!(c["changed"][0], "strategy_config.size: 10 → 7", "{stdout}");
+        assert_ne!(c["cell_id"], c["baseline_cell_id"]);
+    }
     assert_eq!(report["ignored_candidate_cells"], 2, "{stdout}");
     assert!(stdout.contains("ignored"), "{stdout}");
     // Merge: shards of config A into the candidate directory, which holds config B's run.
