@@ -272,14 +272,20 @@ fn the_report_works_in_chromium() {
 
     // Sorting a numeric column orders its values: in the verdict table (first) and in the
     // summary table (last).
-    for which in ["[0]", "[document.querySelectorAll('table.sortable').length - 1]"] {
+    for which in [
+        "[0]",
+        "[document.querySelectorAll('table.sortable').length - 1]",
+    ] {
         let t = format!("document.querySelectorAll('table.sortable'){which}");
         b.eval(&format!("{t}.querySelectorAll('th')[4].click()"));
         let vals: Vec<f64> = serde_json::from_value(b.eval(&format!(
             "Array.from({t}.querySelectorAll('tbody tr')).map(r => +r.cells[4].dataset.v)"
         )))
         .unwrap();
-        assert!(vals.len() > 1 && vals.windows(2).all(|w| w[0] <= w[1]), "{which}: {vals:?}");
+        assert!(
+            vals.len() > 1 && vals.windows(2).all(|w| w[0] <= w[1]),
+            "{which}: {vals:?}"
+        );
     }
     assert!(
         b.eval("document.querySelector('h3').textContent")

@@ -333,15 +333,32 @@ fn unusable_inputs_are_errors_naming_the_path_and_fix() {
         e.contains("different questions") && e.contains("q0019"),
         "{e}"
     );
-    // No cell in common: a different limit changes every id.
+    // A different limit changes every id: on the same questions the cells pair by their
+    // coordinates and the change is shown (issue 38).
     std::fs::remove_dir_all(&c).unwrap();
     let limited = RunConfig::parse(&format!("{CONFIG}limit: 20\n"), "l.yaml").unwrap();
     write_run(&c, &limited, &[a.clone(), a.clone(), a.clone()], "s");
-    let e = err(&b, &c);
+    let r = compare_runs(
+        &b,
+        &c,
+        &Tolerances::default(),
+        &Pairing::default(),
+        &resolved_cell_ids,
+    )
+    .unwrap();
     assert!(
-        e.contains("no cell in common") && e.contains("limit"),
-        "{e}"
+        r.cells
+            .iter()
+            .all(|x| x.paired_by == PairedBy::Coordinates && x.changed == ["limit: null → 20"]),
+        "{}",
+        render_markdown(&r)
     );
+    // No cell in common: another dataset.
+    std::fs::remove_dir_all(&c).unwrap();
+    let other = RunConfig::parse(&CONFIG.replace("[toy]", "[toy2]"), "o.yaml").unwrap();
+    write_run(&c, &other, &[a.clone(), a.clone(), a.clone()], "s");
+    let e = err(&b, &c);
+    assert!(e.contains("no cell in common") && e.contains("toy2"), "{e}");
     // Rows edited without the record: not the file the record was written with.
     std::fs::remove_dir_all(&c).unwrap();
     write_run(&c, &cfg(), &[a.clone(), a.clone(), a.clone()], "s");

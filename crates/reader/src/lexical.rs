@@ -277,8 +277,14 @@ mod tests {
             })
             .unwrap();
         assert_eq!(out.tie_break.len(), 2);
-        assert_eq!(out.scores[0], out.scores[1], "equal on the best passage: {out:?}");
-        assert!(out.tie_break[0] > out.tie_break[1], "apple covers two passages: {out:?}");
+        assert_eq!(
+            out.scores[0], out.scores[1],
+            "equal on the best passage: {out:?}"
+        );
+        assert!(
+            out.tie_break[0] > out.tie_break[1],
+            "apple covers two passages: {out:?}"
+        );
         assert_eq!((out.choice, out.tied), (0, 1));
     }
 

@@ -1183,7 +1183,19 @@ fn no_pair_error(
         );
     }
     if why.is_empty() {
-        why = "\n  no cell of the same dataset, strategy, retriever, k and reader either".into();
+        let names = |run: &LoadedRun, f: fn(&records::CellKey) -> &str| {
+            let set: std::collections::BTreeSet<&str> =
+                run.cells.values().map(|c| f(&c.record.cell)).collect();
+            set.into_iter().collect::<Vec<_>>().join(", ")
+        };
+        why = format!(
+            "\n  no cell of the same dataset, strategy, retriever, k and reader either (baseline: \
+             datasets {}, strategies {}; candidate: datasets {}, strategies {})",
+            names(base, |c| &c.dataset),
+            names(base, |c| &c.strategy),
+            names(cand, |c| &c.dataset),
+            names(cand, |c| &c.strategy)
+        );
     }
     bail!(
         "the runs have no cell in common ({} cells in {}, {} in {}); cells pair by the hash of \

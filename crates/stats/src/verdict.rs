@@ -103,9 +103,12 @@ pub fn tango_interval(b: u64, c: u64, n: u64, confidence: f64) -> Option<Interva
     } else {
         root(-z, estimate, 1.0)
     };
+    // The ends are found to 1e-12; rounded there, they print as short decimals that read back
+    // exactly (compare.json round-trips).
+    let round = |x: f64| (x * 1e12).round() / 1e12;
     Some(Interval {
-        lower: lower.min(estimate),
-        upper: upper.max(estimate),
+        lower: round(lower.min(estimate)),
+        upper: round(upper.max(estimate)),
     })
 }
 
