@@ -524,6 +524,21 @@ struct SweepPoint {
 /// One line of the size-sweep plot: its label and its points in increasing size.
 type SweepLine = (String, Vec<SweepPoint>);
 
+/// The lines of a sweep or budget plot: those with at least two points, each sorted by x,
+/// in natural order of their labels.
+fn sweep_lines(lines: BTreeMap<String, Vec<SweepPoint>>) -> Vec<SweepLine> {
+    let mut out: Vec<SweepLine> = lines
+        .into_iter()
+        .filter(|(_, v)| v.len() >= 2)
+        .map(|(k, mut v)| {
+            v.sort_by(|a, b| a.size.total_cmp(&b.size));
+            (k, v)
+        })
+        .collect();
+    out.sort_by_cached_key(|l| crate::html::natural_key(&l.0));
+    out
+}
+
 /// True when some point of the sweep has a recall@k (its dataset has gold evidence).
 fn has_recall(lines: &[SweepLine]) -> bool {
     lines.iter().any(|l| l.1.iter().any(|p| p.recall.is_some()))
@@ -862,18 +877,10 @@ fn budget_plots(
     }
     let mut written = Vec::new();
     for (unit, lines) in by_unit {
-        let mut lines: Vec<SweepLine> = lines
-            .into_iter()
-            .filter(|(_, v)| v.len() >= 2)
-            .map(|(k, mut v)| {
-                v.sort_by(|a, b| a.size.total_cmp(&b.size));
-                (k, v)
-            })
-            .collect();
+        let lines = sweep_lines(lines);
         if lines.is_empty() {
             continue;
         }
-        lines.sort_by_cached_key(|l| crate::html::natural_key(&l.0));
         let axis = SweepAxis::of(&format!("budget ({unit})"), &lines);
         let stem = out.join(format!("budget-{unit}--{tag}"));
         let title = format!("{ds} · {rd}: at equal budgets");
@@ -1056,18 +1063,10 @@ pub fn write_plots(
             }
         }
         for (param, lines) in by_param {
-            let mut lines: Vec<SweepLine> = lines
-                .into_iter()
-                .filter(|(_, v)| v.len() >= 2)
-                .map(|(k, mut v)| {
-                    v.sort_by(|a, b| a.size.total_cmp(&b.size));
-                    (k, v)
-                })
-                .collect();
+            let lines = sweep_lines(lines);
             if lines.is_empty() {
                 continue;
             }
-            lines.sort_by_cached_key(|l| crate::html::natural_key(&l.0));
             let axis = SweepAxis::of(&param, &lines);
             let stem = if param == "size" {
                 out.join(format!("size-sweep--{tag}"))

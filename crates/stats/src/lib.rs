@@ -594,61 +594,21 @@ pub fn sign_flip_test(
     }
     check_finite("baseline", baseline)?;
     check_finite("candidate", candidate)?;
-    let d: Vec<f64> = candidate
-        .iter()
-        .zip(baseline)
-        .map(|(c, b)| c - b)
-        .filter(|&x| x != 0.0)
-        .collect();
-    let mean_difference = d.iter().sum::<f64>() / baseline.len() as f64;
-    let m = d.len();
-    if m == 0 {
-        return Ok(SignFlipTest {
-            mean_difference,
-            p: 1.0,
-            nonzero: 0,
-            exact: true,
-            resamples: 1,
-        });
-    }
-    let observed = d.iter().sum::<f64>().abs();
-    let scale: f64 = d.iter().map(|x| x.abs()).sum();
-    let at_least = |t: f64| t.abs() >= observed - 1e-9 * scale;
-    if m <= SIGN_FLIP_EXACT_MAX {
-        let patterns = 1usize << m;
-        let hits = (0..patterns)
-            .filter(|&bits| {
-                let t: f64 = d
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &x)| if bits >> i & 1 == 1 { -x } else { x })
-                    .sum();
-                at_least(t)
-            })
-            .count();
-        return Ok(SignFlipTest {
-            mean_difference,
-            p: hits as f64 / patterns as f64,
-            nonzero: m,
-            exact: true,
-            resamples: patterns,
-        });
-    }
-    let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-    let mut hits = 0usize;
-    for _ in 0..config.resamples {
-        let t: f64 = d
-            .iter()
-            .map(|&x| if rng.random::<bool>() { -x } else { x })
-            .sum();
-        hits += usize::from(at_least(t));
-    }
+    let d: Vec<f64> = candidate.iter().zip(baseline).map(|(c, b)| c - b).collect();
+    // Every question its own cluster: the cluster sums are the differences, in order, so the
+    // enumeration and the random stream are the ones this test always used.
+    let t = cluster_sign_flip_test(
+        &d,
+        &Clusters::singletons(d.len()),
+        config.resamples,
+        config.seed,
+    )?;
     Ok(SignFlipTest {
-        mean_difference,
-        p: (1 + hits) as f64 / (1 + config.resamples) as f64,
-        nonzero: m,
-        exact: false,
-        resamples: config.resamples,
+        mean_difference: d.iter().sum::<f64>() / d.len() as f64,
+        p: t.p,
+        nonzero: t.nonzero,
+        exact: t.exact,
+        resamples: t.resamples,
     })
 }
 
