@@ -1092,6 +1092,8 @@ pub struct RunReport<'a> {
     pub rows: &'a HashMap<String, Vec<QuestionRow>>,
     /// Each non-baseline cell's comparison with its baseline cell (by cell id).
     pub comparisons: &'a HashMap<String, Comparison>,
+    /// The planned family of the primary metric (summary.md's verdict), when the run has one.
+    pub family: Option<&'a crate::verdicts::Family>,
     /// The datasets' questions and documents ([`Corpus::load`]).
     pub corpora: &'a [Corpus],
     /// The run's plots (PNG paths as `write_plots` returns them; the SVG beside each is
@@ -1107,15 +1109,7 @@ pub struct RunReport<'a> {
 /// A passage id that is not `DOC:START-END`, an unreadable plot or explain file, a template
 /// error, or an I/O error naming the file.
 pub fn write_run_report(r: &RunReport<'_>) -> Result<PathBuf> {
-    // The same family as summary.md's verdict (deterministic: same seed, same numbers).
-    let family = crate::verdicts::plan(
-        &r.settings.verdict,
-        &r.settings.baseline,
-        r.settings.seed,
-        r.settings.bootstrap_resamples,
-        r.cells,
-        r.rows,
-    )?;
+    let family = r.family;
     let cells: Vec<PageCell> = r
         .cells
         .iter()
@@ -1205,7 +1199,6 @@ pub fn write_run_report(r: &RunReport<'_>) -> Result<PathBuf> {
         ],
         notes,
         tables: family
-            .as_ref()
             .map(verdict_table)
             .into_iter()
             .chain(summary_tables(

@@ -109,7 +109,7 @@ pub fn compare_cells(
 
 /// The planned family ([`crate::verdicts::plan`]) and then [`compare_cells`]: every
 /// non-baseline accuracy cell's comparison, with the family's Holm p where accuracy is
-/// primary.
+/// primary. Returns both.
 ///
 /// # Errors
 /// As [`crate::verdicts::plan`] and [`compare_cells`].
@@ -117,9 +117,10 @@ pub fn comparisons(
     cfg: &ReportSettings,
     cells: &[CellRecord],
     rows: &HashMap<String, Vec<QuestionRow>>,
-) -> Result<HashMap<String, Comparison>> {
+) -> Result<(Option<crate::verdicts::Family>, HashMap<String, Comparison>)> {
     let family = plan_family(cfg, cells, rows)?;
-    compare_cells(cfg, cells, rows, family.as_ref())
+    let comparisons = compare_cells(cfg, cells, rows, family.as_ref())?;
+    Ok((family, comparisons))
 }
 
 /// The run's planned family of the primary metric ([`crate::verdicts::plan`]).
@@ -302,11 +303,12 @@ fn budget_section(cells: &[CellRecord], points: &crate::plots::PrimaryPoints) ->
 }
 
 /// What [`write_reports`] returns: summary.md's text, the accuracy comparisons by cell id,
-/// and the primary metric's points for the plots.
+/// the primary metric's points for the plots, and the planned family (for report.html).
 pub type Reports = (
     String,
     HashMap<String, Comparison>,
     Option<crate::plots::PrimaryPoints>,
+    Option<crate::verdicts::Family>,
 );
 
 /// Writes `summary.csv` and `summary.md` into `dir` and returns the Markdown.
@@ -546,7 +548,7 @@ pub fn write_reports(
         &table_csv(&summary_columns(), &summary_rows)?,
     )?;
     write_atomic(&dir.join("summary.md"), md.as_bytes())?;
-    Ok((md, comparisons, points))
+    Ok((md, comparisons, points, family))
 }
 
 /// summary.md's table for a (dataset, reader) group of retrieval-only cells (`kind: none`):

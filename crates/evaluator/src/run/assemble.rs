@@ -52,7 +52,7 @@ pub fn assemble(
         .flat_map(|c| rows_by_cell[&c.id].iter().cloned())
         .collect();
     records::write_rows_parquet(&dir.join("per_question.parquet"), &all_rows)?;
-    let (mut summary_md, comparisons, primary) =
+    let (mut summary_md, comparisons, primary, family) =
         reporting::report::write_reports(dir, &cfg.report_settings(), &cells, &rows_by_cell)?;
     let corpora = load_corpora(cfg, store, &cells);
     let lengths = read_chunk_lengths(cfg, dir, &cells, &rows_by_cell, &corpora)?;
@@ -73,7 +73,7 @@ pub fn assemble(
     write_html(
         cfg,
         dir,
-        (&cells, &rows_by_cell, &comparisons),
+        (&cells, &rows_by_cell, &comparisons, family.as_ref()),
         &corpora,
         &plots,
         ignored,
@@ -208,7 +208,7 @@ pub fn report(dir: &Path, store: &Path) -> Result<PathBuf> {
     let ids: std::collections::BTreeSet<String> = config_cells.iter().map(Cell::id).collect();
     let ignored = records::foreign_cells(&cells_dir, &ids).len();
     let (cells, rows_by_cell, _) = read_cells(&config_cells, &cells_dir)?;
-    let comparisons =
+    let (family, comparisons) =
         reporting::report::comparisons(&cfg.report_settings(), &cells, &rows_by_cell)?;
     let corpora = load_corpora(&cfg, store, &cells);
     let plots: Vec<String> = std::fs::read_dir(dir.join("plots"))
@@ -223,25 +223,27 @@ pub fn report(dir: &Path, store: &Path) -> Result<PathBuf> {
     write_html(
         &cfg,
         dir,
-        (&cells, &rows_by_cell, &comparisons),
+        (&cells, &rows_by_cell, &comparisons, family.as_ref()),
         &corpora,
         &plots,
         ignored,
     )
 }
 
-/// A run's cells, their rows by cell id, and each non-baseline cell's comparison.
+/// A run's cells, their rows by cell id, each non-baseline cell's comparison, and the planned
+/// family of the primary metric.
 pub(super) type Results<'a> = (
     &'a [CellRecord],
     &'a HashMap<String, Vec<QuestionRow>>,
     &'a HashMap<String, records::Comparison>,
+    Option<&'a reporting::verdicts::Family>,
 );
 
 /// Writes `dir/report.html` ([`reporting::html::write_run_report`]).
 pub(super) fn write_html(
     cfg: &RunConfig,
     dir: &Path,
-    (cells, rows, comparisons): Results<'_>,
+    (cells, rows, comparisons, family): Results<'_>,
     corpora: &[reporting::html::Corpus],
     plots: &[String],
     ignored_cells: usize,
@@ -252,6 +254,7 @@ pub(super) fn write_html(
         cells,
         rows,
         comparisons,
+        family,
         corpora,
         plots,
         ignored_cells,
