@@ -49,6 +49,28 @@ pub enum SpanUnits {
     Chars,
 }
 
+/// How a folder import names its documents.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum, strum::IntoStaticStr,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum FolderIds {
+    /// The path relative to the folder, extension included (`speeches/state_of_the_union.md`).
+    #[default]
+    Path,
+    /// The relative path without the file's extension (`speeches/state_of_the_union`): the
+    /// ids of Chroma's general benchmark, whose `corpus_id` column names `corpora/*.md` files
+    /// by stem. Two files that differ only in extension are an error.
+    Stem,
+}
+
+impl FolderIds {
+    fn is_path(&self) -> bool {
+        *self == FolderIds::Path
+    }
+}
+
 /// The column mapping and provenance of one import; every field is a command-line flag of
 /// `chunkbench data import`, and the whole struct is recorded in the manifest's notes.
 #[derive(Debug, Clone, Serialize, clap::Args)]
@@ -60,6 +82,11 @@ pub struct ImportArgs {
     /// Document table: the id column.
     #[arg(long, default_value = "id")]
     pub doc_id: String,
+    /// Document folder: the id of each file: `path` (its relative path, the default) or
+    /// `stem` (the relative path without its extension, as Chroma's `corpus_id`).
+    #[arg(long, value_enum, default_value_t = FolderIds::Path)]
+    #[serde(skip_serializing_if = "FolderIds::is_path")]
+    pub folder_ids: FolderIds,
     /// Document table: the text column.
     #[arg(long, default_value = "text")]
     pub doc_text: String,
@@ -411,7 +438,12 @@ fn walk_folder(
 
 /// Documents from a folder: one document per .txt/.md/.html file, id = the path relative to
 /// the folder with `/` separators (whitespace as `_`), files in sorted path order.
-fn folder_documents(root: &Path, license: &str, log: &mut ImportLog) -> Result<DocumentsRead> {
+fn folder_documents(
+    root: &Path,
+    license: &str,
+    ids_from: FolderIds,
+    log: &mut ImportLog,
+) -> Result<DocumentsRead> {
     let mut files = Vec::new();
     let mut walk = Walk::default();
     walk_folder(root, root, &mut files, log, &mut walk)?;
@@ -419,14 +451,20 @@ fn folder_documents(root: &Path, license: &str, log: &mut ImportLog) -> Result<D
         docs: Vec::new(),
         sources: Vec::new(),
         counts: BTreeMap::new(),
-        notes: vec![
-            "documents: one per .txt/.md/.html file of the folder (searched recursively, sorted by \
+        notes: vec![match ids_from {
+            FolderIds::Path => "documents: one per .txt/.md/.html file of the folder (searched recursively, sorted by \
              path); id = the relative path with `/` separators and whitespace as `_`; .txt and .md \
              text verbatim (a UTF-8 byte-order mark dropped), .html through an HTML parser \
              (visible text, paragraphs separated by a blank line); title = the first `# ` heading \
-             (.md), <title> or the first <h1> (.html), else the file name"
-                .into(),
-        ],
+             (.md), <title> or the first <h1> (.html), else the file name",
+            FolderIds::Stem => "documents: one per .txt/.md/.html file of the folder (searched recursively, sorted by \
+             path); id = the relative path without the file's extension (--folder-ids stem), with \
+             `/` separators and whitespace as `_`; .txt and .md text verbatim (a UTF-8 byte-order \
+             mark dropped), .html through an HTML parser (visible text, paragraphs separated by a \
+             blank line); title = the first `# ` heading (.md), <title> or the first <h1> (.html), \
+             else the file name",
+        }
+        .into()],
     };
     if walk.repeated > 0 {
         out.counts
@@ -482,12 +520,26 @@ fn folder_documents(root: &Path, license: &str, log: &mut ImportLog) -> Result<D
             log.warnings.push(format!("{rel_s}: no text, skipped"));
             continue;
         }
-        let id = clean_id(&rel_s);
+        let id = match ids_from {
+            FolderIds::Path => clean_id(&rel_s),
+            FolderIds::Stem => clean_id(
+                &rel.with_extension("")
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/"),
+            ),
+        };
         if let Some(prev) = ids.insert(id.clone(), p.clone()) {
             bail!(
-                "{} and {}: both become document id `{id}` (whitespace is written as `_`); rename one",
+                "{} and {}: both become document id `{id}` (whitespace is written as `_`{}); rename one",
                 prev.display(),
-                p.display()
+                p.display(),
+                if ids_from == FolderIds::Stem {
+                    ", and --folder-ids stem drops the extension"
+                } else {
+                    ""
+                }
             );
         }
         *out.counts.entry(format!("{kind}_documents")).or_default() += 1;
@@ -657,7 +709,20 @@ impl<'a> Resolver<'a> {
     ) -> Result<Evidence> {
         let doc = match &raw.doc {
             Some(d) => Some(*self.docs.get(d.as_str()).with_context(|| {
-                format!("{at}: evidence names document `{d}`, which the documents do not have")
+                let with_ext = ["md", "txt", "html", "htm"]
+                    .iter()
+                    .map(|e| format!("{d}.{e}"))
+                    .find(|id| self.docs.contains_key(id.as_str()));
+                match with_ext {
+                    Some(id) => format!(
+                        "{at}: evidence names document `{d}`, which the documents do not have \
+                         (there is `{id}`); to name a folder's files by their stem, as Chroma's \
+                         corpus_id does, give --folder-ids stem"
+                    ),
+                    None => format!(
+                        "{at}: evidence names document `{d}`, which the documents do not have"
+                    ),
+                }
             })?),
             None => None,
         };
@@ -1219,8 +1284,15 @@ pub fn import(
     }
     let mut log = ImportLog::default();
     let read = if args.documents.is_dir() {
-        folder_documents(&args.documents, &args.license, &mut log)?
+        folder_documents(&args.documents, &args.license, args.folder_ids, &mut log)?
     } else if TableFormat::of(&args.documents).is_some() {
+        if args.folder_ids != FolderIds::Path {
+            bail!(
+                "{}: --folder-ids applies to a folder of documents; for a table, name the id \
+                 column with --doc-id",
+                args.documents.display()
+            );
+        }
         table_documents(args)?
     } else {
         bail!(

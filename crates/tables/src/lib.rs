@@ -14,4 +14,4 @@ pub mod html;
 pub mod import;
 pub mod table;
 
-pub use import::{import, ImportArgs, ImportLog};
+pub use import::{import, FolderIds, ImportArgs, ImportLog};

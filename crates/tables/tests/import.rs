@@ -266,6 +266,77 @@ fn retrieval_only_jsonl_with_byte_spans_over_a_document_table() {
     assert_eq!(q[1].answers.as_deref().unwrap(), ["€ 2"]);
 }
 
+/// Chroma's general benchmark layout exactly (`general_evaluation_data/corpora/*.md` and
+/// `questions_df.csv` with `question,references,corpus_id`, the references a JSON list of
+/// `{content, start_index, end_index}` in characters written by `json.dumps`, so `’` is
+/// `\u2019`; corpus_id is the file's stem): one command, no hand step.
+#[test]
+fn chroma_general_benchmark_layout_imports_as_it_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/chroma");
+    let (corpora, csv) = (f.join("corpora"), f.join("questions_df.csv"));
+    let flags = [
+        "--documents",
+        corpora.to_str().unwrap(),
+        "--folder-ids",
+        "stem",
+        "--questions",
+        csv.to_str().unwrap(),
+        "--id",
+        "#row",
+        "--evidence",
+        "references",
+        "--evidence-doc",
+        "corpus_id",
+        "--evidence-units",
+        "chars",
+    ];
+    let (m, _) = import("chroma", &args(&flags), &store, false).unwrap();
+    assert_eq!(m.counts["retrieval_only"], 3);
+    let ds = Dataset::load(&store.join("chroma")).unwrap();
+    let ids: Vec<&str> = ds.documents.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(ids, ["state_of_the_union", "wikitexts"]);
+    let text = |id: &str| &ds.documents.iter().find(|d| d.id == id).unwrap().text;
+    let expect = [
+        vec!["Russia\u{2019}s Vladimir Putin sought to shake the foundations of the free world"],
+        vec!["developed by Sega and Media.Vision for the PlayStation Portable"],
+        vec![
+            "The game began development in 2010",
+            "Valkyria of the Battlefield 3",
+        ],
+    ];
+    for (q, want) in ds.questions.iter().zip(expect) {
+        let ev = q.evidence.as_ref().unwrap();
+        let got: Vec<&str> = ev
+            .iter()
+            .map(|e| &text(&e.doc_id)[e.start..e.end])
+            .collect();
+        assert_eq!(got, want, "{}", q.id);
+    }
+    // Without --folder-ids stem the corpus_id names no document: the error says how to map it.
+    let mut plain: Vec<&str> = flags.to_vec();
+    plain.drain(2..4);
+    let err = format!(
+        "{:#}",
+        import("chroma2", &args(&plain), &store, false).unwrap_err()
+    );
+    assert!(
+        err.contains("`state_of_the_union`") && err.contains("--folder-ids stem"),
+        "{err}"
+    );
+    // A table of documents refuses the folder flag.
+    let docs = tmp.path().join("docs.jsonl");
+    std::fs::write(&docs, "{\"id\": \"a\", \"text\": \"x\"}\n").unwrap();
+    let mut table = flags.to_vec();
+    table[1] = docs.to_str().unwrap();
+    let err = format!(
+        "{:#}",
+        import("chroma3", &args(&table), &store, false).unwrap_err()
+    );
+    assert!(err.contains("--folder-ids applies to a folder"), "{err}");
+}
+
 #[test]
 fn html_folder_is_cleaned_text() {
     let tmp = tempfile::tempdir().unwrap();

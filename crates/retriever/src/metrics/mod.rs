@@ -36,8 +36,11 @@
 //! - `precision = covered / retrieved` (0 when nothing was retrieved);
 //! - `IoU = covered / (retrieved + |E*| − covered)`;
 //! - `precision_Ω` ([`precision_omega`]) = precision of the best retrieval the chunking allows:
-//!   with `Ω` the union of *all* index passages overlapping the evidence,
-//!   `|E* ∩ Ω| / |Ω ∪ E*|` (Chroma's `_full_precision_score`).
+//!   with `Ω` the union of *all* index passages that overlap **or touch** an evidence span
+//!   of their document (`p.start <= e.end && e.start <= p.end`: Chroma's
+//!   `intersect_two_ranges` returns the empty range `(x, x)` for a chunk ending where the
+//!   excerpt starts, and its `_full_precision_score` counts that chunk among those containing
+//!   the excerpt), `|E* ∩ Ω| / |Ω ∪ E*|`.
 //!
 //! The docs/reference.md §5 vector: excerpt [10, 20), retrieved [0, 15) and [12, 30) gives recall 1,
 //! precision 10/33 and IoU 10/33. Differences from Chroma: Chroma scores each question at
@@ -269,7 +272,11 @@ pub fn span_metrics(retrieved: &[DocSpan<'_>], evidence: &[DocSpan<'_>]) -> Opti
 
 /// Chroma's precision_Ω: the precision of the best retrieval the chunking allows, from all
 /// passages of the index (`passages`, any order) against `evidence`: `|E* ∩ Ω| / |Ω ∪ E*|`
-/// with `Ω` the union of the passages overlapping the evidence; `None` without evidence.
+/// with `Ω` the union of the passages that *touch* the evidence ([`touches`]: they share a
+/// unit or one ends where an evidence span starts, or starts where it ends — Chroma's
+/// `_full_precision_score` in `base_evaluation.py`, whose `intersect_two_ranges` returns an
+/// empty range rather than `None` for touching ranges); `None` without evidence. Units are
+/// those of the spans given (words or characters; Chroma's are characters).
 pub fn precision_omega(passages: &[DocSpan<'_>], evidence: &[DocSpan<'_>]) -> Option<f64> {
     let e = unions(evidence.iter().copied());
     let e_len = total(&e);
@@ -279,7 +286,7 @@ pub fn precision_omega(passages: &[DocSpan<'_>], evidence: &[DocSpan<'_>]) -> Op
     let hits: Vec<DocSpan<'_>> = passages
         .iter()
         .copied()
-        .filter(|p| evidence.iter().any(|ev| p.overlap(ev) > 0))
+        .filter(|p| evidence.iter().any(|ev| touches(p, ev)))
         .collect();
     let omega = unions(hits.iter().copied());
     let num = intersection(&e, &omega);
@@ -290,6 +297,15 @@ pub fn precision_omega(passages: &[DocSpan<'_>], evidence: &[DocSpan<'_>]) -> Op
     } else {
         (num as f64 / den as f64).min(1.0)
     })
+}
+
+/// True when span `p` and evidence span `e` are in the same document and share a unit or
+/// meet end to start (`p.start <= e.end && e.start <= p.end`): Chroma's
+/// `intersect_two_ranges(a, b)` is not `None` exactly then (it returns `(max(a0, b0),
+/// min(a1, b1))` when `max <= min`), which is how its `_full_precision_score` decides that a
+/// chunk contains an excerpt. Disjoint spans with a gap between them do not touch.
+pub fn touches(p: &DocSpan<'_>, e: &DocSpan<'_>) -> bool {
+    p.doc_id == e.doc_id && p.span.start <= e.span.end && e.span.start <= p.span.end
 }
 
 /// Bhat et al. answer recall@k: 1.0 when the trimmed, lower-cased `answer` occurs in one of
@@ -678,6 +694,27 @@ mod tests {
         let p = precision_omega(&chunks, &[ds(10, 20)]).unwrap();
         assert!((p - 10.0 / 30.0).abs() < 1e-15);
         assert_eq!(precision_omega(&chunks, &[]), None);
+    }
+
+    #[test]
+    fn precision_omega_counts_touching_chunks_as_chroma_does() {
+        // Hand-checked against Chroma's rule (intersect_two_ranges not None):
+        // evidence [10,20); chunk [0,10) touches it (ends where it starts), [20,25) touches
+        // it (starts where it ends), [12,18) overlaps, [26,30) is disjoint.
+        let ev = [ds(10, 20)];
+        // Touching only: Ω = [0,10) ∪ [20,25); E* ∩ Ω = ∅ -> 0 / |[0,25)| = 0.
+        let p = precision_omega(&[ds(0, 10), ds(20, 25), ds(26, 30)], &ev).unwrap();
+        assert_eq!(p, 0.0);
+        // Overlapping plus touching: Ω = [0,10) ∪ [12,18) ∪ [20,25); numerator 6;
+        // denominator |Ω ∪ E*| = |[0,25)| = 25. The strict-overlap rule would give 6/10.
+        let p = precision_omega(&[ds(0, 10), ds(12, 18), ds(20, 25), ds(26, 30)], &ev).unwrap();
+        assert!((p - 6.0 / 25.0).abs() < 1e-15);
+        // Disjoint with a gap of one unit: not counted.
+        let p = precision_omega(&[ds(0, 9), ds(12, 18), ds(21, 30)], &ev).unwrap();
+        assert!((p - 6.0 / 10.0).abs() < 1e-15);
+        // Another document never touches.
+        assert!(!touches(&DocSpan::new("b", 0, 10), &ds(10, 20)));
+        assert!(touches(&ds(0, 10), &ds(10, 20)) && !touches(&ds(0, 9), &ds(10, 20)));
     }
 
     #[test]
