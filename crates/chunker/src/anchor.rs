@@ -37,6 +37,16 @@
 //! ([`AnchorConfig::domain_suffixes`], default `jr sr inc corp co ltd`) is removed from the
 //! end of multi-word anchors (`Martin Luther King Jr.` → `martin luther king`).
 //!
+//! # Boundaries
+//! A capitalised run never crosses a sentence end: sentence-ending punctuation (`.`, `!`, `?`,
+//! `:`, `;`, CJK full stops) or a paragraph break between two words ends it, except an
+//! abbreviation's period (`U.S. Constitution`, `J. Edgar Hoover`: a period after a word with
+//! a period or after a single letter). Generation 2 of the rules ([`AnchorConfig::rules`],
+//! the default) narrows that exception, which generation 1 let join sentences (`10 A. The`
+//! gave the anchor `a the`, `12 V. If` gave `v if`): a period or a line break followed by a
+//! capitalised function word (`The`, `If`, `A`, …) ends the sentence, and so does the period
+//! after a one-letter unit symbol that follows a number (`10 A.`, `5 V.`).
+//!
 //! Tokens are Unicode (UAX #29) words, so CJK text yields one token per ideograph and never
 //! a capitalised group; years inside CJK text (`1949年`) and full-width digits (`１９４９`) are
 //! found. Every anchor keeps its byte span in the text it came from.
@@ -137,7 +147,16 @@ pub struct AnchorConfig {
     /// Options of at most this many words become [`AnchorKind::ShortOption`] anchors
     /// (default 4, EAR's "short options"); 0 turns them off.
     pub short_option_max_words: usize,
+    /// The anchor rules generation (1 to [`ANCHOR_RULES`]; default the newest). Generation 1
+    /// is the rule set of the first releases; generation 2 stops a capitalised run at a
+    /// sentence end that an abbreviation rule used to bridge (module documentation,
+    /// "Boundaries"). It is part of every EAR cell's identity; `rules: 1` reproduces earlier
+    /// results.
+    pub rules: u8,
 }
+
+/// The newest anchor rules generation ([`AnchorConfig::rules`]).
+pub const ANCHOR_RULES: u8 = 2;
 
 impl Default for AnchorConfig {
     fn default() -> Self {
@@ -146,6 +165,7 @@ impl Default for AnchorConfig {
                 .map(String::from)
                 .to_vec(),
             short_option_max_words: 4,
+            rules: ANCHOR_RULES,
         }
     }
 }
@@ -519,12 +539,15 @@ enum Gap {
     Other,
 }
 
-fn gap(text: &str, prev: Option<&Token>, next: &Token) -> Gap {
+fn gap(text: &str, prev: Option<&Token>, next: &Token, rules: u8) -> Gap {
     let Some(prev) = prev else {
         return Gap::Sentence;
     };
     let g = &text[prev.span.end..next.span.start];
     let t = g.trim();
+    if rules >= 2 && sentence_end_in_gen2(text, prev, next, g, t) {
+        return Gap::Sentence;
+    }
     if t.is_empty() {
         return if g.contains("\n\n") || g.contains("\r\n\r\n") {
             Gap::Sentence
@@ -548,6 +571,28 @@ fn gap(text: &str, prev: Option<&Token>, next: &Token) -> Gap {
     } else {
         Gap::Other
     }
+}
+
+/// Generation 2's boundaries (module documentation, "Boundaries"): true when the gap `g`
+/// (trimmed `t`) between `prev` and `next` ends a sentence although generation 1 read it as
+/// joining: an abbreviation-like period or a line break followed by a capitalised function
+/// word (`10 A. The`, `U.S. The`, `Title\nThe`), or a period after a one-letter unit symbol
+/// that follows a number (`12 V. Current`).
+fn sentence_end_in_gen2(text: &str, prev: &Token, next: &Token, g: &str, t: &str) -> bool {
+    let next_raw = &text[next.span.start..next.span.end];
+    let next_function_word =
+        is_capitalized(next_raw) && FUNCTION_WORDS.contains(&next_raw.to_lowercase().as_str());
+    if next_function_word && (t == "." || (t.is_empty() && g.contains('\n'))) {
+        return true;
+    }
+    let prev_raw = &text[prev.span.start..prev.span.end];
+    if t == "." && prev_raw.chars().count() == 1 {
+        let before = &text[..prev.span.start];
+        let unit_after_number = before.len() - before.trim_end().len() <= 1
+            && before.trim_end().ends_with(|c: char| c.is_ascii_digit());
+        return unit_after_number;
+    }
+    false
 }
 
 impl AnchorConfig {
@@ -625,7 +670,7 @@ impl AnchorConfig {
         for i in 0..toks.len() {
             let t = &toks[i];
             let next = toks.get(i + 1);
-            let next_gap = next.map(|n| gap(text, Some(t), n));
+            let next_gap = next.map(|n| gap(text, Some(t), n, self.rules));
             // Era markers: `500 BCE`, `79 CE` (and `AD 79` below).
             if let (Some(n), Some(nx), Some(Gap::Adjacent)) =
                 (small_number(&t.norm), next, next_gap.as_ref())
@@ -726,7 +771,7 @@ impl AnchorConfig {
                 _ => (None, i),
             };
             if let (Some(n), Some(c)) = (n.filter(|n| *n >= 1), toks.get(at + 1)) {
-                let g = gap(text, Some(&toks[at]), c);
+                let g = gap(text, Some(&toks[at]), c, self.rules);
                 if c.norm == "century" && matches!(g, Gap::Adjacent | Gap::Dash) {
                     let first = (n as i32 - 1) * 100;
                     out.push(Anchor {
@@ -746,12 +791,12 @@ impl AnchorConfig {
         let mut i = 0;
         while i < toks.len() {
             let prev = i.checked_sub(1).map(|p| &toks[p]);
-            let sentence_initial = matches!(gap(text, prev, &toks[i]), Gap::Sentence);
+            let sentence_initial = matches!(gap(text, prev, &toks[i], self.rules), Gap::Sentence);
             let opens = is_capitalized(raw(&toks[i]))
                 || (ordinal_value(&toks[i].norm).is_some()
                     && toks.get(i + 1).is_some_and(|n| {
                         is_capitalized(raw(n))
-                            && matches!(gap(text, Some(&toks[i]), n), Gap::Adjacent)
+                            && matches!(gap(text, Some(&toks[i]), n, self.rules), Gap::Adjacent)
                     }));
             if !opens {
                 i += 1;
@@ -759,7 +804,11 @@ impl AnchorConfig {
             }
             // Extend over capitalised words, connectors between them and numbers after `of`.
             let mut j = i + 1;
-            while j < toks.len() && matches!(gap(text, Some(&toks[j - 1]), &toks[j]), Gap::Adjacent)
+            while j < toks.len()
+                && matches!(
+                    gap(text, Some(&toks[j - 1]), &toks[j], self.rules),
+                    Gap::Adjacent
+                )
             {
                 let r = raw(&toks[j]);
                 let lower = r.to_lowercase();
@@ -1117,6 +1166,55 @@ mod tests {
                 .years,
             Some((1800, 1899))
         );
+    }
+
+    /// Issue 39: college-physics text gave the anchors `a the`, `v if`, `q the` under
+    /// generation 1; generation 2 ends the run at the sentence end and keeps the names an
+    /// abbreviation's period joins.
+    #[test]
+    fn generation_2_runs_stop_at_sentence_ends() {
+        let norms = |rules: u8, text: &str| -> Vec<String> {
+            AnchorConfig {
+                rules,
+                ..AnchorConfig::default()
+            }
+            .extract(text)
+            .into_iter()
+            .map(|a| a.norm)
+            .collect()
+        };
+        let text = "The current is 10 A. The voltage is 12 V. If the charge is 3 Q. The end. \
+                    We live in the U.S. The Congress met. A resistor of 5 Ω. Ohm's law holds.";
+        let g1 = norms(1, text);
+        let bad = ["a the", "v if", "q the", "us the congress", "ω ohm"];
+        for b in bad {
+            assert!(g1.iter().any(|n| n == b), "generation 1 gave {b:?}: {g1:?}");
+        }
+        let g2 = norms(2, text);
+        for n in &g2 {
+            assert!(!bad.contains(&n.as_str()), "{n:?} in {g2:?}");
+        }
+        assert!(g2.iter().any(|n| n == "congress"), "{g2:?}");
+        // Names joined by an abbreviation's period stay whole.
+        for (text, want) in [
+            ("under the U.S. Constitution today", "us constitution"),
+            ("agent J. Edgar Hoover said", "j edgar hoover"),
+            ("by John F. Kennedy in", "john f kennedy"),
+        ] {
+            assert!(norms(2, text).iter().any(|n| n == want), "{text}");
+        }
+        // A line break before a capitalised function word ends the run (a heading line).
+        assert!(!norms(2, "Newton Laws\nThe first law")
+            .iter()
+            .any(|n| n.contains("the")));
+        assert!(norms(1, "Newton Laws\nThe first law")
+            .iter()
+            .any(|n| n == "newton law the"));
+        // A wrapped name stays one anchor.
+        assert!(norms(2, "the United\nStates of America")
+            .iter()
+            .any(|n| n == "united state of america"));
+        assert_eq!(AnchorConfig::default().rules, ANCHOR_RULES);
     }
 
     #[test]

@@ -368,6 +368,7 @@ fn fetch_corpus(
     let key = openstax::mmlu_input_key(
         &corpus.input_sha256,
         &corpus.rules_version(),
+        &spec.support_rule(),
         mmlu_sha,
         o.sample,
         o.seed,
@@ -440,6 +441,47 @@ fn note_unknown_classes(
             "note: {}: {more} more unknown classes (all in {}/blocks.jsonl, field `unknown`; \
              --openstax-strict fails on them)",
             spec.name, spec.name
+        );
+    }
+    let shares = corpus.unknown_shares();
+    let line: Vec<String> = shares
+        .iter()
+        .map(|u| format!("{} {:.1} %", u.slug, 100.0 * u.share()))
+        .collect();
+    eprintln!(
+        "    {}: kept words under classes with no cleaning rule: {}",
+        spec.name,
+        line.join(", ")
+    );
+    for u in shares
+        .iter()
+        .filter(|u| u.share() > datasets::openstax::UNKNOWN_WARN_SHARE)
+    {
+        eprintln!(
+            "WARNING: {}: book {}: {:.1} % of the kept words ({} of {}) sit under classes with \
+             no cleaning rule and were kept as narrative prose; the top classes:",
+            spec.name,
+            u.slug,
+            100.0 * u.share(),
+            u.words_unknown,
+            u.words_kept
+        );
+        for (class, words, ex) in u.classes.iter().take(5) {
+            let mut text: String = ex.text.chars().take(100).collect();
+            if text.len() < ex.text.len() {
+                text.push('…');
+            }
+            eprintln!(
+                "WARNING:   {class}: {words} words ({:.1} %), e.g. {}:{}: {text:?}",
+                100.0 * *words as f64 / u.words_kept.max(1) as f64,
+                ex.file,
+                ex.line
+            );
+        }
+        eprintln!(
+            "WARNING:   decide each: add a rule under `classes:` of the corpus or book in your books \
+             file ({{element: ELEMENT, class: CLASS, rule: remove, reason: references, why: ...}}; \
+             rule keep or marker for narrative or presentation classes; datasets/README.md)"
         );
     }
 }

@@ -380,6 +380,60 @@ fn an_unknown_class_is_reported_and_strict_fetch_fails_naming_it() {
     // pages, narrative pages, kept blocks (the citation is kept as prose), unknown classes.
     let row = summary_row(&err, "fixture", "fixture").unwrap_or_else(|| panic!("{err}"));
     assert_eq!((row[0], row[1], row[2], row[5]), (1, 1, 2, 1), "{err}");
+    // The share of kept words under the unknown class (10 of 17) is warned about loudly,
+    // with the class, its words and an example block with its file and line.
+    assert!(
+        err.contains("fixture: kept words under classes with no cleaning rule: fixture 58.8 %"),
+        "{err}"
+    );
+    assert!(
+        err.contains("WARNING: fixture: book fixture: 58.8 % of the kept words (10 of 17)"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "WARNING:   section.endnotes: 10 words (58.8 %), e.g. \
+             osbooks-fixture/modules/m10001/index.cnxml:5: \"Smith, J. 1999. A citation the rules \
+             have never seen.\""
+        ) && err.contains("`classes:`"),
+        "{err}"
+    );
+    // The same book with a rule in the user's books file: clean, no warning, 0 %.
+    let ruled = fixture.join("books-with-rule.yaml");
+    let tmp2 = store_for_fetch();
+    let o2 = chunkbench(&[
+        "data",
+        "fetch",
+        "--store",
+        tmp2.path().to_str().unwrap(),
+        "--openstax-mirror",
+        mirror.to_str().unwrap(),
+        "--openstax-books",
+        ruled.to_str().unwrap(),
+        "--openstax-strict",
+    ]);
+    let err2 = String::from_utf8_lossy(&o2.stderr).into_owned();
+    assert!(o2.status.success(), "{err2}");
+    assert!(
+        !err2.contains("WARNING") && !err2.contains("no cleaning rule (rules"),
+        "{err2}"
+    );
+    assert!(
+        err2.contains("fixture: kept words under classes with no cleaning rule: fixture 0.0 %"),
+        "{err2}"
+    );
+    let row = summary_row(&err2, "fixture", "fixture").unwrap_or_else(|| panic!("{err2}"));
+    assert_eq!((row[0], row[1], row[2], row[5]), (1, 1, 1, 0), "{err2}");
+    let m: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(tmp2.path().join("fixture/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let version = m["version"].as_str().unwrap();
+    assert!(
+        version.starts_with("openstax-clean-3+classes-"),
+        "{version}"
+    );
+    assert_eq!(m["counts"]["removed.references"], 1, "{m}");
     // A mirror without any book of the file is an error, not a silent success.
     let wrong = chunkbench(&[
         "data",

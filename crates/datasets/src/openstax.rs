@@ -135,7 +135,7 @@ pub const DIR: &str = "openstax";
 /// The newest generation of the cleaning rules. A corpus's manifests record the generation
 /// its cleaning needs ([`Corpus::rules_version`], [`rules_version`]), so a rule change shows
 /// in the manifests of every corpus it changes, and only in those.
-pub const RULES_GENERATION: u8 = 2;
+pub const RULES_GENERATION: u8 = 3;
 
 /// A page is narrative when it keeps at least this many blocks.
 pub const NARRATIVE_MIN_BLOCKS: usize = 1;
@@ -197,9 +197,105 @@ pub struct BookSpec {
     /// unchanged when later generations add rules; the EAR books pin 1.
     #[serde(default)]
     pub rules: Option<u8>,
+    /// Cleaning rules for classes of this book, overriding the corpus's and the built-in
+    /// table's ([`ClassRuleSpec`]; CNXML books only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassRuleSpec>,
+}
+
+/// What a class rule of the books file does with an element carrying the class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClassAction {
+    /// Drop the element with everything inside it, counted under [`ClassRuleSpec::reason`].
+    Remove,
+    /// Keep its content as narrative prose (a feature box of the book's own text).
+    Keep,
+    /// No effect on the text: a book-style marker or presentation token.
+    Marker,
+}
+
+/// One cleaning rule of the books file: `{element: note, class: reference, rule: remove,
+/// reason: references, why: "inline endnote citations"}`. Given on a corpus (every CNXML book
+/// of it) or a book (that book; it wins over the corpus's), it overrides the built-in table
+/// for `element.class` and applies whatever the book's rules generation. The rules are part
+/// of the corpus's identity: [`Corpus::rules_version`] names them by hash, so a changed rule
+/// makes new datasets, never a silent change.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassRuleSpec {
+    /// The CNXML element (`section`, `note`, `para`, `figure`, ...).
+    pub element: String,
+    /// One class token (`reference`, `suggested-reading`, ...).
+    pub class: String,
+    /// What to do with it.
+    pub rule: ClassAction,
+    /// For `remove`: the reason the removed blocks are counted under (`references`,
+    /// `exercise`, `summary`, `link-to-learning`, ...; [`Reason`]). Not given for the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Why: a sentence for the reader of the books file and the manifests.
+    pub why: String,
+}
+
+impl ClassRuleSpec {
+    /// The removal reason of a `remove` rule.
+    pub fn removal(&self) -> Option<Reason> {
+        self.reason
+            .as_deref()
+            .and_then(|r| Reason::ALL.iter().copied().find(|x| x.as_str() == r))
+    }
+
+    /// Checks the rule; `at` names it in the error.
+    fn check(&self, at: &str) -> Result<()> {
+        let token = |s: &str| !s.is_empty() && !s.contains(char::is_whitespace);
+        if !token(&self.element) || !token(&self.class) {
+            bail!("{at}: element {:?}, class {:?}: give one element name and one class token (no spaces)", self.element, self.class);
+        }
+        if self.why.trim().is_empty() {
+            bail!("{at}: why: say in a sentence why the class gets this rule");
+        }
+        let reasons = || {
+            Reason::ALL
+                .iter()
+                .map(|r| r.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match (self.rule, &self.reason) {
+            (ClassAction::Remove, None) => {
+                bail!("{at}: rule remove needs a reason: one of {}", reasons())
+            }
+            (ClassAction::Remove, Some(r)) if self.removal().is_none() => {
+                bail!("{at}: reason {r:?} is not one of {}", reasons())
+            }
+            (ClassAction::Keep | ClassAction::Marker, Some(_)) => {
+                bail!("{at}: reason applies to rule remove only; remove it (say why in `why`)")
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 impl BookSpec {
+    /// The book with the corpus's class rules added after its own (its own win for the same
+    /// `element.class`); Markdown books are returned unchanged.
+    pub fn with_corpus_classes(&self, corpus: &[ClassRuleSpec]) -> BookSpec {
+        let mut b = self.clone();
+        if b.format == Format::Cnxml {
+            for r in corpus {
+                if !b
+                    .classes
+                    .iter()
+                    .any(|o| o.element == r.element && o.class == r.class)
+                {
+                    b.classes.push(r.clone());
+                }
+            }
+        }
+        b
+    }
+
     /// The rules generation the book is cleaned under: [`BookSpec::rules`] or the newest; 1
     /// for Markdown books (the Markdown reader has generation-1 rules only).
     pub fn rules_generation(&self) -> u8 {
@@ -221,9 +317,28 @@ pub struct CorpusSpec {
     pub license: String,
     /// The books, in the order they are read and reported.
     pub books: Vec<BookSpec>,
+    /// The support rule generation its question sets are decided under (1 to
+    /// [`support::SUPPORT_RULES`]; default the newest). The EAR corpus pins 1, so its
+    /// question sets, and results/ear, stay those of earlier releases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub support: Option<u8>,
+    /// Cleaning rules for classes, overriding the built-in table for every book of the
+    /// corpus (a book's own `classes` override these in turn); see [`ClassRuleSpec`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassRuleSpec>,
 }
 
 impl CorpusSpec {
+    /// The support rule generation: [`CorpusSpec::support`] or the newest.
+    pub fn support_generation(&self) -> u8 {
+        self.support.unwrap_or(support::SUPPORT_RULES)
+    }
+
+    /// The name of its support rule ([`support::support_rule`]).
+    pub fn support_rule(&self) -> String {
+        support::support_rule(self.support_generation())
+    }
+
     /// Name of the dataset of all supported questions: `NAME-mmlu`.
     pub fn mmlu_dataset(&self) -> String {
         format!("{}-mmlu", self.name)
@@ -341,6 +456,23 @@ impl BooksFile {
             if c.books.is_empty() {
                 bail!("{origin}: corpus {:?} has no books", c.name);
             }
+            if let Some(g) = c.support {
+                if !(1..=support::SUPPORT_RULES).contains(&g) {
+                    bail!("{origin}: corpus {:?}: support: {g}: give a generation from 1 to {} (or leave it out for the newest)", c.name, support::SUPPORT_RULES);
+                }
+            }
+            let mut seen = std::collections::HashSet::new();
+            for (i, r) in c.classes.iter().enumerate() {
+                r.check(&format!("{origin}: corpus {:?}, classes[{i}]", c.name))?;
+                if !seen.insert((&r.element, &r.class)) {
+                    bail!(
+                        "{origin}: corpus {:?}, classes[{i}]: {}.{} has two rules; keep one",
+                        c.name,
+                        r.element,
+                        r.class
+                    );
+                }
+            }
             let mut subjects: BTreeMap<&str, &str> = BTreeMap::new();
             for b in &c.books {
                 let at = format!("{origin}: corpus {:?}, book {:?}", c.name, b.slug);
@@ -376,6 +508,20 @@ impl BooksFile {
                     }
                     if b.format == Format::Markdown && g != 1 {
                         bail!("{at}: rules: {g}: the Markdown reader has generation 1 only");
+                    }
+                }
+                if b.format == Format::Markdown && !b.classes.is_empty() {
+                    bail!("{at}: classes apply to CNXML books only (the Markdown reader has its own fixed rules); remove them");
+                }
+                let mut seen = std::collections::HashSet::new();
+                for (i, r) in b.classes.iter().enumerate() {
+                    r.check(&format!("{at}, classes[{i}]"))?;
+                    if !seen.insert((&r.element, &r.class)) {
+                        bail!(
+                            "{at}, classes[{i}]: {}.{} has two rules; keep one",
+                            r.element,
+                            r.class
+                        );
                     }
                 }
                 if b.format == Format::Markdown && !b.collections.is_empty() {
@@ -589,6 +735,48 @@ impl Block {
     }
 }
 
+/// Share of a book's kept words that sit under classes with no cleaning rule
+/// ([`Corpus::unknown_shares`]): text kept as prose only because no rule decided it.
+/// `data fetch` prints it per book and warns above [`UNKNOWN_WARN_SHARE`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UnknownShare {
+    /// The book's slug.
+    pub slug: String,
+    /// Words (whitespace tokens) of its kept text.
+    pub words_kept: u64,
+    /// Words of kept blocks under (or carrying) an unknown class.
+    pub words_unknown: u64,
+    /// `(ELEMENT.CLASS, words, example)` for each unknown class over kept text, most words
+    /// first (a block under two unknown classes counts for both).
+    pub classes: Vec<(String, u64, UnknownExample)>,
+}
+
+impl UnknownShare {
+    /// `words_unknown / words_kept` (0 for a book without kept text).
+    pub fn share(&self) -> f64 {
+        if self.words_kept == 0 {
+            0.0
+        } else {
+            self.words_unknown as f64 / self.words_kept as f64
+        }
+    }
+}
+
+/// A kept block under an unknown class, shown as an example.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UnknownExample {
+    /// `FOLDER/modules/MODULE/index.cnxml`.
+    pub file: String,
+    /// 1-based line of the block.
+    pub line: usize,
+    /// The block's text.
+    pub text: String,
+}
+
+/// Above this share of a book's kept words under unknown classes, `data fetch` warns
+/// (0.01 = 1 %).
+pub const UNKNOWN_WARN_SHARE: f64 = 0.01;
+
 /// One module of a book, cleaned.
 #[derive(Debug, Clone)]
 pub struct Page {
@@ -679,6 +867,9 @@ pub struct Counts {
     pub words_kept: u64,
     /// Occurrences of unknown classes, per `ELEMENT.CLASS` ([`UnknownClass`]).
     pub unknown: BTreeMap<String, u64>,
+    /// Words of the kept blocks that sit under (or carry) a class with no rule: text kept as
+    /// prose only because nobody decided ([`UnknownShare`]).
+    pub words_unknown: u64,
 }
 
 impl Counts {
@@ -689,7 +880,11 @@ impl Counts {
             match b.removed {
                 None => {
                     self.blocks_kept += 1;
-                    self.words_kept += chunker::count_words(&b.text) as u64;
+                    let w = chunker::count_words(&b.text) as u64;
+                    self.words_kept += w;
+                    if !b.unknown.is_empty() {
+                        self.words_unknown += w;
+                    }
                 }
                 Some(r) => {
                     self.blocks_removed += 1;
@@ -713,6 +908,7 @@ impl Counts {
         self.blocks_kept += other.blocks_kept;
         self.blocks_removed += other.blocks_removed;
         self.words_kept += other.words_kept;
+        self.words_unknown += other.words_unknown;
         for (r, n) in &other.removed_by_reason {
             *self.removed_by_reason.entry(*r).or_default() += n;
         }
@@ -730,7 +926,8 @@ impl Counts {
 
     /// Flat `key -> count` entries with `prefix` (e.g. `us-history.`), as stored in manifests.
     /// `unknown_classes` and `unknown.ELEMENT.CLASS` appear only when some class is unknown
-    /// (absent means zero; manifests written before the counter existed stay as they were).
+    /// (absent means zero; manifests written before the counter existed stay as they were), and
+    /// with them `words_kept_unknown` ([`Counts::words_unknown`]).
     pub fn entries(&self, prefix: &str) -> Vec<(String, u64)> {
         let mut v = vec![
             (format!("{prefix}pages"), self.pages),
@@ -744,6 +941,7 @@ impl Counts {
         }
         if self.unknown_total() > 0 {
             v.push((format!("{prefix}unknown_classes"), self.unknown_total()));
+            v.push((format!("{prefix}words_kept_unknown"), self.words_unknown));
             for (k, n) in &self.unknown {
                 v.push((format!("{prefix}unknown.{k}"), *n));
             }
@@ -825,7 +1023,65 @@ impl Corpus {
             .collect();
         g.sort_unstable();
         g.dedup();
-        rules_version(&g)
+        let mut v = rules_version(&g);
+        // The books file's own class rules, by content: `+classes-SHA12`.
+        let own: Vec<(&str, &[ClassRuleSpec])> = self
+            .books
+            .iter()
+            .filter(|b| !b.spec.classes.is_empty())
+            .map(|b| (b.spec.slug.as_str(), b.spec.classes.as_slice()))
+            .collect();
+        if !own.is_empty() {
+            let json = serde_json::to_string(&own).expect("class rules serialise");
+            v.push_str("+classes-");
+            v.push_str(&sha256_hex(json.as_bytes())[..12]);
+        }
+        v
+    }
+
+    /// Per book, the share of kept words under classes with no rule, with the classes that
+    /// hold most of them (words, and the first kept block under each as an example).
+    pub fn unknown_shares(&self) -> Vec<UnknownShare> {
+        self.books
+            .iter()
+            .map(|b| {
+                let mut share = UnknownShare {
+                    slug: b.spec.slug.clone(),
+                    ..UnknownShare::default()
+                };
+                let mut by_class: BTreeMap<&str, (u64, Option<UnknownExample>)> = BTreeMap::new();
+                for p in &b.pages {
+                    for blk in p.blocks.iter().filter(|x| x.kept()) {
+                        let w = chunker::count_words(&blk.text) as u64;
+                        share.words_kept += w;
+                        if blk.unknown.is_empty() {
+                            continue;
+                        }
+                        share.words_unknown += w;
+                        let mut classes: Vec<&str> =
+                            blk.unknown.iter().map(String::as_str).collect();
+                        classes.sort_unstable();
+                        classes.dedup();
+                        for c in classes {
+                            let e = by_class.entry(c).or_default();
+                            e.0 += w;
+                            e.1.get_or_insert_with(|| UnknownExample {
+                                file: format!("{}/{}", b.spec.folder, p.path),
+                                line: blk.line,
+                                text: blk.text.clone(),
+                            });
+                        }
+                    }
+                }
+                let mut top: Vec<(String, u64, UnknownExample)> = by_class
+                    .into_iter()
+                    .filter_map(|(c, (w, e))| e.map(|e| (c.to_string(), w, e)))
+                    .collect();
+                top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+                share.classes = top;
+                share
+            })
+            .collect()
     }
 
     /// The corpus's unknown classes with their book and page, in book and page order.
@@ -882,6 +1138,7 @@ pub fn load_corpus(root: &Path, spec: &CorpusSpec, options: LoadOptions) -> Resu
         .books
         .par_iter()
         .map(|book| -> Result<Book> {
+            let book = &book.with_corpus_classes(&spec.classes);
             let dir = root.join(&book.folder);
             let commit = source_commit(&dir)?;
             let mut read = |rel: &str| -> Result<String> {
@@ -900,8 +1157,9 @@ pub fn load_corpus(root: &Path, spec: &CorpusSpec, options: LoadOptions) -> Resu
                 {
                     bail!(
                         "{}:{}: class {:?} on <{}> has no cleaning rule (book {}, --openstax-strict); \
-                         decide whether its content is narrative and add it to the class rules in \
-                         datasets::openstax::cnxml (and datasets/README.md), or run without \
+                         decide whether its content is narrative and give it a rule under \
+                         `classes:` of the corpus or book in your books file (rule remove with a \
+                         reason, keep or marker, and why; datasets/README.md), or run without \
                          --openstax-strict to count it and clean the element as if it had no \
                          class (a section or note stays prose)",
                         dir.join(&p.path).display(),
@@ -942,7 +1200,7 @@ pub fn known_classes() -> Vec<(&'static str, &'static str)> {
 /// Malformed XML, a missing `<title>` or `<content>`, or an element without a cleaning rule,
 /// naming `path`, the line and the element.
 pub fn clean_cnxml(text: &str, path: &Path) -> Result<Page> {
-    cnxml::clean_page(text, path, RULES_GENERATION)
+    cnxml::clean_page(text, path, RULES_GENERATION, &[])
 }
 
 /// Cleans one Markdown page of the Biology book (YAML front matter and kramdown body) into a
@@ -1239,20 +1497,20 @@ pub const DEFAULT_SAMPLE: usize = 153;
 
 /// The input identity of the question datasets: sha256 of the corpus identity, both rule
 /// versions (the corpus's cleaning rules version, [`Corpus::rules_version`], and
-/// [`support::SUPPORT_RULE`]), the MMLU test manifest's sha256, the sample size and the seed.
-/// Stored as the `sha256` of their manifests, so a change of any of them triggers a new
+/// [`CorpusSpec::support_rule`]), the MMLU test manifest's sha256, the sample size and the
+/// seed. Stored as the `sha256` of their manifests, so a change of any of them triggers a new
 /// conversion.
 pub fn mmlu_input_key(
     corpus_sha256: &str,
     rules_version: &str,
+    support_rule: &str,
     mmlu_manifest_sha256: &str,
     sample: usize,
     seed: u64,
 ) -> String {
     sha256_hex(
         format!(
-            "{corpus_sha256}\u{1f}{rules_version}\u{1f}{}\u{1f}{mmlu_manifest_sha256}\u{1f}{sample}\u{1f}{seed}",
-            support::SUPPORT_RULE
+            "{corpus_sha256}\u{1f}{rules_version}\u{1f}{support_rule}\u{1f}{mmlu_manifest_sha256}\u{1f}{sample}\u{1f}{seed}",
         )
         .as_bytes(),
     )
@@ -1353,13 +1611,14 @@ pub fn write_mmlu(
     let key = mmlu_input_key(
         &corpus.input_sha256,
         &rules,
+        &corpus.spec.support_rule(),
         &mmlu.manifest_sha256,
         sample,
         seed,
     );
     let version = format!(
         "{rules}; {}; MMLU {} ({}); {}",
-        support::SUPPORT_RULE,
+        corpus.spec.support_rule(),
         mmlu.manifest.version,
         mmlu.name,
         commits_line(corpus)

@@ -431,6 +431,52 @@ fn reasons(p: &openstax::Page) -> Vec<(String, Option<Reason>)> {
         .collect()
 }
 
+/// Generation 3 (issue 39) on the markup of the catalogue's other books, written here in
+/// their shapes: American Government's inline endnote citation (`<cite><note
+/// class="reference">` inside a paragraph) and untitled suggested-reading section, two-token
+/// book markers, Sociology's section summary and "Further Research" prompt, College Physics'
+/// PhET note with an iframe, an Anatomy video pointer, an "Insider Perspective" feature box.
+#[test]
+fn generation_3_cleans_the_catalogues_classes() {
+    let p = cnxml(concat!(
+        r#"<para>AARP had done its job as an advocate for seniors.<cite target-id="rf-18"><note class="reference" id="rf-18">Oliver, Lee and Lipton. 2004. “A Political History of Medicare,” http://www.ncbi.nlm.nih.gov/pmc/articles/PMC2690175/.</note></cite></para>"#,
+        r#"<note class="american government insider-perspective"><title>Inside</title><para>The budget is negotiated for months.</para></note>"#,
+        r#"<note class="american government link-to-learning"><para>Visit the RAND site.</para></note>"#,
+        r#"<note class="anatomy interactive"><label/><para>Watch this video to observe the formation of a disaccharide.</para></note>"#,
+        r#"<note class="interactive"><title>Projectile Motion</title><para>Blast a Buick out of a cannon!<newline/><figure><media alt="sim"><iframe src="https://openstax.org/l/28prjctilemtion"/></media></figure></para></note>"#,
+        r#"<section class="section-summary"><title>Summary</title><para>Sociologists develop theories.</para></section>"#,
+        r#"<section class="further-research"><title>Further Research</title><para>Learn more at http://openstax.org/l/ae-institution</para></section>"#,
+        r#"<section class="suggested-reading"><para>Alesina, Alberto and Howard Rosenthal. 1995. Partisan Politics.</para></section>"#,
+        r#"<section class="conceptual-questions"><exercise class="unnumbered"><problem><para>Give an example.</para></problem></exercise></section>"#,
+    ));
+    let kept: Vec<&str> = p
+        .blocks
+        .iter()
+        .filter(|b| b.kept())
+        .map(|b| b.text.as_str())
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            "AARP had done its job as an advocate for seniors.",
+            "The budget is negotiated for months."
+        ]
+    );
+    assert!(p.unknown.is_empty(), "{:?}", p.unknown);
+    let removed_as = |text: &str| {
+        p.blocks
+            .iter()
+            .find(|b| b.text.contains(text))
+            .and_then(|b| b.removed)
+    };
+    assert_eq!(removed_as("A Political History"), Some(Reason::References));
+    assert_eq!(removed_as("Partisan Politics"), Some(Reason::References));
+    assert_eq!(removed_as("Sociologists develop"), Some(Reason::Summary));
+    assert_eq!(removed_as("ae-institution"), Some(Reason::LinkToLearning));
+    assert_eq!(removed_as("Blast a Buick"), Some(Reason::LinkToLearning));
+    assert_eq!(removed_as("disaccharide"), Some(Reason::LinkToLearning));
+}
+
 #[test]
 fn cnxml_snippets_for_each_drop_reason() {
     use Reason::*;
@@ -873,8 +919,59 @@ fn books_file_errors_name_the_file_the_field_and_the_fix() {
     );
     let e = err(&good.replacen("32c719622fbb7a0ca729cd645c1df4cf4e7d5b3a", "32c7196", 1));
     assert!(e.contains("chemistry") && e.contains("40-hex-digit"), "{e}");
-    let e = err(&good.replacen("rules: 1", "rules: 3", 1));
-    assert!(e.contains("rules: 3") && e.contains("from 1 to 2"), "{e}");
+    let e = err(&good.replacen("rules: 1", "rules: 4", 1));
+    assert!(e.contains("rules: 4") && e.contains("from 1 to 3"), "{e}");
+    let e = err(&good.replacen("support: 1", "support: 3", 1));
+    assert!(e.contains("support: 3") && e.contains("from 1 to 2"), "{e}");
+    // Class rules: a remove without a reason, a reason that is not one, a reason on keep,
+    // two rules for one class, no `why`, and rules on a Markdown book.
+    let with_rules = |rules: &str| {
+        good.replacen(
+            "    support: 1\n",
+            &format!("    support: 1\n    classes:\n{rules}"),
+            1,
+        )
+    };
+    let e = err(&with_rules(
+        "      - {element: note, class: reference, rule: remove, why: citations}\n",
+    ));
+    assert!(
+        e.contains("classes[0]") && e.contains("needs a reason"),
+        "{e}"
+    );
+    let e = err(&with_rules(
+        "      - {element: note, class: reference, rule: remove, reason: cites, why: x}\n",
+    ));
+    assert!(
+        e.contains("\"cites\" is not one of") && e.contains("references"),
+        "{e}"
+    );
+    let e = err(&with_rules(
+        "      - {element: note, class: x, rule: keep, reason: references, why: x}\n",
+    ));
+    assert!(e.contains("rule remove only"), "{e}");
+    let e = err(&with_rules(
+        "      - {element: note, class: x, rule: keep, why: a}\n      - {element: note, class: x, rule: marker, why: b}\n",
+    ));
+    assert!(
+        e.contains("classes[1]") && e.contains("note.x has two rules"),
+        "{e}"
+    );
+    let e = err(&with_rules(
+        "      - {element: note, class: x, rule: keep}\n",
+    ));
+    assert!(e.contains("why"), "{e}");
+    let e = err(&good.replacen(
+        "        format: markdown\n",
+        "        format: markdown\n        classes: [{element: div, class: x, rule: keep, why: y}]\n",
+        1,
+    ));
+    assert!(e.contains("CNXML books only"), "{e}");
+    assert!(openstax::BooksFile::parse(
+        &with_rules("      - {element: note, class: reference, rule: remove, reason: references, why: citations}\n"),
+        "ok.yaml"
+    )
+    .is_ok());
     let e = err(&good.replacen("name: openstax-economics", "name: openstax", 1));
     assert!(e.contains("listed twice"), "{e}");
     // Names that would overwrite another dataset of the store.

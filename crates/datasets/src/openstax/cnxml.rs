@@ -3,7 +3,10 @@
 //! The rules are documented in the parent module; this file maps CNXML elements and classes
 //! onto them.
 
-use super::{page_reason, squash, tidy, Block, BookSpec, Page, Reason, UnknownClass};
+use super::{
+    page_reason, squash, tidy, Block, BookSpec, ClassAction, ClassRuleSpec, Page, Reason,
+    UnknownClass,
+};
 use anyhow::{bail, Context, Result};
 use roxmltree::{Document, Node};
 use std::path::{Path, PathBuf};
@@ -30,7 +33,8 @@ enum Rule {
 /// Every class the cleaner knows, per element: `(element, class, rule)`. A class token on a
 /// visited element that is not here is an [`super::UnknownClass`]. Section and note classes
 /// decide what is removed; the others are listed so that nothing is met without a decision.
-/// Generation-2 rules were added for the chemistry and economics bundles (issue #20).
+/// Generation-2 rules were added for the chemistry and economics bundles (issue #20),
+/// generation-3 rules for the rest of the OpenStax catalogue (issue #39).
 const CLASS_RULES: &[(&str, &str, Rule)] = &[
     // Sections dropped with their content (generation 1: the four EAR books).
     ("section", "summary", Rule::Remove(Reason::Summary, 1)),
@@ -116,6 +120,392 @@ const CLASS_RULES: &[(&str, &str, Rule)] = &[
         "chapter-objectives",
         Rule::Remove(Reason::LearningObjectives, 2),
     ),
+    // Generation 3 (issue 39): the class vocabulary of the OpenStax catalogue beyond the
+    // configured books (American Government, Sociology, College Physics, Anatomy and
+    // Physiology, Biology 2e, Microbiology, World History, Philosophy, Business, Statistics,
+    // University Physics, Calculus, Political Science, ...: modules read and the bakery
+    // recipes that select each book's end-of-chapter sections and feature boxes by class;
+    // datasets/README.md gives every class with its reason). Sections dropped:
+    (
+        "section",
+        "section-summary",
+        Rule::Remove(Reason::Summary, 3),
+    ),
+    ("section", "key-concepts", Rule::Remove(Reason::Summary, 3)),
+    (
+        "section",
+        "formula-review",
+        Rule::Remove(Reason::Summary, 3),
+    ),
+    ("section", "key-terms", Rule::Remove(Reason::Glossary, 3)),
+    (
+        "section",
+        "suggested-reading",
+        Rule::Remove(Reason::References, 3),
+    ),
+    (
+        "section",
+        "suggested-readings",
+        Rule::Remove(Reason::References, 3),
+    ),
+    (
+        "section",
+        "further-reading",
+        Rule::Remove(Reason::References, 3),
+    ),
+    (
+        "section",
+        "suggested-resources",
+        Rule::Remove(Reason::References, 3),
+    ),
+    (
+        "section",
+        "further-research",
+        Rule::Remove(Reason::LinkToLearning, 3),
+    ),
+    (
+        "section",
+        "hot-links",
+        Rule::Remove(Reason::LinkToLearning, 3),
+    ),
+    (
+        "section",
+        "multiple-choice",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "free-response",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "interactive-exercise",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "visual-exercise",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "fill-in-the-blank",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    ("section", "true-false", Rule::Remove(Reason::Exercise, 3)),
+    ("section", "matching", Rule::Remove(Reason::Exercise, 3)),
+    ("section", "short-answer", Rule::Remove(Reason::Exercise, 3)),
+    ("section", "section-quiz", Rule::Remove(Reason::Exercise, 3)),
+    (
+        "section",
+        "conceptual-questions",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "problems-exercises",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    ("section", "ap-test-prep", Rule::Remove(Reason::Exercise, 3)),
+    (
+        "section",
+        "authentic-assessment",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "review-conceptual-questions",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "review-problems",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "review-additional-problems",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "review-challenge",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "section-exercises",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "review-exercises",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "practice-test",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    ("section", "practice", Rule::Remove(Reason::Exercise, 3)),
+    (
+        "section",
+        "bring-together-exercises",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "bring-together-homework",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "check-understanding",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "reflection-questions",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "visual-questions",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "making-connections",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "thought-provokers",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "source-questions",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "media-questions",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    ("section", "case-study", Rule::Remove(Reason::Exercise, 3)),
+    (
+        "section",
+        "prep-workplace",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "ethics-activity",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    ("section", "working-net", Rule::Remove(Reason::Exercise, 3)),
+    (
+        "section",
+        "chapter-review",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "manage-skills",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "manage-exercises",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "discussion-questions",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "case-questions",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "section",
+        "assessment-questions",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    ("section", "review", Rule::Remove(Reason::Exercise, 3)),
+    (
+        "section",
+        "science-practice",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    // Notes dropped: inline endnote citations (`<cite><note class="reference">`), video,
+    // simulation and web pointers, in-text quizzes and activities, teacher notes.
+    ("note", "reference", Rule::Remove(Reason::References, 3)),
+    (
+        "note",
+        "interactive",
+        Rule::Remove(Reason::LinkToLearning, 3),
+    ),
+    (
+        "note",
+        "interactive-long",
+        Rule::Remove(Reason::LinkToLearning, 3),
+    ),
+    ("note", "media-2", Rule::Remove(Reason::LinkToLearning, 3)),
+    (
+        "note",
+        "media-notitle",
+        Rule::Remove(Reason::LinkToLearning, 3),
+    ),
+    (
+        "note",
+        "media-video",
+        Rule::Remove(Reason::LinkToLearning, 3),
+    ),
+    (
+        "note",
+        "media-podcast",
+        Rule::Remove(Reason::LinkToLearning, 3),
+    ),
+    (
+        "note",
+        "philo-connections",
+        Rule::Remove(Reason::LinkToLearning, 3),
+    ),
+    (
+        "note",
+        "get-connected",
+        Rule::Remove(Reason::LinkToLearning, 3),
+    ),
+    (
+        "note",
+        "where-engage",
+        Rule::Remove(Reason::LinkToLearning, 3),
+    ),
+    (
+        "note",
+        "visual-connection",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "note",
+        "check-your-understanding",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "note",
+        "think-philosopher",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "note",
+        "write-philosopher",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    ("note", "concept-check", Rule::Remove(Reason::Exercise, 3)),
+    ("note", "try", Rule::Remove(Reason::Exercise, 3)),
+    ("note", "lab", Rule::Remove(Reason::Exercise, 3)),
+    ("note", "collab", Rule::Remove(Reason::Exercise, 3)),
+    (
+        "note",
+        "check-understanding",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    ("note", "checkpoint", Rule::Remove(Reason::Exercise, 3)),
+    ("note", "project", Rule::Remove(Reason::Exercise, 3)),
+    ("note", "are-you-ready", Rule::Remove(Reason::Exercise, 3)),
+    ("note", "what-can-do", Rule::Remove(Reason::Exercise, 3)),
+    ("note", "work-it-out", Rule::Remove(Reason::Exercise, 3)),
+    ("note", "what-would", Rule::Remove(Reason::Exercise, 3)),
+    ("note", "what-do", Rule::Remove(Reason::Exercise, 3)),
+    (
+        "note",
+        "ap-science-practices",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "note",
+        "ost-sciprac-scithink",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    (
+        "note",
+        "ost-sciprac-activity",
+        Rule::Remove(Reason::Exercise, 3),
+    ),
+    ("note", "os-teacher", Rule::Remove(Reason::FrontMatter, 3)),
+    // Feature boxes of narrative prose (generation 3's books), kept.
+    ("note", "insider-perspective", Rule::Prose),
+    ("note", "milestone", Rule::Prose),
+    ("note", "middle-ground", Rule::Prose),
+    ("note", "sociology-big-picture", Rule::Prose),
+    ("note", "sociology-real-world", Rule::Prose),
+    ("note", "sociological-research", Rule::Prose),
+    ("note", "sociology-policy-debate", Rule::Prose),
+    ("note", "everyday", Rule::Prose),
+    ("note", "homeostatic", Rule::Prose),
+    ("note", "disorders", Rule::Prose),
+    ("note", "career", Rule::Prose),
+    ("note", "aging", Rule::Prose),
+    ("note", "diseases", Rule::Prose),
+    ("note", "evolution", Rule::Prose),
+    ("note", "scientific", Rule::Prose),
+    ("note", "clinical-focus", Rule::Prose),
+    ("note", "micro-connection", Rule::Prose),
+    ("note", "eye-on-ethics", Rule::Prose),
+    ("note", "case-in-point", Rule::Prose),
+    ("note", "disease-profile", Rule::Prose),
+    ("note", "own-words", Rule::Prose),
+    ("note", "dueling-voices", Rule::Prose),
+    ("note", "beyond-book", Rule::Prose),
+    ("note", "past-present", Rule::Prose),
+    ("note", "read-philosopher", Rule::Prose),
+    ("note", "time-line", Rule::Prose),
+    ("note", "show-data", Rule::Prose),
+    ("note", "connecting-courses", Rule::Prose),
+    ("note", "meet-professional", Rule::Prose),
+    ("note", "changing-political", Rule::Prose),
+    ("note", "exploring-business-careers", Rule::Prose),
+    ("note", "catching-spirit", Rule::Prose),
+    ("note", "managing-change", Rule::Prose),
+    ("note", "customer-satisfaction", Rule::Prose),
+    ("note", "ethics-in-practice", Rule::Prose),
+    ("note", "expanding-around-globe", Rule::Prose),
+    ("note", "exploring-manager-careers", Rule::Prose),
+    ("note", "sustainability-responsible", Rule::Prose),
+    ("note", "managerial-leadership", Rule::Prose),
+    ("note", "calculator", Rule::Prose),
+    ("note", "problem-solving", Rule::Prose),
+    ("note", "theorem", Rule::Prose),
+    ("note", "how-to-notitle", Rule::Prose),
+    ("note", "qa", Rule::Prose),
+    ("note", "entrepreneur-in-action", Rule::Prose),
+    ("note", "ethics-across", Rule::Prose),
+    ("note", "real-world", Rule::Prose),
+    ("note", "what-heard", Rule::Prose),
+    ("note", "it-depends", Rule::Prose),
+    ("note", "intersections-contexts", Rule::Prose),
+    ("note", "life-hacks", Rule::Prose),
+    ("note", "ap-everyday", Rule::Prose),
+    ("note", "experiment", Rule::Prose),
+    // Book-style markers of generation 3's books (American Government has two tokens).
+    ("note", "american", Rule::Marker),
+    ("note", "government", Rule::Marker),
+    ("note", "anatomy", Rule::Marker),
+    ("note", "microbiology", Rule::Marker),
+    ("note", "statistics", Rule::Marker),
+    ("note", "sociology", Rule::Marker),
+    ("note", "physics", Rule::Marker),
+    ("note", "biology", Rule::Marker),
+    ("note", "philosophy", Rule::Marker),
+    ("note", "business", Rule::Marker),
+    ("link", "os-embed", Rule::Presentation),
+    ("exercise", "unnumbered", Rule::Presentation),
+    ("section", "coreq-skills", Rule::Prose),
     // Feature boxes whose content is narrative prose, kept.
     ("note", "defining-american", Rule::Prose),
     ("note", "my-story", Rule::Prose),
@@ -286,7 +676,12 @@ pub(super) fn read_book(
             );
         }
         let text = read(&rel)?;
-        let mut page = clean_page(&text, &dir.join(&rel), spec.rules_generation())?;
+        let mut page = clean_page(
+            &text,
+            &dir.join(&rel),
+            spec.rules_generation(),
+            &spec.classes,
+        )?;
         page.book = spec.slug.clone();
         page.module = module;
         page.chapter = chapter;
@@ -340,7 +735,12 @@ fn collect_modules(
 /// # Errors
 /// Malformed XML, a missing `<content>`, or an element without a rule, naming the file, line
 /// and element.
-pub(crate) fn clean_page(text: &str, path: &Path, rules: u8) -> Result<Page> {
+pub(crate) fn clean_page(
+    text: &str,
+    path: &Path,
+    rules: u8,
+    overrides: &[ClassRuleSpec],
+) -> Result<Page> {
     let doc = parse(text, path)?;
     let root = doc.root_element();
     if root.tag_name().name() != "document" {
@@ -365,6 +765,7 @@ pub(crate) fn clean_page(text: &str, path: &Path, rules: u8) -> Result<Page> {
         open: Vec::new(),
         pending: Vec::new(),
         rules,
+        overrides,
     };
     let (_, unknown) = w.classes(root);
     w.open.extend(unknown);
@@ -439,6 +840,9 @@ struct Walker<'a, 'input> {
     /// The rules generation the page is cleaned under (rules of later generations do not
     /// apply; their classes count as unknown).
     rules: u8,
+    /// The books file's class rules for this book: they win over [`CLASS_RULES`] and apply
+    /// whatever the generation.
+    overrides: &'a [ClassRuleSpec],
 }
 
 /// All text below `node`, markup ignored (titles, captions, removed blocks).
@@ -489,7 +893,16 @@ impl Walker<'_, '_> {
         let mut remove = None;
         let mut unknown = Vec::new();
         for c in class.split_whitespace() {
-            match class_rule(element, c) {
+            let own = self
+                .overrides
+                .iter()
+                .find(|o| o.element == element && o.class == c)
+                .map(|o| match (o.rule, o.removal()) {
+                    (ClassAction::Remove, Some(r)) => Rule::Remove(r, 0),
+                    (ClassAction::Keep, _) => Rule::Prose,
+                    _ => Rule::Marker,
+                });
+            match own.or_else(|| class_rule(element, c)) {
                 Some(Rule::Remove(r, g)) if g <= self.rules => {
                     if remove.is_none() {
                         remove = Some((r, format!("{element}.{c}")));

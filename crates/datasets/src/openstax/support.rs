@@ -7,8 +7,10 @@
 //! and `college_biology` → Biology) is considered against *its* book's narrative pages (the
 //! kept text only). A subject belongs to one book of a corpus.
 //!
-//! # Rule ([`SUPPORT_RULE`])
-//! Anchors are [`chunker::anchor`] surface anchors with the default [`AnchorConfig`]; the
+//! # Rule ([`support_rule`], generations [`SUPPORT_RULES`])
+//! Anchors are [`chunker::anchor`] surface anchors with the default [`AnchorConfig`] at the
+//! corpus's support generation (its anchor rules generation; generation 1 let capitalised runs
+//! cross sentence ends, see [`SUPPORT_RULES`]); the
 //! corpus anchors are those extracted from each narrative page's text, the option anchors
 //! are [`AnchorConfig::option_anchors`] (extracted anchors plus the whole option when it has at
 //! most 4 words). A question is **supported** when both hold:
@@ -34,8 +36,18 @@ use chunker::Span;
 use serde::Serialize;
 use std::collections::HashMap;
 
-/// Version of the support rule; recorded in manifests.
-pub const SUPPORT_RULE: &str = "openstax-support-1";
+/// The newest generation of the support rule. Generation N decides with anchor rules
+/// generation N ([`chunker::anchor::AnchorConfig::rules`]): generation 2 no longer lets a
+/// capitalised anchor run across a sentence end (`a the` from "10 A. The"), which made some
+/// questions "anchored" by artefacts. A corpus pins its generation in the books file
+/// (`support:`); the name ([`support_rule`]) is in the question sets' manifests and keys.
+pub const SUPPORT_RULES: u8 = 2;
+
+/// The name of support rule generation `generation`: `openstax-support-N`, recorded in
+/// manifests and in the question sets' input key.
+pub fn support_rule(generation: u8) -> String {
+    format!("openstax-support-{generation}")
+}
 
 /// Share of a gold option's content words that must occur in one kept paragraph when the
 /// option has no anchor (1.0 = all of them).
@@ -373,7 +385,11 @@ pub fn decide_all(corpus: &Corpus, questions: &[Question]) -> Result<Vec<Decisio
         .par_iter()
         .map(|book| {
             let pages: Vec<&Page> = book.pages.iter().collect();
-            BookIndex::new(&pages, AnchorConfig::default())
+            let config = AnchorConfig {
+                rules: corpus.spec.support_generation(),
+                ..AnchorConfig::default()
+            };
+            BookIndex::new(&pages, config)
         })
         .collect();
     // The books file gives each subject to one book of a corpus (BooksFile::parse).
