@@ -32,7 +32,10 @@ fail=0
 for f in summary.md summary.csv chunk_stats.csv; do
   cmp -s "results/ear/lexical-153/$f" "$out/runs/ear-lexical/$f" || { echo "differs: results/ear/lexical-153/$f" >&2; fail=1; }
 done
-# 3. A limited run of every committed config.
+# 3. A limited run of every committed config. bhat.yaml reads sciq-long, stitched from
+# sciq-retrieval (deterministic, seconds).
+"$bin" data stitch sciq-long --from sciq-retrieval --min-chars 50000 --unique-answers --force \
+  >/dev/null 2>"$out/log" || { cat "$out/log" >&2; exit 2; }
 for cfg in configs/*.yaml; do
   # user-retrieval.yaml reads a store that scripts/equal-budget-studies.sh builds.
   [ "$cfg" = configs/user-retrieval.yaml ] && continue

@@ -537,5 +537,64 @@ pub fn section(family: &Family, resamples: usize, seed: u64) -> String {
             c.design_effect.map_or("–".to_string(), |d| format!("{d:.2}")),
         );
     }
+    md.push_str(&cluster_floor_note(family, holm));
     md
+}
+
+/// The cluster counts among `clusters` whose exact sign-flip test cannot reach `threshold`:
+/// its smallest two-sided p with `c` clusters is 2/2^c (with fewer nonzero clusters it is
+/// larger still, so a count listed here is limited for certain).
+fn floor_limited(clusters: impl Iterator<Item = usize>, threshold: f64) -> Vec<usize> {
+    clusters
+        .filter(|&c| c > 0 && c < 64 && 2f64.powi(1 - c as i32) > threshold)
+        .collect()
+}
+
+/// A note under the verdict table when some comparison has too few resampling units for the
+/// sign-flip test ever to reach the smallest Holm threshold α/m: with `c` clusters its
+/// two-sided p is at least 2/2^c (every sign pattern enumerated), so superior or inferior
+/// cannot be declared whatever the difference — more documents are needed, not more
+/// questions (the "questions needed" figure assumes more clusters like the present ones).
+/// Empty when no comparison is limited so.
+fn cluster_floor_note(family: &Family, holm: usize) -> String {
+    let threshold = ALPHA / holm.max(1) as f64;
+    let limited = floor_limited(
+        family
+            .planned
+            .iter()
+            .map(|pc| pc.planned.comparison.clusters),
+        threshold,
+    );
+    let Some(&most) = limited.iter().max() else {
+        return String::new();
+    };
+    format!(
+        "\n**Too few resampling units for a significant verdict.** {} of the {} comparisons have \
+         at most {most} clusters: the sign-flip test's smallest attainable p is 2/2^{most} = \
+         {:.4}, above the Holm threshold α/m = {threshold:.4}, so superior or inferior cannot be \
+         declared there, however large Δ is. More documents would settle it, not more questions \
+         per document; if the questions are independent of their documents, `resample: question` \
+         is the right unit.\n",
+        limited.len(),
+        family.planned.len(),
+        2f64.powi(1 - most as i32),
+    )
+}
+
+#[cfg(test)]
+mod floor_tests {
+    use super::floor_limited;
+
+    #[test]
+    fn too_few_clusters_are_flagged_against_the_holm_threshold() {
+        // 8 clusters: smallest p 2/256 = 0.0078, above 0.05/40 = 0.00125 (flagged) but below
+        // 0.05/5 = 0.01 (a family of 5 can still reach significance).
+        assert_eq!(floor_limited([8, 12, 337].into_iter(), 0.05 / 40.0), [8]);
+        assert!(floor_limited([8].into_iter(), 0.05 / 5.0).is_empty());
+        // 5 clusters: 2/32 = 0.0625 > 0.05 even alone.
+        assert_eq!(floor_limited([5].into_iter(), 0.05), [5]);
+        // 6 clusters: 2/64 = 0.03125 < 0.05.
+        assert!(floor_limited([6].into_iter(), 0.05).is_empty());
+        assert!(floor_limited([0, 100].into_iter(), 1e-9).is_empty());
+    }
 }
