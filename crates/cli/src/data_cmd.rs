@@ -153,6 +153,33 @@ pub(crate) fn run(action: DataAction) -> Result<()> {
     }
 }
 
+/// Refuses a dataset name that `data fetch` writes (the pinned sets, the built-in books
+/// file's corpora and their question sets): `data fetch` would replace the user's dataset.
+///
+/// # Errors
+/// The name is one of them.
+fn refuse_fetched_name(name: &str) -> Result<()> {
+    let name =
+        datasets::dataset::canonical_name(name).map_err(|e| anyhow::anyhow!("dataset name {e}"))?;
+    let builtin = datasets::openstax::BooksFile::builtin();
+    let corpus = builtin.corpora.iter().find(|c| {
+        name == c.name
+            || name == c.mmlu_dataset()
+            || name
+                .strip_prefix(&format!("{}-", c.mmlu_dataset()))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    });
+    if datasets::openstax::RESERVED_NAMES.contains(&name.as_str()) || corpus.is_some() {
+        bail!(
+            "dataset name {name:?} is one `chunkbench data fetch` writes ({}, and the textbook \
+             corpora with their -mmlu question sets): a later fetch would replace your data; \
+             choose another name",
+            datasets::openstax::RESERVED_NAMES.join(", ")
+        );
+    }
+    Ok(())
+}
+
 /// `data stitch`: dataset `from` as long documents, written as `name`, with its counts.
 fn stitch(
     name: &str,
@@ -164,6 +191,7 @@ fn stitch(
     force: bool,
 ) -> Result<()> {
     use datasets::stitch::{write_stitched, StitchOptions, StitchScope};
+    refuse_fetched_name(name)?;
     let name =
         datasets::dataset::canonical_name(name).map_err(|e| anyhow::anyhow!("dataset name {e}"))?;
     let source = datasets::Dataset::load(&store.join(from))?;
@@ -199,6 +227,7 @@ fn stitch(
 
 /// `data import`: the user's documents and questions as dataset `name`, with its counts.
 fn import_dataset(name: &str, args: &tables::ImportArgs, store: &Path, force: bool) -> Result<()> {
+    refuse_fetched_name(name)?;
     let (m, log) = tables::import(name, args, store, force)?;
     for w in &log.warnings {
         eprintln!("warning: {w}");
@@ -240,11 +269,12 @@ fn rehash(dir: &Path) -> Result<()> {
 /// `data fetch`: the pinned datasets, then the OpenStax corpora from a mirror (given, in the
 /// data directory, or cloned) when there is one.
 fn fetch_all(f: FetchArgs) -> Result<()> {
-    data_fetch(&f.store, f.data_dir.as_deref(), f.seed, f.force)?;
+    // The books file first: a mistake in it is reported before any download.
     let books = match &f.openstax_books {
         Some(p) => datasets::openstax::BooksFile::load(p)?,
         None => datasets::openstax::BooksFile::builtin(),
     };
+    data_fetch(&f.store, f.data_dir.as_deref(), f.seed, f.force)?;
     let mut mirror = f.openstax_mirror.clone().or_else(|| {
         f.data_dir
             .as_ref()
@@ -538,6 +568,14 @@ fn note_unknown_classes(
             "note: {}: {more} more unknown classes (all in {}/blocks.jsonl, field `unknown`; \
              --openstax-strict fails on them)",
             spec.name, spec.name
+        );
+    }
+    for (book, rule) in corpus.unused_rules() {
+        eprintln!(
+            "note: {}: book {book}: the books file's rule for {rule} matched no element; check \
+             its element and class (the warnings print them as ELEMENT.CLASS) — it changes \
+             nothing but the corpus's rules version",
+            spec.name
         );
     }
     let shares = corpus.unknown_shares();

@@ -212,6 +212,27 @@ fn a_bad_import_exits_nonzero_naming_the_cell() {
         "{err}"
     );
     assert!(!store.join("bad").exists());
+    // Names `data fetch` writes are refused: a later fetch would replace the user's data.
+    for taken in ["sciq", "openstax-mmlu-153", "quality"] {
+        let o = chunkbench(&[
+            "data",
+            "import",
+            taken,
+            "--store",
+            store.to_str().unwrap(),
+            "--documents",
+            f.join("docs").to_str().unwrap(),
+            "--questions",
+            f.join("questions.parquet").to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("a later fetch would replace your data"),
+            "{err}"
+        );
+        assert!(!store.join(taken).exists());
+    }
 }
 
 /// The numbers of the fetch summary's row for `corpus` and `book`: pages, narrative, kept,
@@ -424,6 +445,53 @@ fn an_unknown_class_is_reported_and_strict_fetch_fails_naming_it() {
     );
     let row = summary_row(&err2, "fixture", "fixture").unwrap_or_else(|| panic!("{err2}"));
     assert_eq!((row[0], row[1], row[2], row[5]), (1, 1, 1, 0), "{err2}");
+    assert!(!err2.contains("matched no element"), "{err2}");
+    // A rule for a class the book does not use is reported (it changes only the identity).
+    let unused = tmp2.path().join("books-unused.yaml");
+    std::fs::write(
+        &unused,
+        std::fs::read_to_string(&ruled).unwrap().replace(
+            "      - {element: section",
+            "      - {element: note, class: endnote, rule: keep, why: \"a misspelt class\"}\n      - {element: section",
+        ),
+    )
+    .unwrap();
+    let o3 = chunkbench(&[
+        "data",
+        "fetch",
+        "--store",
+        tmp2.path().to_str().unwrap(),
+        "--openstax-mirror",
+        mirror.to_str().unwrap(),
+        "--openstax-books",
+        unused.to_str().unwrap(),
+    ]);
+    let err3 = String::from_utf8_lossy(&o3.stderr).into_owned();
+    assert!(o3.status.success(), "{err3}");
+    assert!(
+        err3.contains("book fixture: the books file's rule for note.endnote matched no element"),
+        "{err3}"
+    );
+    // A broken books file is reported before anything is downloaded or converted.
+    let broken = tmp2.path().join("books-broken.yaml");
+    std::fs::write(&broken, "corpora: [").unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let o4 = chunkbench(&[
+        "data",
+        "fetch",
+        "--store",
+        empty.path().join("fresh").to_str().unwrap(),
+        "--openstax-mirror",
+        mirror.to_str().unwrap(),
+        "--openstax-books",
+        broken.to_str().unwrap(),
+    ]);
+    let err4 = String::from_utf8_lossy(&o4.stderr).into_owned();
+    assert_eq!(o4.status.code(), Some(2), "{err4}");
+    assert!(
+        err4.contains("books-broken.yaml") && !empty.path().join("fresh/sciq").exists(),
+        "{err4}"
+    );
     let m: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(tmp2.path().join("fixture/manifest.json")).unwrap(),
     )

@@ -252,7 +252,24 @@ impl ClassRuleSpec {
         if !token(&self.element) || !token(&self.class) {
             bail!("{at}: element {:?}, class {:?}: give one element name and one class token (no spaces)", self.element, self.class);
         }
-        if self.why.trim().is_empty() {
+        if let Some((e, c)) = self.class.split_once('.') {
+            bail!("{at}: class {:?} holds a '.': the warnings print ELEMENT.CLASS; write element: {e}, class: {c}", self.class);
+        }
+        if !cnxml::CLASS_ELEMENTS.contains(&self.element.as_str()) {
+            bail!(
+                "{at}: element {:?}: the cleaner looks up classes on {} only (CNXML element names, lower case)",
+                self.element,
+                cnxml::CLASS_ELEMENTS.join(", ")
+            );
+        }
+        if self
+            .why
+            .trim()
+            .chars()
+            .filter(|c| c.is_alphanumeric())
+            .count()
+            < 3
+        {
             bail!("{at}: why: say in a sentence why the class gets this rule");
         }
         let reasons = || {
@@ -794,6 +811,9 @@ pub struct Page {
     pub blocks: Vec<Block>,
     /// Unknown classes met on the page, in document order.
     pub unknown: Vec<UnknownClass>,
+    /// The books file's class rules ([`ClassRuleSpec`]) that matched an element of the page,
+    /// as `ELEMENT.CLASS` (a rule no page matches is reported by `data fetch`).
+    pub rules_used: std::collections::BTreeSet<String>,
 }
 
 impl Page {
@@ -1025,11 +1045,28 @@ impl Corpus {
         g.dedup();
         let mut v = rules_version(&g);
         // The books file's own class rules, by content: `+classes-SHA12`.
-        let own: Vec<(&str, &[ClassRuleSpec])> = self
+        // What the rules do, not why (`why` is documentation: rewording it changes nothing).
+        type Effect<'a> = (&'a str, &'a str, ClassAction, Option<&'a str>);
+        let own: Vec<(&str, Vec<Effect>)> = self
             .books
             .iter()
             .filter(|b| !b.spec.classes.is_empty())
-            .map(|b| (b.spec.slug.as_str(), b.spec.classes.as_slice()))
+            .map(|b| {
+                let effects = b
+                    .spec
+                    .classes
+                    .iter()
+                    .map(|r| {
+                        (
+                            r.element.as_str(),
+                            r.class.as_str(),
+                            r.rule,
+                            r.reason.as_deref(),
+                        )
+                    })
+                    .collect();
+                (b.spec.slug.as_str(), effects)
+            })
             .collect();
         if !own.is_empty() {
             let json = serde_json::to_string(&own).expect("class rules serialise");
@@ -1082,6 +1119,22 @@ impl Corpus {
                 share
             })
             .collect()
+    }
+
+    /// The books file's class rules that matched no element of their book: `(book slug,
+    /// ELEMENT.CLASS)`, in book and rule order (a misspelt element or class, or a class the
+    /// book does not use).
+    pub fn unused_rules(&self) -> Vec<(&str, String)> {
+        let mut out = Vec::new();
+        for b in &self.books {
+            for r in &b.spec.classes {
+                let key = format!("{}.{}", r.element, r.class);
+                if !b.pages.iter().any(|p| p.rules_used.contains(&key)) {
+                    out.push((b.spec.slug.as_str(), key));
+                }
+            }
+        }
+        out
     }
 
     /// The corpus's unknown classes with their book and page, in book and page order.

@@ -106,15 +106,17 @@ pub fn stitch(source: &Dataset, o: &StitchOptions) -> Result<Stitched> {
     if o.min_chars == 0 {
         bail!("--min-chars must be at least 1");
     }
+    // Every document stitched into one, separators included.
     let total: usize = source
         .documents
         .iter()
         .map(|d| d.text.chars().count())
-        .sum();
+        .sum::<usize>()
+        + o.separator.chars().count() * source.documents.len().saturating_sub(1);
     if total < o.min_chars {
         bail!(
-            "dataset {}: its {} documents hold {total} characters in all, fewer than \
-             --min-chars {}; give a smaller --min-chars",
+            "dataset {}: its {} documents, stitched into one, hold {total} characters, fewer \
+             than --min-chars {}; give a smaller --min-chars",
             source.name,
             source.documents.len(),
             o.min_chars

@@ -940,18 +940,18 @@ fn books_file_errors_name_the_file_the_field_and_the_fix() {
         "{e}"
     );
     let e = err(&with_rules(
-        "      - {element: note, class: reference, rule: remove, reason: cites, why: x}\n",
+        "      - {element: note, class: reference, rule: remove, reason: cites, why: a reason}\n",
     ));
     assert!(
         e.contains("\"cites\" is not one of") && e.contains("references"),
         "{e}"
     );
     let e = err(&with_rules(
-        "      - {element: note, class: x, rule: keep, reason: references, why: x}\n",
+        "      - {element: note, class: x, rule: keep, reason: references, why: a reason}\n",
     ));
     assert!(e.contains("rule remove only"), "{e}");
     let e = err(&with_rules(
-        "      - {element: note, class: x, rule: keep, why: a}\n      - {element: note, class: x, rule: marker, why: b}\n",
+        "      - {element: note, class: x, rule: keep, why: one reason}\n      - {element: note, class: x, rule: marker, why: another reason}\n",
     ));
     assert!(
         e.contains("classes[1]") && e.contains("note.x has two rules"),
@@ -961,9 +961,25 @@ fn books_file_errors_name_the_file_the_field_and_the_fix() {
         "      - {element: note, class: x, rule: keep}\n",
     ));
     assert!(e.contains("why"), "{e}");
+    let e = err(&with_rules(
+        "      - {element: note, class: x, rule: keep, why: \".\"}\n",
+    ));
+    assert!(e.contains("why: say in a sentence"), "{e}");
+    // The warnings print ELEMENT.CLASS; a rule written that way is refused with the fix.
+    let e = err(&with_rules(
+        "      - {element: section, class: section.endnotes, rule: keep, why: prose}\n",
+    ));
+    assert!(e.contains("write element: section, class: endnotes"), "{e}");
+    let e = err(&with_rules(
+        "      - {element: sektion, class: endnotes, rule: keep, why: prose}\n",
+    ));
+    assert!(
+        e.contains("element \"sektion\"") && e.contains("section, note"),
+        "{e}"
+    );
     let e = err(&good.replacen(
         "        format: markdown\n",
-        "        format: markdown\n        classes: [{element: div, class: x, rule: keep, why: y}]\n",
+        "        format: markdown\n        classes: [{element: div, class: x, rule: keep, why: a reason}]\n",
         1,
     ));
     assert!(e.contains("CNXML books only"), "{e}");

@@ -579,6 +579,42 @@ fn class_rule(element: &str, class: &str) -> Option<Rule> {
         .map(|(_, _, r)| *r)
 }
 
+/// The elements whose class tokens the cleaner looks up (the document and its content,
+/// containers, block elements and the inline elements of kept text): a books-file rule must
+/// name one of them.
+pub(crate) const CLASS_ELEMENTS: &[&str] = &[
+    "document",
+    "content",
+    "section",
+    "note",
+    "example",
+    "para",
+    "quote",
+    "title",
+    "label",
+    "list",
+    "figure",
+    "table",
+    "equation",
+    "media",
+    "code",
+    "preformat",
+    "exercise",
+    "footnote",
+    "definition",
+    "newline",
+    "space",
+    "emphasis",
+    "term",
+    "span",
+    "foreign",
+    "cite",
+    "cite-title",
+    "sub",
+    "sup",
+    "link",
+];
+
 /// Every `(element, class)` with a rule, for documentation and tests.
 pub(crate) fn known_classes() -> impl Iterator<Item = (&'static str, &'static str)> {
     CLASS_RULES.iter().map(|(e, c, _)| (*e, *c))
@@ -766,6 +802,7 @@ pub(crate) fn clean_page(
         pending: Vec::new(),
         rules,
         overrides,
+        rules_used: Default::default(),
     };
     let (_, unknown) = w.classes(root);
     w.open.extend(unknown);
@@ -821,6 +858,7 @@ pub(crate) fn clean_page(
         path: String::new(),
         blocks: w.blocks,
         unknown: w.unknown,
+        rules_used: w.rules_used,
     })
 }
 
@@ -843,6 +881,8 @@ struct Walker<'a, 'input> {
     /// The books file's class rules for this book: they win over [`CLASS_RULES`] and apply
     /// whatever the generation.
     overrides: &'a [ClassRuleSpec],
+    /// The overrides that matched, as `ELEMENT.CLASS`.
+    rules_used: std::collections::BTreeSet<String>,
 }
 
 /// All text below `node`, markup ignored (titles, captions, removed blocks).
@@ -893,10 +933,13 @@ impl Walker<'_, '_> {
         let mut remove = None;
         let mut unknown = Vec::new();
         for c in class.split_whitespace() {
-            let own = self
-                .overrides
+            let overrides = self.overrides;
+            let own = overrides
                 .iter()
                 .find(|o| o.element == element && o.class == c)
+                .inspect(|o| {
+                    self.rules_used.insert(format!("{}.{}", o.element, o.class));
+                })
                 .map(|o| match (o.rule, o.removal()) {
                     (ClassAction::Remove, Some(r)) => Rule::Remove(r, 0),
                     (ClassAction::Keep, _) => Rule::Prose,

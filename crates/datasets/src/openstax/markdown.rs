@@ -456,6 +456,7 @@ pub(crate) fn clean_page(text: &str, path: &Path) -> Result<Page> {
         path: String::new(),
         blocks,
         unknown: Vec::new(),
+        rules_used: Default::default(),
     })
 }
 
