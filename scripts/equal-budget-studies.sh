@@ -16,8 +16,8 @@ if [ -z "${CHUNKBENCH_BIN:-}" ]; then
 else
   bin="$CHUNKBENCH_BIN"
 fi
-copy() { # $1 run directory, $2 destination
-  rm -rf "$2"
+copy() { # $1 run directory, $2 destination (its hand-written README.md is kept)
+  find "$2" -mindepth 1 -not -name README.md -delete 2>/dev/null || true
   mkdir -p "$2/plots"
   cp "$1"/summary.md "$1"/summary.csv "$1"/chunk_stats.csv "$1"/manifest.json "$1"/report.html "$2/"
   cp "$1"/plots/*.png "$2/plots/"
