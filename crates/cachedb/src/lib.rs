@@ -199,6 +199,31 @@ pub fn damaged(path: &Path) -> Option<String> {
     None
 }
 
+/// Runs `op` again while SQLite answers "database is locked" or "busy" without having waited:
+/// the busy handler ([`BUSY_TIMEOUT`]) is not called where waiting could deadlock — a
+/// connection switching a new database to WAL while another process does the same, or one
+/// reading the schema while another creates it — so processes that open one new cache at the
+/// same moment (the shards of a sweep) would fail at once. Retries with a growing pause (1 ms
+/// to 100 ms) for up to [`BUSY_TIMEOUT`]; any other outcome is returned as it is.
+fn retry_busy<T>(mut op: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let start = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        match op() {
+            Err(e)
+                if matches!(
+                    e.sqlite_error_code(),
+                    Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+                ) && start.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// How long [`damage_confirmed`] waits before reading a header again.
 const DAMAGE_RECHECK: std::time::Duration = std::time::Duration::from_millis(250);
 
@@ -391,20 +416,21 @@ impl CacheDb {
         let conn = Connection::open(path).map_err(err)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
         // Takes effect only on a new, empty database (before the journal mode is set).
-        conn.execute_batch("PRAGMA page_size=8192;").map_err(err)?;
+        retry_busy(|| conn.execute_batch("PRAGMA page_size=8192;")).map_err(err)?;
         let journal = if is_network_fs(dir) {
             Journal::Delete
         } else {
             Journal::Wal
         };
         // journal_mode returns the mode now in effect.
-        let mode: String = conn
-            .query_row(
+        let mode: String = retry_busy(|| {
+            conn.query_row(
                 &format!("PRAGMA journal_mode={}", journal.as_str()),
                 [],
                 |r| r.get(0),
             )
-            .map_err(err)?;
+        })
+        .map_err(err)?;
         if !mode.eq_ignore_ascii_case(journal.as_str()) {
             return Err((
                 CacheDbError::Sqlite {
@@ -421,7 +447,7 @@ impl CacheDb {
             Sync::Normal => "NORMAL",
             Sync::Full => "FULL",
         };
-        conn.execute_batch(&format!("PRAGMA synchronous={sync_pragma};"))
+        retry_busy(|| conn.execute_batch(&format!("PRAGMA synchronous={sync_pragma};")))
             .map_err(err)?;
         Ok((conn, journal))
     }
@@ -496,6 +522,17 @@ impl CacheDb {
 
     fn init_schema(&self) -> Result<(), CacheDbError> {
         let mut conn = self.conn();
+        // BEGIN IMMEDIATE waits in the busy handler, but the schema read that follows another
+        // process's CREATE can answer "locked" at once: the whole setup is retried.
+        retry_busy(|| {
+            conn.execute_batch(
+                "BEGIN IMMEDIATE; CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL); COMMIT;",
+            )
+            .inspect_err(|_| {
+                let _ = conn.execute_batch("ROLLBACK;");
+            })
+        })
+        .map_err(|e| self.sqlite(e))?;
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| self.sqlite(e))?;

@@ -48,7 +48,7 @@ impl Ear {
 
 impl Params for Ear {
     const KIND: &'static str = "ear";
-    const SUMMARY: &'static str = "EAR anchor windows over parents of `size`/`overlap` words (default 260/60); `ear: {radius: 80, snap_sentences, weights: {anchor: 1, lexical: 1, date: 0.5}, dedup: drop or merge, dedup_threshold: 0.5, expand: none, parent or summary, summary_words: 60, anchors: {domain_suffixes, short_option_max_words: 4}}`";
+    const SUMMARY: &'static str = "EAR anchor windows over parents of `size`/`overlap` words (default 260/60); `ear: {radius: 80, snap_sentences, weights: {anchor: 1, lexical: 1, date: 0.5}, dedup: drop or merge, dedup_threshold: 0.5, expand: none, parent or summary, summary_words: 60, anchors: {domain_suffixes, short_option_max_words: 4, rules: 2}}` (anchor rules generation: 2 stops capitalised anchors at sentence ends, 1 reproduces releases before it)";
 
     fn resolve_defaults(&mut self) {
         if let Ok((size, overlap)) = self.parent_size() {

@@ -405,7 +405,7 @@ const PRECISION_OMEGA: Metric = Metric {
     name: "precision_omega",
     summary_column: "precision_omega",
     label: "precision_Ω (words)",
-    doc: "precision of the best retrieval the chunking allows: all index passages overlapping the evidence (Chroma's `_full_precision_score`), in words",
+    doc: "precision of the best retrieval the chunking allows: all index passages overlapping or touching the evidence (Chroma's `_full_precision_score`, its exact rule), in words",
     unit: Unit::Words,
     higher_is_better: true,
     applies: AppliesTo::EvidenceWithIndex,
