@@ -265,6 +265,23 @@ pub fn count_words(text: &str) -> usize {
     n
 }
 
+/// Every byte position where `needle` starts in `hay`, overlapping occurrences included
+/// (`"aaa"` holds `"aa"` at 0 and 1); the search resumes one character after each match, so
+/// every position is a character boundary. Used to locate an excerpt exactly once (`data
+/// import`) and to count an answer's occurrences (`data stitch --unique-answers`).
+pub fn occurrences(hay: &str, needle: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(p) = hay[from..].find(needle) {
+        out.push(from + p);
+        from += p + hay[from + p..].chars().next().map_or(1, char::len_utf8);
+        if from > hay.len() {
+            break;
+        }
+    }
+    out
+}
+
 /// Number of words covered by the union of `spans` of one document (overlaps counted once).
 ///
 /// `spans` may be in any order and may overlap; this is the "unique words retrieved" count

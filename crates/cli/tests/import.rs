@@ -385,6 +385,24 @@ fn an_unknown_class_is_reported_and_strict_fetch_fails_naming_it() {
         "--openstax-books",
         books.to_str().unwrap(),
     ];
+    // `data fetch` of the fixture mirror into `store` with books file `books`: (success, stderr,
+    // exit code).
+    let fetch = |store: &Path, books: &Path, extra: &[&str]| {
+        let mut a = vec![
+            "data",
+            "fetch",
+            "--store",
+            store.to_str().unwrap(),
+            "--openstax-mirror",
+            mirror.to_str().unwrap(),
+            "--openstax-books",
+            books.to_str().unwrap(),
+        ];
+        a.extend_from_slice(extra);
+        let o = chunkbench(&a);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        (o.status.success(), err, o.status.code())
+    };
     let o = chunkbench(&args);
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(o.status.success(), "{err}");
@@ -422,19 +440,8 @@ fn an_unknown_class_is_reported_and_strict_fetch_fails_naming_it() {
     // The same book with a rule in the user's books file: clean, no warning, 0 %.
     let ruled = fixture.join("books-with-rule.yaml");
     let tmp2 = store_for_fetch();
-    let o2 = chunkbench(&[
-        "data",
-        "fetch",
-        "--store",
-        tmp2.path().to_str().unwrap(),
-        "--openstax-mirror",
-        mirror.to_str().unwrap(),
-        "--openstax-books",
-        ruled.to_str().unwrap(),
-        "--openstax-strict",
-    ]);
-    let err2 = String::from_utf8_lossy(&o2.stderr).into_owned();
-    assert!(o2.status.success(), "{err2}");
+    let (ok2, err2, _) = fetch(tmp2.path(), &ruled, &["--openstax-strict"]);
+    assert!(ok2, "{err2}");
     assert!(
         !err2.contains("WARNING") && !err2.contains("no cleaning rule (rules"),
         "{err2}"
@@ -456,18 +463,8 @@ fn an_unknown_class_is_reported_and_strict_fetch_fails_naming_it() {
         ),
     )
     .unwrap();
-    let o3 = chunkbench(&[
-        "data",
-        "fetch",
-        "--store",
-        tmp2.path().to_str().unwrap(),
-        "--openstax-mirror",
-        mirror.to_str().unwrap(),
-        "--openstax-books",
-        unused.to_str().unwrap(),
-    ]);
-    let err3 = String::from_utf8_lossy(&o3.stderr).into_owned();
-    assert!(o3.status.success(), "{err3}");
+    let (ok3, err3, _) = fetch(tmp2.path(), &unused, &[]);
+    assert!(ok3, "{err3}");
     assert!(
         err3.contains("book fixture: the books file's rule for note.endnote matched no element"),
         "{err3}"
@@ -476,18 +473,8 @@ fn an_unknown_class_is_reported_and_strict_fetch_fails_naming_it() {
     let broken = tmp2.path().join("books-broken.yaml");
     std::fs::write(&broken, "corpora: [").unwrap();
     let empty = tempfile::tempdir().unwrap();
-    let o4 = chunkbench(&[
-        "data",
-        "fetch",
-        "--store",
-        empty.path().join("fresh").to_str().unwrap(),
-        "--openstax-mirror",
-        mirror.to_str().unwrap(),
-        "--openstax-books",
-        broken.to_str().unwrap(),
-    ]);
-    let err4 = String::from_utf8_lossy(&o4.stderr).into_owned();
-    assert_eq!(o4.status.code(), Some(2), "{err4}");
+    let (_, err4, code4) = fetch(&empty.path().join("fresh"), &broken, &[]);
+    assert_eq!(code4, Some(2), "{err4}");
     assert!(
         err4.contains("books-broken.yaml") && !empty.path().join("fresh/sciq").exists(),
         "{err4}"

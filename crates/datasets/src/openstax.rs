@@ -246,6 +246,23 @@ impl ClassRuleSpec {
             .and_then(|r| Reason::ALL.iter().copied().find(|x| x.as_str() == r))
     }
 
+    /// Checks a corpus's or book's list of rules ([`ClassRuleSpec::check`] on each, and one
+    /// rule per `element.class`); `at` names the corpus or book in the error.
+    fn check_all(rules: &[ClassRuleSpec], at: &str) -> Result<()> {
+        let mut seen = std::collections::HashSet::new();
+        for (i, r) in rules.iter().enumerate() {
+            r.check(&format!("{at}, classes[{i}]"))?;
+            if !seen.insert((&r.element, &r.class)) {
+                bail!(
+                    "{at}, classes[{i}]: {}.{} has two rules; keep one",
+                    r.element,
+                    r.class
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// Checks the rule; `at` names it in the error.
     fn check(&self, at: &str) -> Result<()> {
         let token = |s: &str| !s.is_empty() && !s.contains(char::is_whitespace);
@@ -478,18 +495,7 @@ impl BooksFile {
                     bail!("{origin}: corpus {:?}: support: {g}: give a generation from 1 to {} (or leave it out for the newest)", c.name, support::SUPPORT_RULES);
                 }
             }
-            let mut seen = std::collections::HashSet::new();
-            for (i, r) in c.classes.iter().enumerate() {
-                r.check(&format!("{origin}: corpus {:?}, classes[{i}]", c.name))?;
-                if !seen.insert((&r.element, &r.class)) {
-                    bail!(
-                        "{origin}: corpus {:?}, classes[{i}]: {}.{} has two rules; keep one",
-                        c.name,
-                        r.element,
-                        r.class
-                    );
-                }
-            }
+            ClassRuleSpec::check_all(&c.classes, &format!("{origin}: corpus {:?}", c.name))?;
             let mut subjects: BTreeMap<&str, &str> = BTreeMap::new();
             for b in &c.books {
                 let at = format!("{origin}: corpus {:?}, book {:?}", c.name, b.slug);
@@ -530,17 +536,7 @@ impl BooksFile {
                 if b.format == Format::Markdown && !b.classes.is_empty() {
                     bail!("{at}: classes apply to CNXML books only (the Markdown reader has its own fixed rules); remove them");
                 }
-                let mut seen = std::collections::HashSet::new();
-                for (i, r) in b.classes.iter().enumerate() {
-                    r.check(&format!("{at}, classes[{i}]"))?;
-                    if !seen.insert((&r.element, &r.class)) {
-                        bail!(
-                            "{at}, classes[{i}]: {}.{} has two rules; keep one",
-                            r.element,
-                            r.class
-                        );
-                    }
-                }
+                ClassRuleSpec::check_all(&b.classes, &at)?;
                 if b.format == Format::Markdown && !b.collections.is_empty() {
                     bail!("{at}: collections apply to CNXML books only; remove them");
                 }

@@ -82,21 +82,6 @@ pub struct Stitched {
     pub counts: BTreeMap<String, u64>,
 }
 
-/// Overlapping occurrences of `needle` in `hay`.
-fn occurrences(hay: &str, needle: &str) -> u64 {
-    let mut n = 0;
-    let mut from = 0;
-    while let Some(i) = hay[from..].find(needle) {
-        n += 1;
-        let at = from + i;
-        from = at + hay[at..].chars().next().map_or(1, char::len_utf8);
-        if from > hay.len() {
-            break;
-        }
-    }
-    n
-}
-
 /// Stitches `source` into long documents (module documentation for the rule).
 ///
 /// # Errors
@@ -213,7 +198,12 @@ pub fn stitch(source: &Dataset, o: &StitchOptions) -> Result<Stitched> {
                 .collect();
             let per: Vec<u64> = answers
                 .iter()
-                .map(|a| texts.iter().map(|t| occurrences(t, a)).sum())
+                .map(|a| {
+                    texts
+                        .iter()
+                        .map(|t| chunker::occurrences(t, a).len() as u64)
+                        .sum()
+                })
                 .collect();
             let present: Vec<u64> = per.into_iter().filter(|n| *n > 0).collect();
             match present.as_slice() {
@@ -467,8 +457,8 @@ mod tests {
 
     #[test]
     fn overlapping_occurrences() {
-        assert_eq!(occurrences("aaaa", "aa"), 3);
-        assert_eq!(occurrences("é é", "é"), 2);
-        assert_eq!(occurrences("abc", "d"), 0);
+        assert_eq!(chunker::occurrences("aaaa", "aa").len(), 3);
+        assert_eq!(chunker::occurrences("é é", "é").len(), 2);
+        assert_eq!(chunker::occurrences("abc", "d").len(), 0);
     }
 }

@@ -13,7 +13,7 @@
 use crate::html::html_to_text;
 use crate::table::{read_table, Table, TableFormat};
 use anyhow::{bail, Context, Result};
-use chunker::Document;
+use chunker::{occurrences, Document};
 use datasets::dataset::{DatasetManifest, Evidence, Question, MAX_OPTIONS};
 use datasets::import::{finish, write_dataset};
 use datasets::io::{sha256_file, sha256_hex};
@@ -643,17 +643,6 @@ fn char_to_byte(text: &str, c: usize) -> Option<usize> {
         .map(|(b, _)| b)
         .chain(std::iter::once(text.len()))
         .nth(c)
-}
-
-/// Every byte position where `needle` starts in `hay` (overlapping occurrences included).
-fn occurrences(hay: &str, needle: &str) -> Vec<usize> {
-    let mut out = Vec::new();
-    let mut from = 0;
-    while let Some(p) = hay[from..].find(needle) {
-        out.push(from + p);
-        from += p + hay[from + p..].chars().next().map_or(1, char::len_utf8);
-    }
-    out
 }
 
 /// Byte spans of `hay` that equal `needle` once all whitespace is removed from both (for the
