@@ -380,7 +380,7 @@ fn sigkilled_run_resumes_to_identical_results() {
         .spawn()
         .unwrap();
     let cells = out.join("sweep/cells");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(900);
     let done = |p: &Path| {
         std::fs::read_dir(p).map_or(0, |d| {
             d.flatten()

@@ -182,7 +182,7 @@ fn a_sweep_as_a_slurm_array_with_a_requeued_task_merges_to_the_unsharded_run() {
     ));
     // Slurm holds a requeued job until its old credential expires (scripts/slurm-local.sh
     // sets 10 s), then starts it again: nothing to do but wait.
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let deadline = Instant::now() + Duration::from_secs(600);
     loop {
         let f = job_fields(&task2, &conf);
         if f.get("JobState").map(String::as_str) == Some("PENDING") {
@@ -197,7 +197,7 @@ fn a_sweep_as_a_slurm_array_with_a_requeued_task_merges_to_the_unsharded_run() {
         std::thread::sleep(Duration::from_millis(200));
     }
     // Wait for the merge job.
-    let deadline = Instant::now() + Duration::from_secs(900);
+    let deadline = Instant::now() + Duration::from_secs(1800);
     loop {
         let f = job_fields(&merge, &conf);
         match f.get("JobState").map(String::as_str) {

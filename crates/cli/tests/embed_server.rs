@@ -61,7 +61,7 @@ fn serve(dir: &Path, tag: &str, model: &Path, port: u16) -> Server {
     let started = Instant::now();
     while std::net::TcpListener::bind(("127.0.0.1", port)).is_err() {
         assert!(
-            started.elapsed() < Duration::from_secs(30),
+            started.elapsed() < Duration::from_secs(120),
             "port {port} stays taken"
         );
         std::thread::sleep(Duration::from_millis(200));
@@ -101,8 +101,8 @@ fn serve(dir: &Path, tag: &str, model: &Path, port: u16) -> Server {
             );
         }
         assert!(
-            started.elapsed() < Duration::from_secs(300),
-            "the embedding server did not answer within 300 s:\n{}",
+            started.elapsed() < Duration::from_secs(900),
+            "the embedding server did not answer within 900 s:\n{}",
             std::fs::read_to_string(&server.log).unwrap_or_default()
         );
         std::thread::sleep(Duration::from_millis(500));

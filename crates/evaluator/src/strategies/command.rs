@@ -336,9 +336,9 @@ mod tests {
         let crash = e(cmd("echo boom >&2; exit 3", 10));
         assert!(crash.contains("failed") && crash.contains("3") && crash.contains("boom"), "{crash}");
         let t = Instant::now();
-        let hang = e(cmd("cat >/dev/null; sleep 30", 1));
+        let hang = e(cmd("cat >/dev/null; sleep 600", 1));
         assert!(hang.contains("did not finish within 1 s"), "{hang}");
-        assert!(t.elapsed() < Duration::from_secs(10), "killed promptly");
+        assert!(t.elapsed() < Duration::from_secs(120), "killed promptly");
         let oob = e(cmd("cat >/dev/null; echo '{\"doc_id\":\"a\",\"start\":0,\"end\":99}'", 10));
         assert!(oob.contains("line 1") && oob.contains("outside document `a`"), "{oob}");
         let missing = e(Command {
@@ -357,7 +357,7 @@ mod tests {
             cmd("cat >/dev/null; yes", 600).chunk_corpus(&docs(), None).unwrap_err()
         );
         assert!(e.contains("printed more than 64 MiB"), "{e}");
-        assert!(t.elapsed() < Duration::from_secs(60), "killed promptly, not at the timeout");
+        assert!(t.elapsed() < Duration::from_secs(300), "killed promptly, not at the timeout");
         let e = format!(
             "{:#}",
             cmd("cat >/dev/null; head -c 50000000 /dev/zero | tr '\\0' 'x' >&2; exit 3", 600)
