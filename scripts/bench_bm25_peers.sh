@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# BM25 side by side with bm25s at scale (issue 40): 100k and 1M passages of textbook prose,
+# 1,000 MMLU multiple-choice queries, k1 = 1.2, b = 0.75 (Lucene idf) on both, 2 threads.
+#
+#   scripts/bench_bm25_peers.sh                 # SIZES="100000 1000000"
+#   SIZES=100000 REPEAT=1 scripts/bench_bm25_peers.sh
+#
+# scripts/bench_bm25_peers.py explains the corpus, the queries and how bm25s is called.
+# chunkbench's side: crates/retriever/examples/bench_bm25.rs (release). bm25s runs with its
+# numpy backend and, when numba installs, its numba backend. Prints one Markdown row per
+# (size, engine): build s, queries/s, ratio of chunkbench's queries/s to the engine's, top-10
+# overlap with chunkbench's lists, with the load average and the CPU's SIMD flags.
+# Needs data/openstax-*-mmlu and data/mmlu-test (`chunkbench data fetch` with the mirror).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SIZES=${SIZES:-"100000 1000000"}
+REPEAT=${REPEAT:-3}
+VENV=${VENV:-.venv-bm25}
+OUT=${OUT:-${CARGO_TARGET_DIR:-target}/bench-bm25}
+mkdir -p "$OUT"
+[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+"$VENV/bin/pip" install --quiet --disable-pip-version-check \
+  "bm25s==0.3.16" "numpy==2.2.6" "scipy==1.15.3"
+backends=numpy
+if "$VENV/bin/pip" install --quiet --disable-pip-version-check "numba==0.61.2" 2>/dev/null; then
+  backends="numpy numba"
+fi
+cargo build --release -p retriever --example bench_bm25
+bin="${CARGO_TARGET_DIR:-target}/release/examples/bench_bm25"
+flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|avx512bw|avx512vl|fma)$' | tr '\n' ' ')
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, flags: $flags"
+echo "| passages | engine | build s | queries/s | chunkbench vs engine (queries/s) | top-10 overlap with chunkbench | load avg before |"
+echo "|---:|---|---:|---:|---:|---:|---|"
+for n in $SIZES; do
+  [ -f "$OUT/corpus-$n.txt" ] || "$VENV/bin/python" scripts/bench_bm25_peers.py make "$n" "$OUT" >&2
+  load=$(cut -d' ' -f1-3 /proc/loadavg)
+  cb=$(RAYON_NUM_THREADS=2 "$bin" "$OUT/corpus-$n.txt" "$OUT/queries.txt" "$OUT/top-chunkbench-$n.txt" 10 "$REPEAT")
+  cb_qps=$(echo "$cb" | "$VENV/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["queries_per_s"])')
+  cb_build=$(echo "$cb" | "$VENV/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["build_s"])')
+  echo "| $n | chunkbench | $cb_build | $cb_qps | 1.00x | 1.000 | $load |"
+  for be in $backends; do
+    load=$(cut -d' ' -f1-3 /proc/loadavg)
+    r=$("$VENV/bin/python" scripts/bench_bm25_peers.py bm25s "$OUT/corpus-$n.txt" "$OUT/queries.txt" "$OUT/top-bm25s-$be-$n.txt" 10 "$REPEAT" "$be")
+    ov=$("$VENV/bin/python" scripts/bench_bm25_peers.py overlap "$OUT/top-chunkbench-$n.txt" "$OUT/top-bm25s-$be-$n.txt" 10)
+    echo "$r" "$ov" | "$VENV/bin/python" -c '
+import json, sys
+text = sys.stdin.read().split("} {")
+r = json.loads(text[0] + "}"); o = json.loads("{" + text[1])
+cb = float(sys.argv[1]); n = sys.argv[2]; load = sys.argv[3]
+print(f"| {n} | {r[\"engine\"]} | {r[\"build_s\"]} | {r[\"queries_per_s\"]} | {cb / r[\"queries_per_s\"]:.2f}x | {o[\"top_k_overlap\"]:.3f} ({o[\"identical_lists\"]} identical lists) | {load} |")
+' "$cb_qps" "$n" "$load"
+  done
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
