@@ -3,6 +3,7 @@
     python3 bench_bm25_peers.py make N OUT_DIR      # corpus-N.txt and queries.txt
     python3 bench_bm25_peers.py bm25s CORPUS QUERIES TOPK_OUT [K] [REPEAT] [BACKEND]
     python3 bench_bm25_peers.py overlap TOPK_A TOPK_B [K]
+    python3 bench_bm25_peers.py row ENGINE_JSON OVERLAP_JSON CHUNKBENCH_QPS N LOAD
 
 Corpus: N distinct passages of real text. The OpenStax textbook documents in data/ (the four
 books of the EAR set, chemistry and economics) are cut into 100-word pieces; passage i is piece
@@ -107,6 +108,13 @@ def overlap(a: str, b: str, k: int) -> None:
                       "identical_lists": same, "queries": len(ra)}))
 
 
+def row(engine: str, over: str, cb_qps: str, n: str, load: str) -> None:
+    r, o = json.loads(engine), json.loads(over)
+    ratio = float(cb_qps) / r["queries_per_s"]
+    print(f"| {n} | {r['engine']} | {r['build_s']} | {r['queries_per_s']} | {ratio:.2f}x | "
+          f"{o['top_k_overlap']:.3f} ({o['identical_lists']} identical lists) | {load} |")
+
+
 def main() -> None:
     cmd = sys.argv[1]
     if cmd == "make":
@@ -117,6 +125,8 @@ def main() -> None:
                   int(a[4]) if len(a) > 4 else 3, a[5] if len(a) > 5 else "numpy")
     elif cmd == "overlap":
         overlap(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 10)
+    elif cmd == "row":
+        row(*sys.argv[2:7])
     else:
         sys.exit(f"unknown command {cmd}")
 

@@ -42,13 +42,7 @@ for n in $SIZES; do
     load=$(cut -d' ' -f1-3 /proc/loadavg)
     r=$("$VENV/bin/python" scripts/bench_bm25_peers.py bm25s "$OUT/corpus-$n.txt" "$OUT/queries.txt" "$OUT/top-bm25s-$be-$n.txt" 10 "$REPEAT" "$be")
     ov=$("$VENV/bin/python" scripts/bench_bm25_peers.py overlap "$OUT/top-chunkbench-$n.txt" "$OUT/top-bm25s-$be-$n.txt" 10)
-    echo "$r" "$ov" | "$VENV/bin/python" -c '
-import json, sys
-text = sys.stdin.read().split("} {")
-r = json.loads(text[0] + "}"); o = json.loads("{" + text[1])
-cb = float(sys.argv[1]); n = sys.argv[2]; load = sys.argv[3]
-print(f"| {n} | {r[\"engine\"]} | {r[\"build_s\"]} | {r[\"queries_per_s\"]} | {cb / r[\"queries_per_s\"]:.2f}x | {o[\"top_k_overlap\"]:.3f} ({o[\"identical_lists\"]} identical lists) | {load} |")
-' "$cb_qps" "$n" "$load"
+    "$VENV/bin/python" scripts/bench_bm25_peers.py row "$r" "$ov" "$cb_qps" "$n" "$load"
   done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
