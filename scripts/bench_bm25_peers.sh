@@ -27,22 +27,18 @@ if "$VENV/bin/pip" install --quiet --disable-pip-version-check "numba==0.61.2" 2
 fi
 cargo build --release -p retriever --example bench_bm25
 bin="${CARGO_TARGET_DIR:-target}/release/examples/bench_bm25"
-flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|avx512bw|avx512vl|fma)$' | tr '\n' ' ')
-echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, flags: $flags"
-echo "| passages | engine | build s | queries/s | chunkbench vs engine (queries/s) | top-10 overlap with chunkbench | load avg before |"
-echo "|---:|---|---:|---:|---:|---:|---|"
+# shellcheck source=bench_peers_common.sh
+. scripts/bench_peers_common.sh
+peers_header
 for n in $SIZES; do
   [ -f "$OUT/corpus-$n.txt" ] || "$VENV/bin/python" scripts/bench_bm25_peers.py make "$n" "$OUT" >&2
   load=$(cut -d' ' -f1-3 /proc/loadavg)
   cb=$(RAYON_NUM_THREADS=2 "$bin" "$OUT/corpus-$n.txt" "$OUT/queries.txt" "$OUT/top-chunkbench-$n.txt" 10 "$REPEAT")
-  cb_qps=$(echo "$cb" | "$VENV/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["queries_per_s"])')
-  cb_build=$(echo "$cb" | "$VENV/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["build_s"])')
-  echo "| $n | chunkbench | $cb_build | $cb_qps | 1.00x | 1.000 | $load |"
+  chunkbench_row "$cb" "$n" chunkbench "$load"
   for be in $backends; do
     load=$(cut -d' ' -f1-3 /proc/loadavg)
     r=$("$VENV/bin/python" scripts/bench_bm25_peers.py bm25s "$OUT/corpus-$n.txt" "$OUT/queries.txt" "$OUT/top-bm25s-$be-$n.txt" 10 "$REPEAT" "$be")
-    ov=$("$VENV/bin/python" scripts/bench_bm25_peers.py overlap "$OUT/top-chunkbench-$n.txt" "$OUT/top-bm25s-$be-$n.txt" 10)
-    "$VENV/bin/python" scripts/bench_bm25_peers.py row "$r" "$ov" "$cb_qps" "$n" "$load"
+    peer_row "$r" "$OUT/top-chunkbench-$n.txt" "$OUT/top-bm25s-$be-$n.txt" "$n" "$load"
   done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

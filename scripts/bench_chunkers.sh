@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Chunker speed benchmark (issue 4, "Speed"): in one run, chunks a 5 MB real text with the
-# fixed and recursive chunkers, the `text-splitter` crate (same capacity, chars and MiniLM
-# tokens) and LangChain's RecursiveCharacterTextSplitter (Python, in .venv-langchain), checks
+# Chunker speed benchmark (issue 4, "Speed"; peers of issue 40): in one run, chunks a 5 MB real
+# text with the fixed and recursive chunkers, the `text-splitter` crate (same capacity, chars and
+# MiniLM tokens), LangChain's RecursiveCharacterTextSplitter, chonkie's RecursiveChunker and
+# TokenChunker and semchunk (Python, in .venv-langchain), checks
 # linear time on 6.25-50 MB of text without separators, and writes the `## Chunkers` section
 # of BENCHMARKS.md (other sections are left alone).
 #
@@ -46,6 +47,9 @@ if [ ! -f "$TOKENIZER" ]; then
     exit 1
 fi
 
+# The Python peers of issue 40 beside LangChain (PyPI).
+CHONKIE_VERSION=1.7.0
+SEMCHUNK_VERSION=4.1.1
 # The same pinned LangChain as the parity goldens (scripts/langchain_goldens.sh).
 pin() { sed -n "s/^$1=\([^ #]*\).*/\1/p" "$ROOT/scripts/langchain_goldens.sh"; }
 if [ ! -x "$VENV/bin/python" ]; then
@@ -54,8 +58,12 @@ fi
 "$VENV/bin/pip" install --quiet --disable-pip-version-check \
     "langchain-text-splitters==$(pin LANGCHAIN_TEXT_SPLITTERS_VERSION)" \
     "langchain-core==$(pin LANGCHAIN_CORE_VERSION)" \
-    "tokenizers==$(pin TOKENIZERS_VERSION)"
+    "tokenizers==$(pin TOKENIZERS_VERSION)" \
+    "chonkie==$CHONKIE_VERSION" "semchunk==$SEMCHUNK_VERSION"
 PY="$VENV/bin/python"
+# Every tool single-threaded: the tokenizers library would otherwise encode batches (chonkie's
+# TokenChunker) on a thread pool that thread CPU time does not see.
+export TOKENIZERS_PARALLELISM=false RAYON_NUM_THREADS=1
 
 echo "== corpus" >&2
 "$PY" scripts/bench_chunkers.py corpus "$OUT/corpus.txt" --bytes "$BENCH_BYTES" \
@@ -82,6 +90,10 @@ cargo bench -p chunker --bench chunkers -- \
     --linear-mb "$LINEAR_MB" --linear-peer-mb "$LINEAR_PEER_MB" --skip-linear
 echo "== Python: LangChain RecursiveCharacterTextSplitter" >&2
 "$PY" scripts/bench_chunkers.py langchain "$OUT/corpus.txt" --tokenizer "$TOKENIZER" \
+    --json "$OUT/python.jsonl" --chars-size "$CHARS_SIZE" --tokens-size "$TOKENS_SIZE" \
+    --reps-chars "$REPS_CHARS" --reps-tokens "$REPS_TOKENS"
+echo "== Python: chonkie and semchunk" >&2
+"$PY" scripts/bench_chunkers.py peers "$OUT/corpus.txt" --tokenizer "$TOKENIZER" \
     --json "$OUT/python.jsonl" --chars-size "$CHARS_SIZE" --tokens-size "$TOKENS_SIZE" \
     --reps-chars "$REPS_CHARS" --reps-tokens "$REPS_TOKENS"
 echo "== Rust: linear time on text without separators" >&2

@@ -11,6 +11,10 @@
       BATCH, best of REPEAT runs after a warm-up) and prints one JSON object like the Rust
       example's; writes the embeddings as raw little-endian f32 to EMB_OUT.
 
+  bench_embed.py ort MODEL_DIR SENTENCES_JSONL THREADS BATCH REPEAT EMB_OUT REF_F32 WORK_DIR
+      ONNX Runtime on the same model (see ort()): one JSON object per variant, with the minimum
+      cosine against REF_F32 (sentence-transformers' embeddings from `st`).
+
   bench_embed.py machine
       Prints a one-line description of the CPU.
 """
@@ -90,6 +94,96 @@ def st(model_dir, sents_path, threads, batch, repeat, emb_out):
     }))
 
 
+def ort(model_dir, sents_path, threads, batch, repeat, emb_out, ref_path, work_dir):
+    """ONNX Runtime on the same model: the BertModel exported with torch.onnx.export (opset
+    17, dynamic batch and sequence axes), then (a) the exported graph and (b) the graph after
+    onnxruntime.transformers' BERT optimizer (attention, layer-norm, GELU fusions), each run
+    by an InferenceSession (THREADS intra-op threads, sequential execution, all graph
+    optimisations). Inputs sorted by length and padded per batch, as sentence-transformers
+    does; mean pooling over the attention mask and L2 normalisation in numpy. Times cover
+    tokenisation, the session and pooling, best of REPEAT after a warm-up. Prints one JSON
+    object per variant; writes the optimised variant's embeddings to EMB_OUT."""
+    import os
+
+    import numpy as np
+    import onnxruntime as rt
+    import torch
+    from onnxruntime.transformers import optimizer
+    from transformers import AutoModel, AutoTokenizer
+
+    with open(sents_path, encoding="utf-8") as f:
+        texts = [json.loads(l) for l in f if l.strip()]
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    max_len = 256  # sentence-transformers' max_seq_length for this model
+    os.makedirs(work_dir, exist_ok=True)
+    plain = os.path.join(work_dir, "minilm.onnx")
+    fused = os.path.join(work_dir, "minilm-opt.onnx")
+    bert = AutoModel.from_pretrained(model_dir).eval()
+
+    class Hidden(torch.nn.Module):
+        """The BertModel's last hidden state from its three inputs, passed by name."""
+
+        def __init__(self):
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                             token_type_ids=token_type_ids).last_hidden_state
+
+    enc = tok(["a warm sentence", "b"], padding=True, return_tensors="pt")
+    with torch.inference_mode():
+        torch.onnx.export(Hidden(), (enc["input_ids"], enc["attention_mask"], enc["token_type_ids"]),
+                          plain, input_names=["input_ids", "attention_mask", "token_type_ids"],
+                          output_names=["last_hidden_state"], opset_version=17, dynamo=False,
+                          dynamic_axes={n: {0: "batch", 1: "seq"} for n in
+                                        ["input_ids", "attention_mask", "token_type_ids",
+                                         "last_hidden_state"]})
+    opt = optimizer.optimize_model(plain, model_type="bert", num_heads=12, hidden_size=384)
+    opt.save_model_to_file(fused)
+    ref = np.fromfile(ref_path, dtype="<f4").reshape(len(texts), -1)
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    tokens = sum(len(tok(t, truncation=True, max_length=max_len)["input_ids"]) for t in texts)
+
+    def encode(sess, items):
+        out = np.zeros((len(items), 384), dtype=np.float32)
+        for b in range(0, len(order), batch):
+            idx = order[b:b + batch]
+            e = tok([items[i] for i in idx], padding=True, truncation=True, max_length=max_len,
+                    return_tensors="np")
+            feed = {k: e[k].astype(np.int64) for k in
+                    ("input_ids", "attention_mask", "token_type_ids")}
+            h = sess.run(None, feed)[0]
+            m = feed["attention_mask"][:, :, None].astype(np.float32)
+            v = (h * m).sum(1) / np.clip(m.sum(1), 1e-9, None)
+            out[idx] = v / np.linalg.norm(v, axis=1, keepdims=True)
+        return out
+
+    for name, path in (("ONNX Runtime, exported graph", plain),
+                       ("ONNX Runtime, BERT-fused graph", fused)):
+        so = rt.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        so.execution_mode = rt.ExecutionMode.ORT_SEQUENTIAL
+        so.graph_optimization_level = rt.GraphOptimizationLevel.ORT_ENABLE_ALL
+        sess = rt.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        encode(sess, texts)  # warm-up
+        best, emb = float("inf"), None
+        for _ in range(max(1, repeat)):
+            t0 = time.perf_counter()
+            emb = encode(sess, texts)
+            best = min(best, time.perf_counter() - t0)
+        cos = float((emb * ref).sum(1).min())
+        if path == fused:
+            emb.astype("<f4").tofile(emb_out)
+        print(json.dumps({
+            "impl": f"{name} (onnxruntime {rt.__version__})",
+            "threads": threads, "batch_size": batch, "sentences": len(texts),
+            "tokens": tokens, "seconds": best, "sentences_per_s": len(texts) / best,
+            "tokens_per_s": tokens / best, "min_cosine_vs_reference": cos,
+        }))
+
+
 def machine():
     model = "unknown CPU"
     flags = ""
@@ -111,6 +205,9 @@ if __name__ == "__main__":
         sentences(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif cmd == "st":
         st(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), sys.argv[7])
+    elif cmd == "ort":
+        ort(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]),
+            sys.argv[7], sys.argv[8], sys.argv[9])
     elif cmd == "machine":
         machine()
     else:

@@ -13,6 +13,8 @@
 //! `CORPUS`, best first, space-separated) to `TOPK_OUT` and prints one JSON object: passages,
 //! queries, threads, build seconds and queries per second.
 
+mod common;
+
 use rayon::prelude::*;
 use retriever::{Bm25, Bm25Params, Bm25Scratch, TextAnalyzer};
 use std::time::Instant;
@@ -63,19 +65,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             .collect::<Vec<_>>();
         search_s = search_s.min(t.elapsed().as_secs_f64());
     }
-    let mut out = String::new();
-    for hits in &top {
-        let ids: Vec<String> = hits.iter().map(|h| h.passage.to_string()).collect();
-        out.push_str(&ids.join(" "));
-        out.push('\n');
-    }
-    std::fs::write(&args[2], out)?;
-    println!(
-        "{{\"engine\":\"chunkbench\",\"passages\":{},\"queries\":{},\"threads\":{},\"build_s\":{build_s:.3},\"queries_per_s\":{:.1}}}",
-        passages.len(),
-        queries.len(),
-        rayon::current_num_threads(),
-        queries.len() as f64 / search_s
-    );
+    common::write_top_k(&args[2], &top)?;
+    common::print_record(passages.len(), queries.len(), build_s, search_s);
     Ok(())
 }

@@ -14,8 +14,9 @@
 //! 0.3.16 times `(k1 + 1)` within 1e-6. rank_bm25's `BM25Okapi` differs in its idf
 //! (`ln((N − df + 0.5)/(df + 0.5))`, negative values floored to `ε · mean idf`).
 
-use crate::{top_k, Hit, PassageIndex, TextAnalyzer};
+use crate::{BestHits, Hit, PassageIndex, TextAnalyzer};
 use std::collections::HashMap;
+use std::ops::Range;
 
 /// BM25 parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -32,15 +33,32 @@ impl Default for Bm25Params {
     }
 }
 
+/// A query goes dense — accumulates into every passage's slot without tracking which it
+/// touched, then scans all slots — when its terms' postings number at least
+/// `passages / DENSE_SHARE`; below that it tracks the touched passages and visits only them.
+/// Both give bit-identical scores (each passage's sum runs in query-term order either way);
+/// only the cost differs (measured: `scripts/bench_bm25_peers.sh`).
+const DENSE_SHARE: usize = 8;
+
 /// An inverted BM25 index over a list of passages (usually the passages of one
 /// [`PassageIndex`]; passage `i` here is passage `i` there).
+///
+/// Impact-scored: every posting stores its term's whole contribution to its passage's score,
+/// `idf · tf·(k1+1) / (tf + k1·(1 − b + b·|p|/avgdl))` in f64, computed once at build time (as
+/// bm25s's eager sparse matrix does, but in f64), so a query only adds stored numbers. Memory:
+/// 12 bytes per posting (passage u32 + impact f64) plus the term table.
 #[derive(Debug, Clone)]
 pub struct Bm25 {
     params: Bm25Params,
     analyzer: TextAnalyzer,
-    /// term -> (passage, term frequency), passages ascending.
-    postings: HashMap<String, Vec<(u32, u32)>>,
-    lengths: Vec<f64>,
+    /// term -> its postings: a range of `passages`/`impacts` (passages ascending).
+    terms: HashMap<String, Range<usize>>,
+    /// Posting passages, term after term.
+    passages: Vec<u32>,
+    /// Posting impacts (BM25 points), aligned with `passages`.
+    impacts: Vec<f64>,
+    /// Number of indexed passages.
+    len: usize,
     avgdl: f64,
 }
 
@@ -79,13 +97,13 @@ impl Bm25 {
     ) -> Self {
         let mut postings: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
         let mut lengths = Vec::new();
+        let mut tf: HashMap<String, u32> = HashMap::new();
         for (i, terms) in passages.into_iter().enumerate() {
             lengths.push(terms.len() as f64);
-            let mut tf: HashMap<String, u32> = HashMap::new();
             for t in terms {
                 *tf.entry(t).or_default() += 1;
             }
-            for (t, f) in tf {
+            for (t, f) in tf.drain() {
                 postings.entry(t).or_default().push((i as u32, f));
             }
         }
@@ -94,13 +112,30 @@ impl Bm25 {
         } else {
             lengths.iter().sum::<f64>() / lengths.len() as f64
         };
-        Bm25 {
+        let n = lengths.len();
+        let total = postings.values().map(Vec::len).sum();
+        let mut index = Bm25 {
             params,
             analyzer,
-            postings,
-            lengths,
+            terms: HashMap::with_capacity(postings.len()),
+            passages: Vec::with_capacity(total),
+            impacts: Vec::with_capacity(total),
+            len: n,
             avgdl,
+        };
+        let Bm25Params { k1, b } = params;
+        for (term, list) in postings {
+            let idf = idf(n, list.len());
+            let start = index.passages.len();
+            for (p, tf) in list {
+                let tf = tf as f64;
+                let norm = k1 * (1.0 - b + b * lengths[p as usize] / avgdl);
+                index.passages.push(p);
+                index.impacts.push(idf * tf * (k1 + 1.0) / (tf + norm));
+            }
+            index.terms.insert(term, start..index.passages.len());
         }
+        index
     }
 
     /// The analyser applied to passages and queries.
@@ -115,12 +150,12 @@ impl Bm25 {
 
     /// Number of indexed passages.
     pub fn len(&self) -> usize {
-        self.lengths.len()
+        self.len
     }
 
     /// True when no passage is indexed.
     pub fn is_empty(&self) -> bool {
-        self.lengths.is_empty()
+        self.len == 0
     }
 
     /// Average passage length in analyser terms (0 for an empty index).
@@ -128,60 +163,91 @@ impl Bm25 {
         self.avgdl
     }
 
-    /// Lucene idf of a term with document frequency `df` among `N` passages.
-    fn idf(&self, df: usize) -> f64 {
-        let n = self.lengths.len() as f64;
-        let df = df as f64;
-        (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+    /// The posting ranges of the query terms found in the index, in query-term order
+    /// (duplicates kept), and their total number of postings.
+    fn lists(&self, terms: &[String]) -> (Vec<Range<usize>>, usize) {
+        let lists: Vec<Range<usize>> = terms
+            .iter()
+            .filter_map(|t| self.terms.get(t).cloned())
+            .collect();
+        let total = lists.iter().map(ExactSizeIterator::len).sum();
+        (lists, total)
     }
 
-    /// Adds the scores of the passages sharing at least one term with `terms` (inside
-    /// `scope`) into `acc` (length [`Bm25::len`], all 0.0 on entry for those passages) and
-    /// lists each such passage once in `touched`. Each passage's sum runs in query-term order,
-    /// so scores are bit-identical across runs; every listed passage scores > 0 (the idf is
-    /// positive), so 0.0 marks an untouched one.
+    /// Adds the query's impacts into `acc` (length [`Bm25::len`], all 0.0 on entry) and
+    /// returns how to find the scored passages. Dense (many postings, see [`DENSE_SHARE`]):
+    /// every posting added, scope not checked (the scan applies it). Sparse: postings outside
+    /// `scope` skipped, each scored passage listed once in `touched`. Each passage's sum runs
+    /// in query-term order, so scores are bit-identical across runs and modes; every scored
+    /// passage scores > 0 (the idf is positive), so 0.0 marks an unscored one.
     fn accumulate(
         &self,
         terms: &[String],
         scope: Option<&[bool]>,
         acc: &mut [f64],
         touched: &mut Vec<u32>,
-    ) {
-        let Bm25Params { k1, b } = self.params;
-        for term in terms {
-            let Some(list) = self.postings.get(term) else {
-                continue;
-            };
-            let idf = self.idf(list.len());
-            for &(p, tf) in list {
+    ) -> Mode {
+        let (lists, total) = self.lists(terms);
+        if total >= self.len / DENSE_SHARE {
+            for r in lists {
+                for (&p, &impact) in self.passages[r.clone()].iter().zip(&self.impacts[r]) {
+                    acc[p as usize] += impact;
+                }
+            }
+            return Mode::Dense;
+        }
+        for r in lists {
+            for (&p, &impact) in self.passages[r.clone()].iter().zip(&self.impacts[r]) {
                 if scope.is_some_and(|m| !m.get(p as usize).copied().unwrap_or(false)) {
                     continue;
                 }
-                let tf = tf as f64;
-                let norm = k1 * (1.0 - b + b * self.lengths[p as usize] / self.avgdl);
                 let slot = &mut acc[p as usize];
                 if *slot == 0.0 {
                     touched.push(p);
                 }
-                *slot += idf * tf * (k1 + 1.0) / (tf + norm);
+                *slot += impact;
             }
         }
+        Mode::Sparse
     }
 
-    /// Sparse scores of the passages sharing at least one term with `terms` (inside `scope`).
-    fn sparse_scores(&self, terms: &[String], scope: Option<&[bool]>) -> Vec<(u32, f64)> {
-        let mut acc = vec![0.0; self.len()];
-        let mut touched = Vec::new();
-        self.accumulate(terms, scope, &mut acc, &mut touched);
-        touched.into_iter().map(|p| (p, acc[p as usize])).collect()
+    /// Hands every passage scored by the last [`Bm25::accumulate`] (inside `scope`) to `f`
+    /// with its score, and returns its slot in `acc` to 0.0.
+    fn drain(
+        &self,
+        mode: Mode,
+        scope: Option<&[bool]>,
+        acc: &mut [f64],
+        touched: &[u32],
+        mut f: impl FnMut(u32, f64),
+    ) {
+        match mode {
+            Mode::Dense => {
+                for (p, slot) in acc.iter_mut().enumerate() {
+                    if *slot != 0.0 {
+                        let s = std::mem::take(slot);
+                        if scope.is_none_or(|m| m.get(p).copied().unwrap_or(false)) {
+                            f(p as u32, s);
+                        }
+                    }
+                }
+            }
+            Mode::Sparse => {
+                for &p in touched {
+                    f(p, std::mem::take(&mut acc[p as usize]));
+                }
+            }
+        }
     }
 
     /// BM25 score of every passage for the pre-analysed query `terms` (length [`Bm25::len`];
     /// 0.0 for passages sharing no term). Used by the golden test.
     pub fn scores_for_terms(&self, terms: &[String]) -> Vec<f64> {
-        let mut out = vec![0.0; self.len()];
-        for (p, s) in self.sparse_scores(terms, None) {
-            out[p as usize] = s;
+        let mut out = vec![0.0; self.len];
+        for r in self.lists(terms).0 {
+            for (&p, &impact) in self.passages[r.clone()].iter().zip(&self.impacts[r]) {
+                out[p as usize] += impact;
+            }
         }
         out
     }
@@ -212,9 +278,9 @@ impl Bm25 {
     }
 
     /// [`Bm25::search_pooled`] with the per-query buffers in `scratch`, reused across calls
-    /// (one scratch per thread: a question then costs the postings it reads plus O(matches),
-    /// not a fresh buffer of [`Bm25::len`] scores). Results are identical to
-    /// [`Bm25::search_pooled`]'s.
+    /// (one scratch per thread: a question then costs the postings it reads plus its matches,
+    /// or one scan of [`Bm25::len`] slots when its postings are many, not a fresh buffer).
+    /// Results are identical to [`Bm25::search_pooled`]'s.
     pub fn search_pooled_with<S: AsRef<str>>(
         &self,
         scratch: &mut Bm25Scratch,
@@ -222,7 +288,7 @@ impl Bm25 {
         k: usize,
         scope: Option<&[bool]>,
     ) -> Vec<Hit> {
-        let n = self.len();
+        let n = self.len;
         let Bm25Scratch {
             acc,
             pooled,
@@ -230,21 +296,34 @@ impl Bm25 {
             matched,
         } = scratch;
         // Between calls every slot is at rest (acc 0, pooled -inf): a query takes back the
-        // slots it touched and the pooled slots are reset below, so a call costs the
-        // postings it reads, not the corpus size (only a new size refills the buffers).
+        // slots it scored and the pooled slots are reset below, so a call costs the postings
+        // it reads, not a refill (only a new size refills the buffers).
         if acc.len() != n || pooled.len() != n {
             acc.clear();
             acc.resize(n, 0.0);
             pooled.clear();
             pooled.resize(n, f64::NEG_INFINITY);
         }
+        let mut best = BestHits::new(k);
+        if let [query] = queries {
+            // One query: its scores go straight to the top-k, no pooling pass.
+            touched.clear();
+            let terms = self.analyzer.terms(query.as_ref());
+            let mode = self.accumulate(&terms, scope, acc, touched);
+            self.drain(mode, scope, acc, touched, |p, score| {
+                best.offer(Hit {
+                    passage: p as usize,
+                    score,
+                })
+            });
+            return best.into_sorted();
+        }
         matched.clear();
         for q in queries {
             let terms = self.analyzer.terms(q.as_ref());
             touched.clear();
-            self.accumulate(&terms, scope, acc, touched);
-            for &p in touched.iter() {
-                let s = std::mem::take(&mut acc[p as usize]);
+            let mode = self.accumulate(&terms, scope, acc, touched);
+            self.drain(mode, scope, acc, touched, |p, s| {
                 let e = &mut pooled[p as usize];
                 if *e == f64::NEG_INFINITY {
                     matched.push(p);
@@ -252,17 +331,30 @@ impl Bm25 {
                 } else if s > *e {
                     *e = s;
                 }
-            }
+            });
         }
-        let hits = matched
-            .iter()
-            .map(|&p| Hit {
+        for &p in matched.iter() {
+            best.offer(Hit {
                 passage: p as usize,
                 score: std::mem::replace(&mut pooled[p as usize], f64::NEG_INFINITY),
-            })
-            .collect();
-        top_k(hits, k)
+            });
+        }
+        best.into_sorted()
     }
+}
+
+/// Lucene idf of a term with document frequency `df` among `n` passages.
+fn idf(n: usize, df: usize) -> f64 {
+    let n = n as f64;
+    let df = df as f64;
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+/// How [`Bm25::accumulate`] scored a query: into every slot, or into the listed ones.
+#[derive(Debug, Clone, Copy)]
+enum Mode {
+    Dense,
+    Sparse,
 }
 
 /// Reusable buffers of [`Bm25::search_pooled_with`]: one score slot per passage for the
@@ -278,6 +370,7 @@ pub struct Bm25Scratch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::top_k;
     use chunker::{Document, FixedConfig};
 
     fn corpus(texts: &[&str]) -> PassageIndex {
@@ -331,16 +424,18 @@ mod tests {
     }
 
     /// One scratch reused across questions (as each rayon thread does) gives exactly the
-    /// results of fresh buffers, and equals a brute-force max over every passage's score.
+    /// results of fresh buffers, and equals a brute-force max over every passage's score,
+    /// on the sparse path and the dense scan, with and without a scope.
     #[test]
     fn reused_scratch_equals_fresh_buffers_and_brute_force() {
         let texts: Vec<String> = (0..60)
             .map(|i| {
                 format!(
-                    "valve {} pump {} seal {}",
+                    "valve {} pump {} seal {}{}",
                     i % 7,
                     i % 3,
-                    "flow ".repeat(i % 5)
+                    "flow ".repeat(i % 5),
+                    if i % 25 == 0 { " rare" } else { "" }
                 )
             })
             .collect();
@@ -352,6 +447,7 @@ mod tests {
                 "d3".to_string(),
                 "d10".to_string(),
                 "d11".to_string(),
+                "d25".to_string(),
             ]))
             .unwrap();
         let questions: Vec<(Vec<&str>, Option<&[bool]>)> = vec![
@@ -360,6 +456,12 @@ mod tests {
             (vec!["nothing matches"], None),
             (vec!["flow flow 2", "valve 6", "pump"], None),
             (vec!["pump 0", "seal flow"], Some(&mask)),
+            // "rare" is in 3 of the 60 passages (under 60 / DENSE_SHARE postings: the sparse
+            // path); the other terms are in 8 or more (the dense scan).
+            (vec!["rare"], None),
+            (vec!["rare"], Some(&mask)),
+            (vec!["rare rare", "pump 2"], Some(&mask)),
+            (vec!["rare", "valve 4"], None),
         ];
         let mut scratch = Bm25Scratch::default();
         for (qs, scope) in &questions {

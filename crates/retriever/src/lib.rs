@@ -163,13 +163,9 @@ impl PassageIndex {
     }
 }
 
-/// Sorts `(passage, score)` pairs by descending score with ties broken by ascending passage
-/// index (deterministic under any thread count), NaN scores ranked last, and keeps `k`.
-///
-/// Cost: O(n) selection of the `k` best, then O(k log k) to sort them; the result owns only
-/// `k` slots (a caller keeping one list per question must not hold the candidates' memory:
-/// 14k questions × 100k candidates of 16 bytes is 22 GB).
-pub fn top_k(mut hits: Vec<Hit>, k: usize) -> Vec<Hit> {
+/// The ranking order of [`top_k`]: descending score (NaN last), ties by ascending passage;
+/// `Less` = ranked first.
+fn rank_order(a: &Hit, b: &Hit) -> std::cmp::Ordering {
     fn key(h: &Hit) -> f64 {
         if h.score.is_nan() {
             f64::NEG_INFINITY
@@ -177,7 +173,81 @@ pub fn top_k(mut hits: Vec<Hit>, k: usize) -> Vec<Hit> {
             h.score
         }
     }
-    let order = |a: &Hit, b: &Hit| key(b).total_cmp(&key(a)).then(a.passage.cmp(&b.passage));
+    key(b).total_cmp(&key(a)).then(a.passage.cmp(&b.passage))
+}
+
+/// A hit ordered by [`rank_order`], so a max-heap of them has the worst kept hit on top.
+#[derive(Debug, Clone, Copy)]
+struct Ranked(Hit);
+
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Self) -> bool {
+        rank_order(&self.0, &other.0).is_eq()
+    }
+}
+impl Eq for Ranked {}
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        rank_order(&self.0, &other.0)
+    }
+}
+
+/// Streaming [`top_k`]: hits offered one at a time, the `k` best kept in a heap of `k` slots.
+/// [`BestHits::into_sorted`] equals [`top_k`] of every offered hit (same order, same tie-breaks),
+/// without holding the candidates: O(1) per offer that does not enter, O(log k) per one that
+/// does. Offers may come in any passage order (BM25's sparse path offers passages in the order
+/// its postings touched them); the dense index keeps its own f32 buffer, which relies on
+/// ascending passage order.
+#[derive(Debug)]
+pub(crate) struct BestHits {
+    k: usize,
+    heap: std::collections::BinaryHeap<Ranked>,
+}
+
+impl BestHits {
+    /// An empty collector of the `k` best.
+    pub(crate) fn new(k: usize) -> Self {
+        BestHits {
+            k,
+            heap: std::collections::BinaryHeap::with_capacity(k),
+        }
+    }
+
+    /// Offers one hit; it is kept when fewer than `k` are held or it ranks before the worst.
+    #[inline]
+    pub(crate) fn offer(&mut self, hit: Hit) {
+        if self.heap.len() < self.k {
+            self.heap.push(Ranked(hit));
+        } else if let Some(mut worst) = self.heap.peek_mut() {
+            if rank_order(&hit, &worst.0).is_lt() {
+                *worst = Ranked(hit);
+            }
+        }
+    }
+
+    /// The kept hits, best first.
+    pub(crate) fn into_sorted(self) -> Vec<Hit> {
+        self.heap
+            .into_sorted_vec()
+            .into_iter()
+            .map(|r| r.0)
+            .collect()
+    }
+}
+
+/// Sorts `(passage, score)` pairs by descending score with ties broken by ascending passage
+/// index (deterministic under any thread count), NaN scores ranked last, and keeps `k`.
+///
+/// Cost: O(n) selection of the `k` best, then O(k log k) to sort them; the result owns only
+/// `k` slots (a caller keeping one list per question must not hold the candidates' memory:
+/// 14k questions × 100k candidates of 16 bytes is 22 GB).
+pub fn top_k(mut hits: Vec<Hit>, k: usize) -> Vec<Hit> {
+    let order = rank_order;
     if k == 0 {
         return Vec::new();
     }
@@ -210,6 +280,23 @@ mod tests {
         assert_eq!(top.capacity(), 8);
         assert_eq!(top, sorted[..8]);
         assert!(top_k(hits.clone(), 0).is_empty());
+        // The streaming collector keeps exactly what top_k keeps, whatever the offer order
+        // (ties at equal scores included), NaN last.
+        let mut with_nan = hits.clone();
+        with_nan[17].score = f64::NAN;
+        with_nan.reverse();
+        for k in [0, 1, 8, 101, 20_000] {
+            let mut best = BestHits::new(k);
+            with_nan.iter().for_each(|&h| best.offer(h));
+            let bits = |v: Vec<Hit>| -> Vec<(usize, u64)> {
+                v.iter().map(|h| (h.passage, h.score.to_bits())).collect()
+            };
+            assert_eq!(
+                bits(best.into_sorted()),
+                bits(top_k(with_nan.clone(), k)),
+                "k = {k}"
+            );
+        }
         assert_eq!(top_k(hits, 20_000), sorted);
     }
 
