@@ -210,11 +210,12 @@ pub(crate) struct BestHits {
 }
 
 impl BestHits {
-    /// An empty collector of the `k` best.
+    /// An empty collector of the `k` best. Capacity grows with what is kept, so a huge `k`
+    /// (a config's "all passages") allocates nothing up front.
     pub(crate) fn new(k: usize) -> Self {
         BestHits {
             k,
-            heap: std::collections::BinaryHeap::with_capacity(k),
+            heap: std::collections::BinaryHeap::with_capacity(k.min(1024)),
         }
     }
 
@@ -285,7 +286,7 @@ mod tests {
         let mut with_nan = hits.clone();
         with_nan[17].score = f64::NAN;
         with_nan.reverse();
-        for k in [0, 1, 8, 101, 20_000] {
+        for k in [0, 1, 8, 101, 20_000, usize::MAX] {
             let mut best = BestHits::new(k);
             with_nan.iter().for_each(|&h| best.offer(h));
             let bits = |v: Vec<Hit>| -> Vec<(usize, u64)> {
