@@ -14,7 +14,7 @@
 //! 0.3.16 times `(k1 + 1)` within 1e-6. rank_bm25's `BM25Okapi` differs in its idf
 //! (`ln((N − df + 0.5)/(df + 0.5))`, negative values floored to `ε · mean idf`).
 
-use crate::{BestHits, Hit, PassageIndex, TextAnalyzer};
+use crate::{in_scope, BestHits, Hit, PassageIndex, TextAnalyzer};
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -174,6 +174,23 @@ impl Bm25 {
         (lists, total)
     }
 
+    /// The postings of one term's range: (passage, impact) pairs, passages ascending.
+    fn postings(&self, r: Range<usize>) -> impl Iterator<Item = (u32, f64)> + '_ {
+        self.passages[r.clone()]
+            .iter()
+            .copied()
+            .zip(self.impacts[r].iter().copied())
+    }
+
+    /// Adds every posting of `lists` into `acc` (length [`Bm25::len`]), in list order.
+    fn add_all(&self, lists: Vec<Range<usize>>, acc: &mut [f64]) {
+        for r in lists {
+            for (p, impact) in self.postings(r) {
+                acc[p as usize] += impact;
+            }
+        }
+    }
+
     /// Adds the query's impacts into `acc` (length [`Bm25::len`], all 0.0 on entry) and
     /// returns how to find the scored passages. Dense (many postings, see [`DENSE_SHARE`]):
     /// every posting added, scope not checked (the scan applies it). Sparse: postings outside
@@ -189,16 +206,12 @@ impl Bm25 {
     ) -> Mode {
         let (lists, total) = self.lists(terms);
         if total >= self.len / DENSE_SHARE {
-            for r in lists {
-                for (&p, &impact) in self.passages[r.clone()].iter().zip(&self.impacts[r]) {
-                    acc[p as usize] += impact;
-                }
-            }
+            self.add_all(lists, acc);
             return Mode::Dense;
         }
         for r in lists {
-            for (&p, &impact) in self.passages[r.clone()].iter().zip(&self.impacts[r]) {
-                if scope.is_some_and(|m| !m.get(p as usize).copied().unwrap_or(false)) {
+            for (p, impact) in self.postings(r) {
+                if !in_scope(scope, p as usize) {
                     continue;
                 }
                 let slot = &mut acc[p as usize];
@@ -226,7 +239,7 @@ impl Bm25 {
                 for (p, slot) in acc.iter_mut().enumerate() {
                     if *slot != 0.0 {
                         let s = std::mem::take(slot);
-                        if scope.is_none_or(|m| m.get(p).copied().unwrap_or(false)) {
+                        if in_scope(scope, p) {
                             f(p as u32, s);
                         }
                     }
@@ -244,11 +257,7 @@ impl Bm25 {
     /// 0.0 for passages sharing no term). Used by the golden test.
     pub fn scores_for_terms(&self, terms: &[String]) -> Vec<f64> {
         let mut out = vec![0.0; self.len];
-        for r in self.lists(terms).0 {
-            for (&p, &impact) in self.passages[r.clone()].iter().zip(&self.impacts[r]) {
-                out[p as usize] += impact;
-            }
-        }
+        self.add_all(self.lists(terms).0, &mut out);
         out
     }
 

@@ -184,8 +184,7 @@ impl Collector {
 
     /// Offers `row[j]` as passage `start + j`, for passages valid and inside `scope`.
     fn offer_row(&mut self, row: &[f32], start: usize, valid: &[bool], scope: Option<&[bool]>) {
-        let keep =
-            |j: usize| valid[j] && scope.is_none_or(|m| m.get(start + j).copied().unwrap_or(false));
+        let keep = |j: usize| valid[j] && crate::in_scope(scope, start + j);
         match self {
             Collector::Small(t) => {
                 let k = t.k;
@@ -625,7 +624,7 @@ impl DenseIndex {
         let mut best = Vec::new();
         self.with_flat(|flat| {
             for i in 0..self.n {
-                if !self.valid[i] || scope.is_some_and(|m| !m.get(i).copied().unwrap_or(false)) {
+                if !self.valid[i] || !crate::in_scope(scope, i) {
                     continue;
                 }
                 let v = &flat[i * self.dim..(i + 1) * self.dim];

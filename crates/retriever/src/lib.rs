@@ -163,6 +163,14 @@ impl PassageIndex {
     }
 }
 
+/// Whether passage `p` is inside `scope` (a mask from [`PassageIndex::scope_mask`]; `None` =
+/// every passage; positions past the mask's end are out of scope). The one rule every
+/// retriever here applies.
+#[inline]
+pub(crate) fn in_scope(scope: Option<&[bool]>, p: usize) -> bool {
+    scope.is_none_or(|m| m.get(p).copied().unwrap_or(false))
+}
+
 /// The ranking order of [`top_k`]: descending score (NaN last), ties by ascending passage;
 /// `Less` = ranked first.
 fn rank_order(a: &Hit, b: &Hit) -> std::cmp::Ordering {
