@@ -43,6 +43,22 @@ status=${PIPESTATUS[0]}
 set -e
 if [ -f "$served" ]; then echo "--- reader tests against llama.cpp's server:"; cat "$served"; fi
 if [ -f "$slurm_log" ]; then echo "--- the sweep on a real Slurm (crates/cli/tests/cluster.rs):"; cat "$slurm_log"; fi
-awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
-     END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
-exit "$status"
+# The Python package (python/): its wheel built from this checkout into the same target
+# directory (only the extension module compiles), then pytest against it.
+echo "--- the Python package (scripts/python-tests.sh):"
+pylog=$(mktemp)
+trap 'rm -f "$log" "$pylog"' EXIT
+set +e
+scripts/python-tests.sh 2>&1 | tee "$pylog"
+py_status=${PIPESTATUS[0]}
+set -e
+cargo_counts=$(awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
+     END { printf "%d %d", p, f }' "$log")
+# pytest's last line: "N passed, M failed in …" (either part may be absent).
+py_counts=$(awk '/ in [0-9.]+s/ { p = 0; f = 0; for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed,?$/) p = $(i-1); if ($(i) ~ /^(failed|errors?),?$/) f += $(i-1) } }
+     END { printf "%d %d", p, f }' "$pylog")
+read -r cp cf <<<"$cargo_counts"
+read -r pp pf <<<"$py_counts"
+echo "tests: $((cp + pp)) passed, $((cf + pf)) failed (cargo $cp passed, $cf failed; pytest $pp passed, $pf failed)"
+[ "$status" -eq 0 ] || exit "$status"
+exit "$py_status"

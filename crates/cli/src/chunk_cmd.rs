@@ -62,9 +62,6 @@ pub(crate) struct ChunkArgs {
 /// An unreadable file, an invalid strategy entry (naming the flag to give), a model missing.
 pub(crate) fn chunk(args: ChunkArgs) -> Result<()> {
     let cfg = strategy_entry(&args)?;
-    let chunker = cfg
-        .build()
-        .context("chunk options (--size, --overlap, --unit, --tokenizer, --with)")?;
     let file = &args.file;
     let text = std::fs::read_to_string(file)
         .with_context(|| format!("cannot read {} as UTF-8 text", file.display()))?;
@@ -75,22 +72,8 @@ pub(crate) fn chunk(args: ChunkArgs) -> Result<()> {
         source: String::new(),
         license: String::new(),
     };
-    let embedder = if cfg.needs_embedder() {
-        let dir =
-            evaluator::models::resolve(std::path::Path::new(evaluator::embedder::DEFAULT_MODEL));
-        Some(embed::BertEmbedder::load(&dir).with_context(|| {
-            format!(
-                "cannot load {}; run `chunkbench models fetch`",
-                dir.display()
-            )
-        })?)
-    } else {
-        None
-    };
-    let (chunks, stats) = chunker.chunk_corpus(
-        std::slice::from_ref(&doc),
-        embedder.as_ref().map(|e| e as &dyn embed::Embedder),
-    )?;
+    let (chunks, stats) = chunk_document(&cfg, &doc)
+        .context("chunk options (--size, --overlap, --unit, --tokenizer, --with)")?;
     print_chunks(&doc, &chunks, &stats, args.format);
     if stats.embedded_units > 0 {
         eprintln!(
@@ -106,6 +89,36 @@ pub(crate) fn chunk(args: ChunkArgs) -> Result<()> {
     }
     eprintln!("{} chunks", chunks.len());
     Ok(())
+}
+
+/// Chunks one document with the strategy `entry` (a registry entry, `{kind, ...fields}`),
+/// loading the default embedder for kinds that embed: what `chunkbench chunk` prints and the
+/// Python API's `chunk` returns.
+///
+/// # Errors
+/// An invalid entry (naming the field), a model that cannot be loaded (naming the fix), and
+/// the chunker's errors.
+pub fn chunk_document(
+    entry: &evaluator::strategies::StrategyConfig,
+    doc: &chunker::Document,
+) -> Result<(Vec<chunker::Chunk>, evaluator::strategies::StrategyStats)> {
+    let chunker = entry.build()?;
+    let embedder = if entry.needs_embedder() {
+        let dir =
+            evaluator::models::resolve(std::path::Path::new(evaluator::embedder::DEFAULT_MODEL));
+        Some(embed::BertEmbedder::load(&dir).with_context(|| {
+            format!(
+                "cannot load {}; run `chunkbench models fetch`",
+                dir.display()
+            )
+        })?)
+    } else {
+        None
+    };
+    chunker.chunk_corpus(
+        std::slice::from_ref(doc),
+        embedder.as_ref().map(|e| e as &dyn embed::Embedder),
+    )
 }
 
 /// The flags as a strategy entry, parsed by the strategy registry like a config's; a missing

@@ -36,6 +36,7 @@ mod identity;
 mod progress;
 mod score;
 mod shards;
+pub mod stop;
 mod tokens;
 mod writers;
 
@@ -126,6 +127,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
         for (s_name, strategy) in &prepared.strategies {
             let pending = runner.pending(&d, &mine, s_name, &mut reused)?;
             if !pending.is_empty() {
+                stop::check()?;
                 runner.strategy_cells(
                     &d,
                     (s_name, &cfg.strategies[s_name]),
@@ -463,6 +465,7 @@ impl Runner<'_> {
             };
             let got = self.retrieve(d, &index, passages.as_ref(), (s_name, r_name, r_cfg), kmax)?;
             for (cell, inputs) in r_cells {
+                stop::check()?;
                 self.read_cell(d, cell, inputs, (&index, &got))?;
             }
         }
@@ -602,6 +605,7 @@ impl Runner<'_> {
             .zip(&got.ranked)
             .enumerate()
             .map(|(i, (q, h))| {
+                stop::check()?;
                 let top = &h[..h.len().min(cell.k)];
                 let filled;
                 let passages = match &cell.budget {

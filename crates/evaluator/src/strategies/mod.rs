@@ -50,6 +50,7 @@ registry![
     no_retrieval::NoRetrieval,
     oracle::Oracle,
     command::Command,
+    python::Python,
     spans::Spans,
 ];
 
