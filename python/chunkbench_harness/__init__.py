@@ -106,10 +106,14 @@ COMPARISONS_SCHEMA: Dict[str, Any] = {
 # The verdict table: summary.csv's planned comparisons (each strategy against the baseline at
 # the same dataset, retriever, depth and reader), renamed for reading.
 VERDICT_COLUMNS: Dict[str, str] = {
-    "dataset": "dataset",
+    # Ordered so that a printed table (polars shows the first and last four columns of a wide
+    # frame) shows the strategy, the difference with its interval and the verdict.
     "strategy": "strategy",
-    "retriever": "retriever",
     "k": "k",
+    "primary_delta_pts": "delta",
+    "primary_ci_low_pts": "ci_low",
+    "dataset": "dataset",
+    "retriever": "retriever",
     "budget": "budget",
     "budget_unit": "budget_unit",
     "reader": "reader",
@@ -117,12 +121,10 @@ VERDICT_COLUMNS: Dict[str, str] = {
     "primary_metric": "metric",
     "primary_baseline_pts": "baseline",
     "primary_pts": "value",
-    "primary_delta_pts": "delta",
-    "primary_ci_low_pts": "ci_low",
-    "primary_ci_high_pts": "ci_high",
-    "primary_holm_p": "holm_p",
-    "verdict": "verdict",
     "margin_pts": "margin",
+    "primary_ci_high_pts": "ci_high",
+    "verdict": "verdict",
+    "primary_holm_p": "holm_p",
     "questions_needed": "questions_needed",
 }
 
