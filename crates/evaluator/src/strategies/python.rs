@@ -282,7 +282,9 @@ mod tests {
     fn texts_offsets_and_character_spans_become_the_same_byte_spans() {
         // Multi-byte characters before the chunks: character and byte offsets differ.
         let text = "Ärger über Öl. Café crème. Fin.";
-        let want = vec![(0, 16), (17, 30), (31, 35)];
+        let want = vec![(0, 17), (18, 31), (32, 36)];
+        let slices: Vec<&str> = want.iter().map(|&(s, e)| &text[s..e]).collect();
+        assert_eq!(slices, ["Ärger über Öl.", "Café crème.", "Fin."]);
         assert_eq!(spans(|t, _, _| Piece::Text(t.into()), 'a', text), want);
         assert_eq!(spans(|t, s, _| Piece::TextAt(t.into(), s), 'b', text), want);
         assert_eq!(spans(|_, s, e| Piece::Chars(s, e), 'c', text), want);
