@@ -7,8 +7,10 @@
 #   as objects (LangChain, chonkie, LlamaIndex): $CHUNKBENCH_PYTHON_VENV, default
 #   ~/.cache/chunkbench/venv-python (outside the clone, so clones share it).
 # - The wheel is built by maturin in the dev profile into the workspace's target directory
-#   ($CARGO_TARGET_DIR), where `cargo test --workspace` has already built every crate it
-#   links: only the extension module itself is compiled and linked.
+#   ($CARGO_TARGET_DIR), where `cargo test --workspace` has already built the dependencies:
+#   the workspace's own crates and pyo3 compile again (cargo test built them in its `test`
+#   profile, which maturin cannot use: `cargo rustc --profile test` makes a test harness, not
+#   a loadable module), about 60 s on 2 cores.
 # - Prints pytest's summary; the exit status is pytest's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +26,8 @@ pinned_venv "$VENV" "$PINS"
 wheels=$(mktemp -d)
 trap 'rm -rf "$wheels"' EXIT
 started=$(date +%s)
-# --locked: Cargo.lock as committed; the dev profile: the one `cargo test` built.
+# --locked: Cargo.lock as committed; the dev profile: its dependencies are the ones `cargo test`
+# built.
 (cd python && "$VENV/bin/maturin" build --profile dev --locked --out "$wheels" --quiet 2>&1 | grep -v '^\s*Compiling' >&2 || true)
 whl=$(ls "$wheels"/chunkbench_harness-*.whl 2>/dev/null | head -1)
 [ -n "$whl" ] || { echo "scripts/python-tests.sh: maturin built no wheel" >&2; exit 1; }

@@ -145,52 +145,65 @@ def _read_csv(path: Path, schema: Mapping[str, Any]) -> pl.DataFrame:
     return pl.read_csv(path, schema=dict(schema))
 
 
-@dataclass(frozen=True)
 class Run:
-    """A finished run: its directory and its tables as polars DataFrames (read when asked).
+    """A finished run: its directory and its tables as polars DataFrames.
+
+    The tables are read when the run finishes (or when opened with :meth:`Run.open`) and kept:
+    a later run into the same directory does not change a ``Run`` you hold.
 
     Attributes:
         dir: the run directory (``OUTPUT/NAME``), the same files ``chunkbench run`` writes.
         cells: cells in the config.
         reused: cells reused from an earlier run (content-addressed: same config, code and
-            inputs).
+            inputs); 0 for an opened run.
         summary_md: summary.md (the verdict first, then the tables).
+        summary: summary.csv: one row per cell (dataset x strategy x retriever x k or budget x
+            reader), typed as Rust writes it (``records::summary_columns``).
+        per_question: per_question.parquet: one row per (cell, question); ``scores``,
+            ``passages`` and ``passage_scores`` are list columns.
+        comparisons: retrieval_comparisons.csv: each retrieval metric (and words retrieved) of
+            every cell against the baseline cell at the same dataset, retriever and depth;
+            paired bootstrap interval and sign-flip p, unadjusted (exploratory). Empty without
+            a baseline.
+        chunk_stats: chunk_stats.csv: per dataset x strategy, the chunk count, words per chunk
+            and the strategy's counters.
     """
 
-    dir: Path
-    cells: int
-    reused: int
-    summary_md: str
+    def __init__(self, dir: PathLike, cells: int, reused: int) -> None:
+        self.dir = Path(dir)
+        self.cells = cells
+        self.reused = reused
+        self.summary_md: str = (self.dir / "summary.md").read_text(encoding="utf-8")
+        self.summary: pl.DataFrame = _read_csv(self.dir / "summary.csv", _summary_schema())
+        self.per_question: pl.DataFrame = pl.read_parquet(self.dir / "per_question.parquet")
+        self.comparisons: pl.DataFrame = _read_csv(self.dir / "retrieval_comparisons.csv", COMPARISONS_SCHEMA)
+        self.chunk_stats: pl.DataFrame = _read_csv(self.dir / "chunk_stats.csv", CHUNK_STATS_SCHEMA)
+
+    @classmethod
+    def open(cls, dir: PathLike) -> "Run":
+        """A finished run directory (``OUTPUT/NAME`` of an earlier run, from Python or the
+        command line) as a ``Run``.
+
+        Raises:
+            ChunkbenchError: the directory holds no finished run (no summary.csv).
+        """
+        d = Path(dir)
+        if not (d / "summary.csv").is_file() or not (d / "per_question.parquet").is_file():
+            raise ChunkbenchError(
+                f"{d}: no finished run here (summary.csv and per_question.parquet are written "
+                "when a run finishes); give the directory `chunkbench run` printed (OUTPUT/NAME)"
+            )
+        summary = _read_csv(d / "summary.csv", _summary_schema())
+        return cls(d, summary.height, 0)
+
+    def __repr__(self) -> str:
+        return f"Run(dir={str(self.dir)!r}, cells={self.cells}, reused={self.reused})"
 
     @property
     def report_path(self) -> Path:
-        """report.html: the run in one self-contained page."""
+        """report.html: the run in one self-contained page (the file on disk: a later run into
+        the same directory rewrites it)."""
         return self.dir / "report.html"
-
-    @property
-    def summary(self) -> pl.DataFrame:
-        """summary.csv: one row per cell (dataset x strategy x retriever x k or budget x reader),
-        typed as Rust writes it (``records::summary_columns``)."""
-        return _read_csv(self.dir / "summary.csv", _summary_schema())
-
-    @property
-    def per_question(self) -> pl.DataFrame:
-        """per_question.parquet: one row per (cell, question); ``scores``, ``passages`` and
-        ``passage_scores`` are list columns."""
-        return pl.read_parquet(self.dir / "per_question.parquet")
-
-    @property
-    def comparisons(self) -> pl.DataFrame:
-        """retrieval_comparisons.csv: each retrieval metric (and words retrieved) of every cell
-        against the baseline cell at the same dataset, retriever and depth; paired bootstrap
-        interval and sign-flip p, unadjusted (exploratory). Empty without a baseline."""
-        return _read_csv(self.dir / "retrieval_comparisons.csv", COMPARISONS_SCHEMA)
-
-    @property
-    def chunk_stats(self) -> pl.DataFrame:
-        """chunk_stats.csv: per dataset x strategy, the chunk count, words per chunk and the
-        strategy's counters."""
-        return _read_csv(self.dir / "chunk_stats.csv", CHUNK_STATS_SCHEMA)
 
     @property
     def verdicts(self) -> pl.DataFrame:
@@ -198,23 +211,32 @@ class Run:
         strategy against the baseline, ``delta`` in points with its 95 % interval
         (``ci_low``, ``ci_high``), Holm-adjusted p, the verdict (superior, equivalent,
         non-inferior, inferior, inconclusive) and the questions needed to settle it."""
-        s = self.summary
-        return s.filter(pl.col("verdict").is_not_null()).select(
+        return self.summary.filter(pl.col("verdict").is_not_null()).select(
             [pl.col(c).alias(a) for c, a in VERDICT_COLUMNS.items()]
         )
 
 
+def _yaml_value(v: Any) -> Any:
+    if isinstance(v, os.PathLike):
+        return os.fspath(v)
+    raise TypeError(
+        f"config: a value of type {type(v).__name__} ({v!r:.60}) is not YAML; give strings, "
+        "numbers, booleans, lists and dicts"
+    )
+
+
 def _config_text(config: Union[PathLike, str, Mapping[str, Any]]) -> Tuple[str, str]:
-    """The config's YAML text and the name errors give it."""
+    """The config's YAML text and the name errors give it. A ``str`` is YAML text when it has
+    a line break or a ``key: value`` colon, else a path."""
     if isinstance(config, Mapping):
         # JSON is YAML; indented, so an error's line number points at the key.
-        return json.dumps(config, indent=2, default=os.fspath), "config (dict)"
+        return json.dumps(config, indent=2, default=_yaml_value), "config (dict)"
     if isinstance(config, os.PathLike) or (
-        isinstance(config, str)
-        and "\n" not in config
-        and (config.endswith((".yaml", ".yml", ".json")) or os.path.isfile(config))
+        isinstance(config, str) and "\n" not in config and ": " not in config
     ):
         path = os.fspath(config)
+        if os.path.isdir(path):
+            raise ChunkbenchError(f"cannot read config {path}: it is a directory; give the YAML file")
         try:
             with open(path, encoding="utf-8") as f:
                 return f.read(), path
@@ -255,6 +277,10 @@ def run(
         KeyboardInterrupt: Ctrl-C; the finished cells are kept.
     """
     text, origin = _config_text(config)
+    if isinstance(sets, str):
+        sets = [sets]
+    if output is not None and os.fspath(output) == "":
+        raise ValueError("output: give a directory (the run goes to OUTPUT/NAME), not \"\"")
     hosted = []
     for name, obj in (chunkers or {}).items():
         e, split = _entry(name, obj)
@@ -267,12 +293,7 @@ def run(
         list(sets),
         hosted,
     )
-    return Run(
-        dir=Path(out["dir"]),
-        cells=out["cells"],
-        reused=out["reused"],
-        summary_md=out["summary_md"],
-    )
+    return Run(out["dir"], out["cells"], out["reused"])
 
 
 @dataclass(frozen=True)
@@ -290,15 +311,20 @@ class Span:
 
 
 def chunk(text: str, strategy: str = "fixed", **params: Any) -> List[Span]:
-    """Chunks ``text`` with a built-in strategy kind (``chunkbench ls strategies``) and the
-    fields of its entry, as ``chunkbench chunk`` does, e.g.
-    ``chunk(text, "recursive", size=400)`` or ``chunk(text, "fixed", unit="words", size=100)``.
+    """Chunks ``text`` with a built-in strategy kind and the fields of its entry, as
+    ``chunkbench chunk`` does, e.g. ``chunk(text, "recursive", size=400)`` or
+    ``chunk(text, "fixed", unit="words", size=100)``. The kinds and their fields:
+    ``chunkbench ls strategies`` (fixed and recursive need ``size``; sentence-window,
+    max-min, kamradt and cluster-semantic run with their defaults, the semantic ones on the
+    fetched MiniLM).
 
     Raises:
         ChunkbenchError: an unknown kind or field (named), or a model that is not fetched.
     """
     if not isinstance(text, str):
         raise TypeError(f"chunk: text must be a str, not {type(text).__name__}")
+    if "kind" in params:
+        raise TypeError("chunk: give the kind as `strategy`, not as kind=")
     fields = {"kind": strategy, **params}
     got = _native.chunk(text, json.dumps(fields, default=os.fspath))
     return [Span(s, e, cs, ce, w, text[cs:ce]) for s, e, cs, ce, w in got]
@@ -343,7 +369,7 @@ def compare(
     alpha: Optional[float] = None,
     margin: Optional[float] = None,
     require: Optional[str] = None,
-    pairs: Optional[Mapping[str, str]] = None,
+    pairs: Union[Mapping[str, str], Iterable[Tuple[str, str]], None] = None,
     allow_missing: bool = False,
     output: Optional[PathLike] = None,
     store: Optional[PathLike] = None,
@@ -358,6 +384,15 @@ def compare(
         ChunkbenchError: unusable input (the CLI's exit 2): a run that cannot be read, cells
             edited after they finished, runs on two versions of a dataset.
     """
+    if not isinstance(allow_missing, bool):
+        raise TypeError(f"allow_missing: give True or False, not {allow_missing!r}")
+    if isinstance(pairs, Mapping):
+        pair_list = list(pairs.items())
+    else:
+        pair_list = [tuple(p) for p in (pairs or ())]
+    for p in pair_list:
+        if len(p) != 2 or not all(isinstance(x, str) and x for x in p):
+            raise TypeError(f"pairs: give {{old_name: new_name}} or (old, new) pairs of strategy names, not {p!r}")
     o = _native.compare(
         os.fspath(baseline),
         os.fspath(candidate),
@@ -367,7 +402,7 @@ def compare(
         _native.DEFAULT_ALPHA if alpha is None else float(alpha),
         None if margin is None else float(margin),
         require,
-        list((pairs or {}).items()),
+        pair_list,
         bool(allow_missing),
         None if output is None else os.fspath(output),
     )
@@ -415,8 +450,15 @@ def import_dataset(
         ChunkbenchError: an unknown flag, or data ``data import`` refuses (naming the file, row
             and column); nothing is written then.
     """
+    if not isinstance(name, str):
+        raise TypeError(f"import_dataset: name must be a str, not {type(name).__name__}")
     st = _store(store)
-    args = [name, "--documents", os.fspath(documents), "--questions", os.fspath(questions)]
+    args = ["--documents", os.fspath(documents), "--questions", os.fspath(questions)]
     args += ["--store", st] + (["--force"] if force else []) + _flag_args(columns)
-    _native.data_import(args)
+    # The name after `--`: a name that looks like a flag is a name.
+    try:
+        _native.data_import(args + ["--", name])
+    except ChunkbenchError as e:
+        # The command line's message, in this function's words.
+        raise ChunkbenchError(str(e).replace("give --force", "give force=True")) from None
     return Path(st) / name

@@ -16,13 +16,23 @@ text, otherwise the text's first occurrence after the previous chunk's start; a 
 not occur is an error. Every passage is therefore a byte span of its document.
 
 Identity (the entry's ``fingerprint``): sha256 over the adapter, the object's qualified name,
-the source of its class and base classes (or of the function), and its state: attributes,
-recursively (numbers, strings, containers, regular expressions, functions by their source,
-objects by their attributes), a function's defaults and closure. Where a part cannot be read
-(source of a C extension or of code typed at a prompt; state held by a C object), a declared
+where its code comes from, the declared ``version=``, and what it is:
+
+- code of an installed distribution or of the standard library by name and version (the
+  version of langchain-text-splitters identifies its splitter's code);
+- the user's own code (a script, a notebook, a local module) as compiled code: each function's
+  and method's bytecode, constants and names, and the values of the module globals it names,
+  recursively (so a redefined function, or a changed global it reads, is a new chunker);
+- state, everywhere: the object's attributes, recursively (numbers, strings, containers,
+  regular expressions, functions, objects by their attributes), a function's defaults and
+  closure; caches that fill with use (LlamaIndex's callback trace, chonkie's character
+  vocabulary, tiktoken's compiled encoder) are left out.
+
+Where a part cannot be read (state held by a C object without attributes), a declared
 ``version=`` stands for it and the part is named by its type; without one, ``run`` raises and
-asks for it. What the object calls but does not hold (a helper function in another module) is
-not seen: change ``version=`` when it changes.
+asks for it. Not seen: code installed in editable mode (its distribution's version does not
+change when you edit it) and what the object reads from outside itself at call time (files,
+environment variables): declare ``version=`` and change it when those change.
 """
 
 from __future__ import annotations
@@ -31,8 +41,13 @@ import hashlib
 import importlib.metadata
 import inspect
 import json
+import operator
 import functools
+import os
+import platform
 import re
+import sys
+import sysconfig
 import types
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -46,6 +61,8 @@ _CACHES: Dict[str, frozenset] = {
     "llama_index.core.callbacks.base.CallbackManager": frozenset({"_trace_map"}),
     "chonkie.tokenizer.CharacterTokenizer": frozenset({"vocab", "token2id"}),
     "chonkie.tokenizer.WordTokenizer": frozenset({"vocab", "token2id"}),
+    # Built from the encoding's ranks and patterns, which are hashed.
+    "tiktoken.core.Encoding": frozenset({"_core_bpe"}),
 }
 
 # Attributes nested deeper than this are named by type only (a cycle, or a huge object graph).
@@ -81,20 +98,75 @@ def _qualname(x: Any) -> str:
     return f"{module}.{getattr(t, '__qualname__', getattr(t, '__name__', '?'))}"
 
 
-def _source(x: Any) -> str:
+@functools.lru_cache(maxsize=None)
+def _distributions() -> Dict[str, List[str]]:
     try:
-        return inspect.getsource(x)
-    except (OSError, TypeError) as e:
-        raise Unreadable(f"the source of {_qualname(x)} ({e})") from None
+        return dict(importlib.metadata.packages_distributions())
+    except Exception:  # pragma: no cover - broken metadata
+        return {}
+
+
+@functools.lru_cache(maxsize=None)
+def _stdlib_paths() -> Tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    return tuple(os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib") if k in paths)
+
+
+@functools.lru_cache(maxsize=None)
+def _module_origin(module: str) -> str:
+    """What code of `module` is: ``"package NAME VERSION"`` (an installed distribution: its
+    version identifies its code), ``"python X.Y.Z"`` (the standard library or a built-in
+    module), or ``""`` (the user's own code: a script, a notebook, a local module, read as
+    code)."""
+    top = module.split(".")[0]
+    if not top or top == "__main__":
+        return ""
+    for d in _distributions().get(top, []):
+        try:
+            return f"package {d} {importlib.metadata.version(d)}"
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    python = f"python {platform.python_version()}"
+    if top in sys.builtin_module_names or top in getattr(sys, "stdlib_module_names", ()):
+        return python
+    m = sys.modules.get(top)
+    f = getattr(m, "__file__", None)
+    if f is None:
+        return python if m is not None and top in sys.builtin_module_names else ""
+    f = os.path.realpath(f)
+    if any(f.startswith(p + os.sep) for p in _stdlib_paths()) and "site-packages" not in f:
+        return python
+    return ""
+
+
+# Py_TPFLAGS_HEAPTYPE: a class created at run time (a `class` statement), not a static C type.
+_HEAPTYPE = 1 << 9
+
+
+def _origin(x: Any) -> str:
+    t = x if inspect.isclass(x) or inspect.isroutine(x) else type(x)
+    module = getattr(t, "__module__", None) or getattr(
+        getattr(t, "__objclass__", None), "__module__", ""
+    )
+    if module == "builtins" and inspect.isclass(t) and t.__flags__ & _HEAPTYPE:
+        # A class statement run with globals that have no `__name__` (exec): user code.
+        return ""
+    return _module_origin(module or "")
 
 
 class _Identity:
-    """Collects the text the fingerprint hashes, noting unreadable parts instead of raising
-    when a version was declared."""
+    """Collects the text the fingerprint hashes.
+
+    Code of installed packages and of the standard library is named with its version; the
+    user's own code (functions, classes, methods) is read as compiled code: bytecode,
+    constants, names, and the values of the module globals it names, recursively. State
+    (attributes) is read everywhere. A part that cannot be read raises :class:`Unreadable`, or,
+    when a version was declared (``lenient``), is named by its type and noted."""
 
     def __init__(self, lenient: bool) -> None:
         self.lenient = lenient
         self.unreadable: List[str] = []
+        self.seen: set = set()
 
     def part(self, read: Callable[[], str], name: str) -> str:
         try:
@@ -105,47 +177,48 @@ class _Identity:
             self.unreadable.append(str(e))
             return f"<unreadable {name}>"
 
-    def state(self, x: Any, depth: int = 0, seen: Optional[set] = None) -> str:
-        seen = set() if seen is None else seen
-        if x is None or isinstance(x, (bool, int, float, str, bytes)):
-            return repr(x)
+    def state(self, x: Any, depth: int = 0) -> str:
+        if x is None or isinstance(x, (bool, int, float, complex, str, bytes)):
+            return f"{type(x).__name__}:{x!r}"
         if isinstance(x, (list, tuple)):
-            inner = ",".join(self.state(i, depth + 1, seen) for i in x)
+            inner = ",".join(self.state(i, depth + 1) for i in x)
             return f"{type(x).__name__}[{inner}]"
         if isinstance(x, (set, frozenset)):
-            return "set[" + ",".join(sorted(self.state(i, depth + 1, seen) for i in x)) + "]"
+            return "set[" + ",".join(sorted(self.state(i, depth + 1) for i in x)) + "]"
         if isinstance(x, dict):
-            items = sorted(
-                (self.state(k, depth + 1, seen), self.state(v, depth + 1, seen)) for k, v in x.items()
-            )
+            items = sorted((self.state(k, depth + 1), self.state(v, depth + 1)) for k, v in x.items())
             return "dict{" + ",".join(f"{k}:{v}" for k, v in items) + "}"
         if isinstance(x, re.Pattern):
             return f"re({x.pattern!r},{x.flags})"
         if isinstance(x, types.ModuleType):
             # By name: a module's attributes are the process's state (caches), not the chunker's.
             return f"module:{x.__name__}"
+        if isinstance(x, types.CodeType):
+            return self.code(x, {}, depth)
         if isinstance(x, functools.partial):
             return (
                 "partial:"
-                + self.state(x.func, depth + 1, seen)
-                + self.state(list(x.args), depth + 1, seen)
-                + self.state(dict(x.keywords), depth + 1, seen)
+                + self.state(x.func, depth + 1)
+                + self.state(list(x.args), depth + 1)
+                + self.state(dict(x.keywords), depth + 1)
             )
-        if inspect.isclass(x) or (
-            inspect.isroutine(x) and not inspect.isfunction(x) and not inspect.ismethod(x)
-        ):
-            # Classes by name, and built-in functions and methods (`len`, `str.split`): their
-            # behaviour is the interpreter's.
-            return f"name:{_qualname(x)}"
+        if isinstance(x, (staticmethod, classmethod)):
+            return f"{type(x).__name__}:" + self.state(x.__func__, depth + 1)
+        if isinstance(x, property):
+            return "property:" + self.state([x.fget, x.fset, x.fdel], depth + 1)
         if inspect.ismethod(x):
-            return "method:" + self.state(x.__func__, depth + 1, seen) + "@" + self.state(
-                x.__self__, depth + 1, seen
-            )
+            return "method:" + self.state(x.__func__, depth + 1) + "@" + self.state(x.__self__, depth + 1)
+        if inspect.isclass(x):
+            return self.cls(x, depth)
         if inspect.isfunction(x):
-            return self.function(x, depth, seen)
-        if id(x) in seen or depth >= _MAX_DEPTH:
+            return self.function(x, depth)
+        if inspect.isroutine(x):
+            # Built-in functions and methods (`len`, `str.split`): the interpreter's or a C
+            # extension's, named with its version.
+            return f"name:{_qualname(x)}@{_origin(x)}"
+        if id(x) in self.seen or depth >= _MAX_DEPTH:
             return f"ref:{_qualname(x)}"
-        seen.add(id(x))
+        self.seen.add(id(x))
         attrs = getattr(x, "__dict__", None)
         slots = [s for c in type(x).__mro__ for s in getattr(c, "__slots__", ()) if hasattr(x, s)]
         if attrs is None and not slots:
@@ -158,17 +231,54 @@ class _Identity:
         state.update({s: getattr(x, s) for s in slots})
         for cache in _CACHES.get(_qualname(x), ()):
             state.pop(cache, None)
-        return f"obj:{_qualname(x)}" + self.state(state, depth + 1, seen)
+        return f"obj:{self.cls(type(x), depth + 1)}" + self.state(state, depth + 1)
 
-    def function(self, f: Any, depth: int, seen: set) -> str:
-        src = self.part(lambda: _source(f), _qualname(f))
+    def cls(self, c: type, depth: int) -> str:
+        """A class: by name and version when it is a package's or Python's, else its own
+        attributes (methods as code) and its base classes."""
+        origin = _origin(c)
+        if origin or c is object:
+            return f"class:{_qualname(c)}@{origin}"
+        if id(c) in self.seen or depth >= _MAX_DEPTH:
+            return f"ref:{_qualname(c)}"
+        self.seen.add(id(c))
+        own = {
+            k: v
+            for k, v in vars(c).items()
+            if k not in ("__dict__", "__weakref__", "__module__", "__doc__", "__qualname__")
+        }
+        return (
+            f"class:{_qualname(c)}"
+            + self.state([b for b in c.__bases__], depth + 1)
+            + self.state(own, depth + 1)
+        )
+
+    def function(self, f: Any, depth: int) -> str:
+        origin = _origin(f)
+        if origin:
+            return f"fn:{_qualname(f)}@{origin}"
+        if id(f) in self.seen or depth >= _MAX_DEPTH:
+            return f"ref:{_qualname(f)}"
+        self.seen.add(id(f))
         closure = [c.cell_contents for c in (f.__closure__ or ()) if _has_contents(c)]
         return (
-            f"fn:{_qualname(f)}:{src}"
-            + self.state(list(f.__defaults__ or ()), depth + 1, seen)
-            + self.state(dict(f.__kwdefaults__ or {}), depth + 1, seen)
-            + self.state(closure, depth + 1, seen)
+            f"fn:{_qualname(f)}:"
+            + self.code(f.__code__, f.__globals__, depth + 1)
+            + self.state(list(f.__defaults__ or ()), depth + 1)
+            + self.state(dict(f.__kwdefaults__ or {}), depth + 1)
+            + self.state(closure, depth + 1)
         )
+
+    def code(self, co: types.CodeType, globs: Dict[str, Any], depth: int) -> str:
+        """Compiled code: bytecode, constants (nested code too), names, and the values of the
+        module globals it names (a changed global is a changed chunker)."""
+        consts = ",".join(
+            self.code(c, globs, depth + 1) if isinstance(c, types.CodeType) else self.state(c, depth + 1)
+            for c in co.co_consts
+        )
+        used = sorted(n for n in co.co_names if n in globs)
+        values = ",".join(f"{n}={self.state(globs[n], depth + 1)}" for n in used)
+        return f"code[{co.co_code.hex()}|{consts}|{','.join(co.co_names)}|{values}]"
 
 
 def _has_contents(cell: Any) -> bool:
@@ -182,20 +292,8 @@ def _has_contents(cell: Any) -> bool:
 def _package_version(obj: Any) -> str:
     """``"name version"`` of the installed distribution the object's module comes from, or
     ``""`` (a script, a notebook, a local module)."""
-    module = getattr(obj if inspect.isroutine(obj) else type(obj), "__module__", "") or ""
-    top = module.split(".")[0]
-    if not top or top == "__main__":
-        return ""
-    try:
-        dists = importlib.metadata.packages_distributions().get(top, [])
-    except Exception:  # pragma: no cover - broken metadata
-        dists = []
-    for d in dists:
-        try:
-            return f"{d} {importlib.metadata.version(d)}"
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return ""
+    origin = _origin(obj)
+    return origin[len("package ") :] if origin.startswith("package ") else ""
 
 
 def _adapter(obj: Any) -> str:
@@ -231,16 +329,9 @@ def entry(name: str, chunker: Any) -> Tuple[dict, Callable[[Sequence[str]], List
         obj, declared = chunker.obj, chunker.version
     adapter = _adapter(obj)
     ident = _Identity(lenient=declared is not None)
-    parts = [f"adapter:{adapter}", f"object:{_qualname(obj)}"]
+    parts = [f"adapter:{adapter}", f"object:{_qualname(obj)}", f"origin:{_origin(obj)}"]
     try:
-        if inspect.isroutine(obj) or inspect.isfunction(obj):
-            parts.append(ident.state(obj))
-        else:
-            for cls in type(obj).__mro__:
-                if cls is object or cls.__module__ == "builtins":
-                    continue
-                parts.append(ident.part(lambda c=cls: _source(c), _qualname(cls)))
-            parts.append(ident.state(obj))
+        parts.append(ident.state(obj))
     except Unreadable as e:
         raise ValueError(
             f"chunkers[{name!r}]: {e} cannot be read, so chunkbench cannot tell this chunker "
@@ -248,8 +339,9 @@ def entry(name: str, chunker: Any) -> Tuple[dict, Callable[[Sequence[str]], List
             "chunkbench_harness.PythonChunker(obj, version=\"1\")}, and change the version "
             "whenever its behaviour changes"
         ) from None
-    version = declared if declared is not None else _package_version(obj)
-    parts.append(f"version:{version}")
+    package = _package_version(obj)
+    version = declared if declared is not None else package
+    parts.append(f"version:{declared}")
     fingerprint = hashlib.sha256("\n\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
     e = {"kind": "python", "object": _qualname(obj), "version": version, "fingerprint": fingerprint}
     return e, _splitter(adapter, obj, name)
@@ -282,7 +374,7 @@ def _splitter(adapter: str, obj: Any, name: str) -> Callable[[Sequence[str]], Li
 
 
 def _as_list(result: Any, name: str) -> list:
-    if isinstance(result, (str, bytes)) or not hasattr(result, "__iter__"):
+    if isinstance(result, (str, bytes, dict, set, frozenset)) or not hasattr(result, "__iter__"):
         raise TypeError(
             f"chunkers[{name!r}] returned a {type(result).__name__}, not a list of chunks "
             "(strings, (start, end) character spans, or objects with text and start_index)"
@@ -290,15 +382,39 @@ def _as_list(result: Any, name: str) -> list:
     return list(result)
 
 
+def _index(v: Any) -> Optional[int]:
+    """`v` as an int offset (Python and numpy integers), else None (bools are not offsets)."""
+    if isinstance(v, bool):
+        return None
+    try:
+        return operator.index(v)
+    except TypeError:
+        return None
+
+
+def _text(t: str, name: str) -> str:
+    try:
+        t.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(
+            f"chunkers[{name!r}] returned a chunk with a lone surrogate ({t[:40]!r}): it is not "
+            "a slice of any document (documents are UTF-8 text)"
+        ) from None
+    return t
+
+
 def _piece(c: Any, name: str) -> Piece:
     if isinstance(c, str):
-        return c
-    if (
-        isinstance(c, (tuple, list))
-        and len(c) == 2
-        and all(isinstance(v, int) and not isinstance(v, bool) for v in c)
-    ):
-        return (int(c[0]), int(c[1]))
+        return _text(c, name)
+    if isinstance(c, (tuple, list)) and len(c) == 2:
+        s, e = _index(c[0]), _index(c[1])
+        if s is not None and e is not None:
+            if s < 0 or e < 0 or s > e:
+                raise ValueError(
+                    f"chunkers[{name!r}] returned the span {tuple(c)!r}: spans are (start, end) "
+                    "character offsets with 0 <= start <= end"
+                )
+            return (s, e)
     char_start = getattr(c, "char_start", None)
     char_end = getattr(c, "char_end", None)
     if isinstance(char_start, int) and isinstance(char_end, int):  # a Span
@@ -308,7 +424,9 @@ def _piece(c: Any, name: str) -> Piece:
         start = getattr(c, "start_index", None)
         if start is None:
             start = getattr(c, "start_char_idx", None)
-        return (text, int(start)) if isinstance(start, int) and start >= 0 else text
+        start = _index(start)
+        text = _text(text, name)
+        return (text, start) if start is not None and start >= 0 else text
     raise TypeError(
         f"chunkers[{name!r}] returned a {type(c).__name__} as a chunk: give strings, (start, end) "
         "character spans, or objects with text (and start_index)"

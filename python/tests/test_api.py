@@ -75,6 +75,20 @@ def test_run_tables_are_typed_dataframes(user_store, tmp_path):
     assert run.summary.to_pandas().shape == (4, len(s.columns))
 
 
+def test_a_run_keeps_its_tables_when_the_directory_is_run_again(user_store, tmp_path):
+    """A hostile probe: Run read its tables from disk when asked, so a later run into the same
+    directory changed an earlier Run's numbers."""
+    first = cb.run(CONFIG, store=user_store, output=tmp_path)
+    before = first.summary.clone()
+    again = cb.run(CONFIG, store=user_store, output=tmp_path, sets=["strategies.recursive-400.size=40"])
+    assert not again.summary.equals(before)
+    assert first.summary.equals(before)
+    opened = cb.Run.open(again.dir)
+    assert opened.summary.equals(again.summary) and opened.cells == 4
+    with pytest.raises(cb.ChunkbenchError, match="no finished run here"):
+        cb.Run.open(tmp_path)
+
+
 def test_python_and_the_cli_write_byte_identical_files(user_store, tmp_path):
     cfg = tmp_path / "api.yaml"
     cfg.write_text(json.dumps(CONFIG, indent=2), encoding="utf-8")
@@ -126,7 +140,9 @@ def test_errors_raise_with_the_cli_message(user_store, tmp_path):
 
     with pytest.raises(cb.ChunkbenchError, match="the splitter broke"):
         cb.run(CONFIG, chunkers={"boom": cb.PythonChunker(explodes, version="1")}, store=user_store, output=tmp_path)
-    with pytest.raises(cb.ChunkbenchError, match="does not occur|not found|line 1"):
+    with pytest.raises(cb.ChunkbenchError, match="returned a dict"):
+        cb.run(CONFIG, chunkers={"d": cb.PythonChunker(lambda t: {"a": t}, version="1")}, store=user_store, output=tmp_path)
+    with pytest.raises(cb.ChunkbenchError, match="on document `topic-00.md`: chunk 1: chunk text .* does not occur"):
         cb.run(CONFIG, chunkers={"liar": cb.PythonChunker(lambda t: ["no such text in any document"], version="1")},
                store=user_store, output=tmp_path)
     with pytest.raises(cb.ChunkbenchError, match="baseline run .*nope does not exist"):
@@ -146,6 +162,7 @@ def test_compare_is_the_gate(user_store, tmp_path):
     same = cb.compare(base.dir, base.dir, output=tmp_path / "same")
     assert same.passed and same.exit_code == 0 and same.cells == 4
     assert all(f.is_file() for f in same.files)
+    assert same.table.height == 4 and "verdict" in same.table.columns
     worse = cb.run(CONFIG, store=user_store, output=tmp_path / "worse", sets=["strategies.recursive-400.size=40"])
     gate = cb.compare(base.dir, worse.dir, output=tmp_path / "worse-gate")
     assert not gate.passed and gate.exit_code == 1 and gate.regressions >= 1, gate.markdown[:2000]

@@ -134,16 +134,45 @@ def test_identity_is_stable_across_processes_and_follows_parameters():
 
 
 def test_unreadable_objects_ask_for_a_version():
+    import threading
+
     from chunkbench_harness._adapters import entry
 
-    code = compile("f = lambda text: text.split()", "<stdin>", "exec")
-    ns = {}
-    exec(code, ns)
-    with pytest.raises(ValueError, match=r"PythonChunker\(obj, version="):
-        entry("typed", ns["f"])
-    e, _ = entry("typed", cb.PythonChunker(ns["f"], version="3"))
+    class Holder:
+        def __init__(self):
+            self.lock = threading.Lock()
+
+        def __call__(self, text):
+            return [text]
+
+    with pytest.raises(ValueError, match=r"_thread.lock.*PythonChunker\(obj, version="):
+        entry("locked", Holder())
+    e, _ = entry("locked", cb.PythonChunker(Holder(), version="3"))
     assert e["version"] == "3"
     with pytest.raises(TypeError, match="is not a chunker"):
         entry("x", 42)
     with pytest.raises(ValueError, match="without dots"):
         entry("a.b", paragraphs)
+
+
+def test_code_typed_at_a_prompt_and_the_globals_it_reads_are_its_identity():
+    """Hostile probes: a function reading a module global reused the cells of the global's
+    earlier value, and a class redefined under the same name reused the first one's."""
+    from chunkbench_harness._adapters import entry
+
+    ns = {}
+    exec(compile("SIZE = 100\ndef f(t): return [t[i:i + SIZE] for i in range(0, len(t), SIZE)]", "<stdin>", "exec"), ns)
+    first = entry("f", ns["f"])[0]["fingerprint"]
+    ns["SIZE"] = 2000
+    assert entry("f", ns["f"])[0]["fingerprint"] != first
+    ns["SIZE"] = 100
+    assert entry("f", ns["f"])[0]["fingerprint"] == first
+    exec(compile("class C:\n    def __call__(self, t): return [t]", "<stdin>", "exec"), ns)
+    one = entry("c", ns["C"]())[0]["fingerprint"]
+    exec(compile("class C:\n    def __call__(self, t): return t.split()", "<stdin>", "exec"), ns)
+    assert entry("c", ns["C"]())[0]["fingerprint"] != one
+    # A declared version does not replace the package's: upgrading the library is a change.
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    e = entry("v", cb.PythonChunker(RecursiveCharacterTextSplitter(chunk_size=400), version="1"))[0]
+    assert e["version"] == "1"

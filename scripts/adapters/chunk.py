@@ -5,7 +5,8 @@ the `kind: command` protocol.
 Reads the documents as JSONL on stdin ({"id", "title", "text"} per line) and prints one
 chunk per line on stdout as {"doc_id", "start", "end"}: byte offsets into the document's
 text, converted from the library's own character offsets when it reports them, otherwise
-from the chunk text located in order (first occurrence after the previous chunk's start).
+from the chunk text located in order (the first occurrence after the previous chunk's start
+that ends after the previous chunk's end, else the first after its start).
 A chunk that is not a slice of its document is an error (exit 1), never a guess.
 
     chunk.py langchain-recursive --chunk-size 400 --chunk-overlap 0
@@ -60,15 +61,33 @@ SPLITTERS = {
 }
 
 
+def locate(text, chunk, prev):
+    """Where `chunk` is in `text` (characters), given the previous chunk's (start, end): the first
+    occurrence starting after the previous start that ends after the previous end, else the
+    first starting after the previous start (chunkbench's rule for located texts, spans.rs)."""
+    if prev is None:
+        return text.find(chunk)
+    first, i = -1, prev[0] + 1
+    while True:
+        pos = text.find(chunk, i)
+        if pos < 0:
+            return first
+        if pos + len(chunk) > prev[1]:
+            return pos
+        if first < 0:
+            first = pos
+        i = pos + 1
+
+
 def spans(doc_id, text, chunks):
     """Byte spans of `chunks` ((text, char start or None) pairs) in `text`."""
-    prev = -1
+    prev = None
     for chunk, start in chunks:
         if start is None or text[start : start + len(chunk)] != chunk:
-            start = text.find(chunk, prev + 1)
+            start = locate(text, chunk, prev)
         if start < 0:
             sys.exit(f"chunk.py: a chunk of document {doc_id!r} is not a slice of it: {chunk[:60]!r}")
-        prev = start
+        prev = (start, start + len(chunk))
         b = len(text[:start].encode("utf-8"))
         yield {"doc_id": doc_id, "start": b, "end": b + len(chunk.encode("utf-8"))}
 

@@ -1033,6 +1033,7 @@ limit: 20
             "{kind: oracle}",
             "{kind: command, command: [python3, chunk.py], version: '1', timeout_secs: 5}",
             "{kind: spans, file: spans.jsonl}",
+            "{kind: python, object: mine.split, version: '1', fingerprint: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef}",
         ];
         let retrievers = [
             "{kind: bm25, k1: 0.9, stemming: true, query: per-option}",

@@ -5,9 +5,9 @@
 //! The object (a callable from text to strings or spans, a LangChain splitter, a chonkie
 //! chunker, a LlamaIndex node parser) is called through [`HostedChunker`], in batches of
 //! [`BATCH_DOCUMENTS`] documents; what it returns is located in each document exactly as the
-//! command protocol's output is ([`super::spans::read_chunks`]): texts as the first occurrence
-//! starting after the previous chunk's start, character offsets checked against the text they
-//! claim, so every passage is a byte span of its document.
+//! command protocol's output is ([`super::spans::read_chunks`], one document at a time): texts
+//! by its rule for located texts, character offsets checked against the text they claim, so
+//! every passage is a byte span of its document; its errors name the document and the chunk.
 //!
 //! Identity: the entry's fields — the object's qualified name, the declared or package
 //! `version`, and the `fingerprint` (sha256 of the object's source and state, computed by the
@@ -26,8 +26,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-/// Documents handed to the hosted object per call.
-pub const BATCH_DOCUMENTS: usize = 64;
+/// Documents handed to the hosted object per call: few, so that a stop request (Ctrl-C in
+/// Python) is seen after a few documents' chunking, not a corpus'.
+pub const BATCH_DOCUMENTS: usize = 8;
 
 /// A Python chunker object, identified by what it is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -147,7 +148,8 @@ impl Chunker for PythonChunker {
             );
         };
         let source = format!("Python chunker `{}`", self.entry.object);
-        let mut lines = String::new();
+        let mut chunks = Vec::new();
+        let mut blank = 0;
         for batch in docs.chunks(BATCH_DOCUMENTS) {
             crate::run::stop::check()?;
             let refs: Vec<&Document> = batch.iter().collect();
@@ -160,10 +162,19 @@ impl Chunker for PythonChunker {
                 );
             }
             for (d, ps) in batch.iter().zip(pieces) {
+                let mut lines = String::new();
                 piece_lines(d, &ps, &source, &mut lines)?;
+                // One document at a time, so that "chunk N" in an error is its Nth chunk.
+                let (mut c, b) = super::spans::read_chunks(
+                    &lines,
+                    std::slice::from_ref(d),
+                    &format!("{source} on document `{}`", d.id),
+                )
+                .map_err(|e| anyhow::anyhow!(python_words(&format!("{e:#}"))))?;
+                chunks.append(&mut c);
+                blank += b;
             }
         }
-        let (chunks, blank) = super::spans::read_chunks(&lines, docs, &source)?;
         if chunks.is_empty() && docs.iter().any(|d| !d.text.trim().is_empty()) {
             bail!(
                 "{source}: no chunk for any of the {} documents (it returned empty lists)",
@@ -178,6 +189,24 @@ impl Chunker for PythonChunker {
             },
         ))
     }
+}
+
+/// An error of the command protocol's line reader in the words of a Python chunker: its
+/// "line N" is the document's Nth chunk, and the fix is the Python one.
+fn python_words(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(i) = rest.find(": line ") {
+        out.push_str(&rest[..i]);
+        out.push_str(": chunk ");
+        rest = &rest[i + ": line ".len()..];
+    }
+    out.push_str(rest);
+    out.replace(
+        "give start/end spans instead",
+        "return the chunk's text as it is in the document, or (start, end) character spans",
+    )
+    .replace("repeats line", "repeats chunk")
 }
 
 /// Appends the chunk lines ([`super::spans`]) of one document's pieces to `out`: byte spans
@@ -201,7 +230,15 @@ fn piece_lines(d: &Document, pieces: &[Piece], source: &str, out: &mut String) -
             Piece::Chars(s, e) => {
                 let o = byte_offsets(&mut char_offsets, &d.text);
                 let n = o.len() - 1;
-                if s > e || *e > n {
+                if s > e {
+                    bail!(
+                        "{source}: chunk {} of document `{}` is the character span {s}..{e}, \
+                         reversed (spans are (start, end) with start <= end)",
+                        i + 1,
+                        d.id
+                    );
+                }
+                if *e > n {
                     bail!(
                         "{source}: chunk {} of document `{}` is the character span {s}..{e}, \
                          outside its {n} characters (spans are (start, end) character offsets \
@@ -303,6 +340,20 @@ mod tests {
         assert!(e.contains("outside its 9 characters") && e.contains("document `d`"), "{e}");
         let e = format!("{:#}", entry('f').build().unwrap().chunk_corpus(&docs, None).unwrap_err());
         assert!(e.contains("computed only inside Python"), "{e}");
+        struct Liar;
+        impl HostedChunker for Liar {
+            fn split(&self, docs: &[&Document]) -> Result<Vec<Vec<Piece>>> {
+                Ok(docs.iter().map(|_| vec![Piece::Text("One.".into()), Piece::Text("zzz".into())]).collect())
+            }
+        }
+        let _liar = host(&entry('g').fingerprint, Arc::new(Liar));
+        let e = format!("{:#}", entry('g').build().unwrap().chunk_corpus(&docs, None).unwrap_err());
+        assert!(
+            e.contains("on document `d`: chunk 2: chunk text \"zzz\" does not occur")
+                && e.contains("(start, end) character spans")
+                && !e.contains("line 2"),
+            "{e}"
+        );
         let mut bad = entry('f');
         bad.fingerprint = "xyz".into();
         assert!(bad.check().unwrap_err().to_string().contains("`fingerprint`"));

@@ -5,8 +5,10 @@
 //! - `{"doc_id": ID, "start": S, "end": E}`: the byte span `[S, E)` of the document's text
 //!   (on character boundaries, within the text);
 //! - `{"doc_id": ID, "text": T}`: a chunk given by its text, located in the document as the
-//!   first occurrence starting after the previous chunk's start (so overlapping chunks and
-//!   repeated text are found in order); an error when it does not occur.
+//!   first occurrence starting after the previous chunk's start that ends after the previous
+//!   chunk's end, else the first starting after the previous chunk's start (so overlapping
+//!   chunks and repeated text are found in order, and a short chunk whose text also occurs
+//!   inside the previous chunk is not placed there); an error when it does not occur.
 //!
 //! Every error names the source and the line, and no chunk of a failed read is used. Blank
 //! lines are skipped; documents without chunks have none (the runner logs how many), and no
@@ -146,15 +148,20 @@ pub fn read_chunks(lines: &str, docs: &[Document], source: &str) -> Result<(Vec<
                 (s, e)
             }
             (None, None, Some(t)) => {
-                let from = per_doc[di].last().map_or(0, |c| next_char(&d.text, c.span.start));
-                let Some(pos) = d.text[from..].find(t.as_str()) else {
+                let prev = per_doc[di].last().map(|c| (c.span.start, c.span.end));
+                let Some(start) = locate(&d.text, t, prev) else {
                     bail!(
-                        "{at}: chunk text {:?} does not occur in document `{}` after byte {from}, where the previous chunk starts (the chunker changed the text, or repeated a chunk; print start/end byte spans instead)",
+                        "{at}: chunk text {:?} does not occur in document `{}`{} (the chunker \
+                         changed the text, or repeated a chunk; give start/end spans instead)",
                         clip(t),
-                        d.id
+                        d.id,
+                        match prev {
+                            Some((s, _)) => format!(" after byte {s}, where the previous chunk starts"),
+                            None => String::new(),
+                        }
                     );
                 };
-                (from + pos, from + pos + t.len())
+                (start, start + t.len())
             }
             _ => bail!("{at}: give either `start` and `end` or `text`"),
         };
@@ -179,6 +186,32 @@ pub fn read_chunks(lines: &str, docs: &[Document], source: &str) -> Result<(Vec<
         per_doc[di].push(Chunk::new(d, start, end));
     }
     Ok((per_doc.into_iter().flatten().collect(), blank))
+}
+
+/// Where chunk text `t` is in `text`, given the previous chunk's span `prev` of the same
+/// document: the first occurrence starting after the previous chunk's start that is not
+/// contained in the previous chunk (it ends after the previous chunk's end), else the first
+/// occurrence starting after the previous chunk's start, else `None`. Chunkers emit chunks in
+/// order, each reaching past the one before (overlapping it or not), so a short chunk whose
+/// text also occurs inside the previous chunk (`"weather."`) is placed after it, where it is,
+/// not inside it.
+fn locate(text: &str, t: &str, prev: Option<(usize, usize)>) -> Option<usize> {
+    let Some((prev_start, prev_end)) = prev else {
+        return text.find(t);
+    };
+    let mut from = next_char(text, prev_start);
+    let mut first = None;
+    while let Some(pos) = text[from..].find(t).map(|p| from + p) {
+        if pos + t.len() > prev_end {
+            return Some(pos);
+        }
+        first.get_or_insert(pos);
+        from = next_char(text, pos);
+        if from >= text.len() {
+            break;
+        }
+    }
+    first
 }
 
 /// The byte index after the character starting at `i` (the end for the last one).
@@ -217,6 +250,26 @@ mod tests {
             .collect();
         assert_eq!(got, [("a", 0, 7), ("a", 4, 11), ("a", 8, 15), ("b", 0, 9)]);
         assert_eq!(c[3].text(&d[1]), "Ünïcode");
+    }
+
+    /// A hostile probe (issue 41): LangChain's chunks fed back as texts put a short chunk
+    /// (`weather.`) at its first occurrence after the previous chunk's start, inside the
+    /// previous chunk, instead of after it where it was cut from.
+    #[test]
+    fn a_short_chunk_is_placed_after_the_previous_chunk_not_inside_it() {
+        let text = "Warm weather. It rained in the weather.";
+        let d = vec![Document::new("a", text)];
+        let lines = "{\"doc_id\":\"a\",\"text\":\"Warm weather. It rained in the\"}\n{\"doc_id\":\"a\",\"text\":\"weather.\"}";
+        let (c, _) = read_chunks(lines, &d, "t.jsonl").unwrap();
+        let spans: Vec<(usize, usize)> = c.iter().map(|c| (c.span.start, c.span.end)).collect();
+        assert_eq!(spans, [(0, 30), (31, 39)]);
+        // Overlapping chunks still land where they overlap; a chunk that occurs only inside
+        // the previous one is placed there.
+        let d = vec![Document::new("a", "alpha beta gamma")];
+        let lines = "{\"doc_id\":\"a\",\"text\":\"alpha beta\"}\n{\"doc_id\":\"a\",\"text\":\"beta gamma\"}\n{\"doc_id\":\"a\",\"text\":\"gamma\"}\n{\"doc_id\":\"a\",\"text\":\"amm\"}";
+        let (c, _) = read_chunks(lines, &d, "t.jsonl").unwrap();
+        let spans: Vec<(usize, usize)> = c.iter().map(|c| (c.span.start, c.span.end)).collect();
+        assert_eq!(spans, [(0, 10), (6, 16), (11, 16), (12, 15)]);
     }
 
     /// Issue 36 case 9: empty and whitespace-only chunks were embedded and filled top-k slots.
