@@ -163,6 +163,11 @@ def test_compare_is_the_gate(user_store, tmp_path):
     assert same.passed and same.exit_code == 0 and same.cells == 4
     assert all(f.is_file() for f in same.files)
     assert same.table.height == 4 and "verdict" in same.table.columns
+    # A rename that names no strategy was ignored silently (a hostile probe); now refused.
+    with pytest.raises(cb.ChunkbenchError, match="--pair nope=fixed-64: the baseline run has no cells of strategy `nope`"):
+        cb.compare(base.dir, base.dir, pairs={"nope": "fixed-64"}, output=tmp_path / "same")
+    p = run_cli("compare", base.dir, base.dir, "--pair", "fixed-64=nope", "--output", tmp_path / "same", check=False)
+    assert p.returncode == 2 and "the candidate run has no cells of strategy `nope`" in p.stderr
     worse = cb.run(CONFIG, store=user_store, output=tmp_path / "worse", sets=["strategies.recursive-400.size=40"])
     gate = cb.compare(base.dir, worse.dir, output=tmp_path / "worse-gate")
     assert not gate.passed and gate.exit_code == 1 and gate.regressions >= 1, gate.markdown[:2000]

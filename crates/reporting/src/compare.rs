@@ -1001,6 +1001,33 @@ type CellPairs<'a> = (
     Vec<&'a RunCell>,
 );
 
+/// Refuses a `--pair OLD=NEW` whose OLD is no strategy of the baseline's cells or whose NEW is
+/// none of the candidate's: it would pair nothing, silently.
+///
+/// # Errors
+/// The rename, the side and the strategies that side has.
+fn check_renames(base: &LoadedRun, cand: &LoadedRun, pairing: &Pairing) -> Result<()> {
+    let names = |r: &LoadedRun| -> std::collections::BTreeSet<String> {
+        r.cells
+            .values()
+            .map(|c| c.record.cell.strategy.clone())
+            .collect()
+    };
+    let (b, c) = (names(base), names(cand));
+    for (old, new) in &pairing.renames {
+        for (name, side, have) in [(old, "baseline", &b), (new, "candidate", &c)] {
+            if !have.contains(name) {
+                bail!(
+                    "--pair {old}={new}: the {side} run has no cells of strategy `{name}` \
+                     (its strategies: {})",
+                    have.iter().cloned().collect::<Vec<_>>().join(", ")
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Pairs the cells of two runs (module documentation): by id, then by coordinates (with
 /// `renames` applied to the baseline's strategy). Returns the pairs in label order and the
 /// baseline's and the candidate's cells left without a partner.
@@ -1071,6 +1098,7 @@ pub fn compare_runs(
     tol.validate()?;
     let base = load_run(baseline, "baseline", cell_ids)?;
     let cand = load_run(candidate, "candidate", cell_ids)?;
+    check_renames(&base, &cand, pairing)?;
     let (pairs, lonely, extra) = pair_cells(&base, &cand, pairing);
     let only_in_baseline: Vec<UnmatchedCell> =
         lonely.iter().map(|b| unmatched(&b.record, &cand)).collect();
