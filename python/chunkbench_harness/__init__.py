@@ -193,6 +193,13 @@ class Run:
                 f"{d}: no finished run here (summary.csv and per_question.parquet are written "
                 "when a run finishes); give the directory `chunkbench run` printed (OUTPUT/NAME)"
             )
+        config = d / "config.json"
+        if config.is_file() and config.stat().st_mtime_ns > (d / "summary.csv").stat().st_mtime_ns:
+            # A run writes config.json when it starts and the tables when it finishes.
+            raise ChunkbenchError(
+                f"{d}: the last run here did not finish (config.json is newer than summary.csv, "
+                "which is an earlier run's); run its config again to finish it"
+            )
         summary = _read_csv(d / "summary.csv", _summary_schema())
         return cls(d, summary.height, 0)
 

@@ -87,6 +87,12 @@ def test_a_run_keeps_its_tables_when_the_directory_is_run_again(user_store, tmp_
     assert opened.summary.equals(again.summary) and opened.cells == 4
     with pytest.raises(cb.ChunkbenchError, match="no finished run here"):
         cb.Run.open(tmp_path)
+    # A run that started here and did not finish (its config.json is newer than the tables).
+    import os, time
+    later = time.time_ns() + 5_000_000_000
+    os.utime(again.dir / "config.json", ns=(later, later))
+    with pytest.raises(cb.ChunkbenchError, match="the last run here did not finish"):
+        cb.Run.open(again.dir)
 
 
 def test_python_and_the_cli_write_byte_identical_files(user_store, tmp_path):
