@@ -7,8 +7,13 @@ Objects, in the order they are recognised:
   ``llama_index.core.Document``s, each node's text with its ``start_char_idx``;
 - ``split_text`` (a LangChain text splitter): the chunk texts;
 - ``chunk`` (a chonkie chunker): each chunk's ``text`` with its ``start_index``;
-- any other callable ``f(text)``: a list of strings, ``(start, end)`` character spans,
-  ``chunkbench_harness.Span``s, or objects with ``text`` and ``start_index``.
+- any other callable ``f(text)``: a list of strings, ``(text, start)`` pairs (a character
+  start, checked), ``(start, end)`` character spans, ``chunkbench_harness.Span``s, or objects
+  with ``text`` and ``start_index``.
+
+LangChain's chunks are given the starts LangChain's own ``create_documents(add_start_index=
+True)`` computes (searched from the previous start plus its length minus the overlap), so
+overlapping chunks of repetitive text land where LangChain cut them.
 
 Texts are located in their document by the extension module exactly as the command protocol's
 output is: a reported character offset is used when the document's text there is the chunk's
@@ -30,9 +35,14 @@ where its code comes from, the declared ``version=``, and what it is:
 
 Where a part cannot be read (state held by a C object without attributes), a declared
 ``version=`` stands for it and the part is named by its type; without one, ``run`` raises and
-asks for it. Not seen: code installed in editable mode (its distribution's version does not
-change when you edit it) and what the object reads from outside itself at call time (files,
-environment variables): declare ``version=`` and change it when those change.
+asks for it, as for nesting deeper than 64 levels. Also read: functions behind
+``functools.lru_cache``/``wraps`` (``__wrapped__``), and the attributes of the user's own
+modules that the code names (``settings.SIZE``). A local module named like a standard one
+(``chunk.py``) is the user's: origin is decided by where the file is. Not seen: code installed
+in editable mode (its distribution's version does not change when you edit it), globals looked
+up dynamically (``globals()["X"]``, ``getattr(module, name)``), and what the object reads from
+outside itself at call time (files, environment variables): declare ``version=`` and change it
+when those change.
 """
 
 from __future__ import annotations
@@ -61,12 +71,18 @@ _CACHES: Dict[str, frozenset] = {
     "llama_index.core.callbacks.base.CallbackManager": frozenset({"_trace_map"}),
     "chonkie.tokenizer.CharacterTokenizer": frozenset({"vocab", "token2id"}),
     "chonkie.tokenizer.WordTokenizer": frozenset({"vocab", "token2id"}),
-    # Built from the encoding's ranks and patterns, which are hashed.
-    "tiktoken.core.Encoding": frozenset({"_core_bpe"}),
 }
 
-# Attributes nested deeper than this are named by type only (a cycle, or a huge object graph).
-_MAX_DEPTH = 8
+# Objects identified by a name and their package's version rather than their attributes: a
+# tiktoken encoding is its name (cl100k_base: a 100,000-entry vocabulary otherwise, and a
+# cached property that fills on first use).
+_NAMED: Dict[str, Callable[[Any], str]] = {
+    "tiktoken.core.Encoding": lambda e: str(e.name),
+}
+
+# Nesting deeper than this (attributes, helper functions, globals) cannot be read: an error
+# asking for `version=`, or, with one, named by type only. Cycles are cut by identity, not depth.
+_MAX_DEPTH = 64
 
 
 class PythonChunker:
@@ -113,28 +129,44 @@ def _stdlib_paths() -> Tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=None)
+def _site_paths() -> Tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    found = {os.path.realpath(paths[k]) for k in ("purelib", "platlib") if k in paths}
+    found.update(os.path.realpath(p) for p in sys.path if p.endswith(("site-packages", "dist-packages")))
+    return tuple(sorted(found))
+
+
+def _under(f: str, roots: Tuple[str, ...]) -> bool:
+    return any(f == r or f.startswith(r + os.sep) for r in roots)
+
+
+@functools.lru_cache(maxsize=None)
 def _module_origin(module: str) -> str:
-    """What code of `module` is: ``"package NAME VERSION"`` (an installed distribution: its
-    version identifies its code), ``"python X.Y.Z"`` (the standard library or a built-in
-    module), or ``""`` (the user's own code: a script, a notebook, a local module, read as
-    code)."""
+    """What code of `module` is, by where its file is: ``"package NAME VERSION"`` (a file of an
+    installed distribution, under site-packages: its version identifies its code),
+    ``"python X.Y.Z"`` (the standard library or a built-in module), or ``""`` (the user's own
+    code: a script, a notebook, a local module, even one named like a standard module; read
+    as code)."""
     top = module.split(".")[0]
     if not top or top == "__main__":
         return ""
-    for d in _distributions().get(top, []):
-        try:
-            return f"package {d} {importlib.metadata.version(d)}"
-        except importlib.metadata.PackageNotFoundError:
-            continue
     python = f"python {platform.python_version()}"
-    if top in sys.builtin_module_names or top in getattr(sys, "stdlib_module_names", ()):
+    if module in sys.builtin_module_names or top in sys.builtin_module_names:
         return python
-    m = sys.modules.get(top)
+    m = sys.modules.get(module) or sys.modules.get(top)
     f = getattr(m, "__file__", None)
-    if f is None:
-        return python if m is not None and top in sys.builtin_module_names else ""
+    if not f:
+        # A namespace package or a module created at run time: the user's.
+        return ""
     f = os.path.realpath(f)
-    if any(f.startswith(p + os.sep) for p in _stdlib_paths()) and "site-packages" not in f:
+    if _under(f, _site_paths()):
+        for d in _distributions().get(top, []):
+            try:
+                return f"package {d} {importlib.metadata.version(d)}"
+            except importlib.metadata.PackageNotFoundError:
+                continue
+        return ""
+    if _under(f, _stdlib_paths()):
         return python
     return ""
 
@@ -195,6 +227,13 @@ class _Identity:
             return f"module:{x.__name__}"
         if isinstance(x, types.CodeType):
             return self.code(x, {}, depth)
+        named = _NAMED.get(_qualname(x)) if not inspect.isclass(x) else None
+        if named is not None:
+            return f"named:{_qualname(x)}:{named(x)}@{_origin(x)}"
+        wrapped = getattr(x, "__wrapped__", None)
+        if wrapped is not None and callable(x) and not inspect.isclass(x):
+            # functools.lru_cache / cache / wraps: the function inside is what runs.
+            return f"wrapped:{_qualname(x)}:" + self.state(wrapped, depth + 1)
         if isinstance(x, functools.partial):
             return (
                 "partial:"
@@ -216,8 +255,10 @@ class _Identity:
             # Built-in functions and methods (`len`, `str.split`): the interpreter's or a C
             # extension's, named with its version.
             return f"name:{_qualname(x)}@{_origin(x)}"
-        if id(x) in self.seen or depth >= _MAX_DEPTH:
+        if id(x) in self.seen:
             return f"ref:{_qualname(x)}"
+        if depth >= _MAX_DEPTH:
+            return self.too_deep(x)
         self.seen.add(id(x))
         attrs = getattr(x, "__dict__", None)
         slots = [s for c in type(x).__mro__ for s in getattr(c, "__slots__", ()) if hasattr(x, s)]
@@ -233,14 +274,22 @@ class _Identity:
             state.pop(cache, None)
         return f"obj:{self.cls(type(x), depth + 1)}" + self.state(state, depth + 1)
 
+    def too_deep(self, x: Any) -> str:
+        def unreadable() -> str:
+            raise Unreadable(f"a {_qualname(x)} nested more than {_MAX_DEPTH} levels deep")
+
+        return self.part(unreadable, _qualname(x))
+
     def cls(self, c: type, depth: int) -> str:
         """A class: by name and version when it is a package's or Python's, else its own
         attributes (methods as code) and its base classes."""
         origin = _origin(c)
         if origin or c is object:
             return f"class:{_qualname(c)}@{origin}"
-        if id(c) in self.seen or depth >= _MAX_DEPTH:
+        if id(c) in self.seen:
             return f"ref:{_qualname(c)}"
+        if depth >= _MAX_DEPTH:
+            return self.too_deep(c)
         self.seen.add(id(c))
         own = {
             k: v
@@ -257,8 +306,10 @@ class _Identity:
         origin = _origin(f)
         if origin:
             return f"fn:{_qualname(f)}@{origin}"
-        if id(f) in self.seen or depth >= _MAX_DEPTH:
+        if id(f) in self.seen:
             return f"ref:{_qualname(f)}"
+        if depth >= _MAX_DEPTH:
+            return self.too_deep(f)
         self.seen.add(id(f))
         closure = [c.cell_contents for c in (f.__closure__ or ()) if _has_contents(c)]
         return (
@@ -278,6 +329,14 @@ class _Identity:
         )
         used = sorted(n for n in co.co_names if n in globs)
         values = ",".join(f"{n}={self.state(globs[n], depth + 1)}" for n in used)
+        # `settings.SIZE` of the user's own module `settings`: the attributes the code names.
+        for n in used:
+            m = globs[n]
+            if isinstance(m, types.ModuleType) and not _module_origin(m.__name__):
+                attrs = sorted(a for a in co.co_names if a in vars(m))
+                values += ",".join(
+                    f"{n}.{a}={self.state(vars(m)[a], depth + 1)}" for a in attrs
+                )
         return f"code[{co.co_code.hex()}|{consts}|{','.join(co.co_names)}|{values}]"
 
 
@@ -363,14 +422,38 @@ def _splitter(adapter: str, obj: Any, name: str) -> Callable[[Sequence[str]], Li
             return out
 
         return split
-    call = {"langchain": lambda o: o.split_text, "chonkie": lambda o: o.chunk}.get(
-        adapter, lambda o: o
-    )(obj)
+    if adapter == "langchain":
+        call = lambda t: _langchain_starts(obj, t)  # noqa: E731
+    else:
+        call = obj.chunk if adapter == "chonkie" else obj
 
     def split(texts: Sequence[str]) -> List[List[Piece]]:
         return [[_piece(c, name) for c in _as_list(call(t), name)] for t in texts]
 
     return split
+
+
+def _langchain_starts(splitter: Any, text: str) -> list:
+    """A LangChain splitter's chunks with their character starts, found as LangChain's own
+    `create_documents(add_start_index=True)` finds them: each searched from the previous
+    chunk's start plus its length minus the splitter's overlap. With overlapping chunks of
+    repetitive text, this is where LangChain cut them; the generic rule for located texts could
+    place them earlier."""
+    chunks = splitter.split_text(text)
+    overlap = getattr(splitter, "_chunk_overlap", None)
+    if not isinstance(overlap, int) or isinstance(overlap, bool):
+        return chunks
+    out: list = []
+    index, previous = 0, 0
+    for c in chunks:
+        if not isinstance(c, str):
+            out.append(c)
+            continue
+        index = text.find(c, max(0, index + previous - overlap))
+        out.append((c, index) if index >= 0 else c)
+        previous = len(c)
+        index = max(index, 0)
+    return out
 
 
 def _as_list(result: Any, name: str) -> list:
@@ -406,6 +489,11 @@ def _text(t: str, name: str) -> str:
 def _piece(c: Any, name: str) -> Piece:
     if isinstance(c, str):
         return _text(c, name)
+    if isinstance(c, (tuple, list)) and len(c) == 2 and isinstance(c[0], str):
+        # (text, character start): the start is checked against the document's text there.
+        start = _index(c[1])
+        text = _text(c[0], name)
+        return (text, start) if start is not None and start >= 0 else text
     if isinstance(c, (tuple, list)) and len(c) == 2:
         s, e = _index(c[0]), _index(c[1])
         if s is not None and e is not None:

@@ -176,3 +176,50 @@ def test_code_typed_at_a_prompt_and_the_globals_it_reads_are_its_identity():
 
     e = entry("v", cb.PythonChunker(RecursiveCharacterTextSplitter(chunk_size=400), version="1"))[0]
     assert e["version"] == "1"
+
+
+MODULES = """
+import functools, importlib, json, sys
+sys.path.insert(0, {d!r})
+from chunkbench_harness._adapters import entry
+import chunk, settings
+importlib.reload(chunk); importlib.reload(settings)
+
+@functools.lru_cache(maxsize=None)
+def cached(t):
+    return (t[: chunk.SIZE],)
+
+def via_settings(t):
+    return [t[: settings.SIZE]]
+
+print(json.dumps([entry("a", chunk.my_chunker)[0]["fingerprint"], entry("b", cached)[0]["fingerprint"],
+                  entry("c", via_settings)[0]["fingerprint"]]))
+"""
+
+
+def test_local_modules_cached_functions_and_module_attributes_are_read(tmp_path):
+    """Second hostile pass: a local module named like a standard one (`chunk`) was taken for the
+    standard library, an lru_cache wrapper was named only, and `settings.SIZE` of a local
+    module was not read; each reused the cells of the old value."""
+    def fps(size):
+        (tmp_path / "chunk.py").write_text(f"SIZE = {size}\ndef my_chunker(t):\n    return [t[:SIZE]]\n")
+        (tmp_path / "settings.py").write_text(f"SIZE = {size}\n")
+        out = subprocess.run([sys.executable, "-c", MODULES.format(d=str(tmp_path))], cwd=tmp_path,
+                             capture_output=True, text=True, check=True)
+        return json.loads(out.stdout)
+
+    a, b = fps(300), fps(500)
+    assert all(x != y for x, y in zip(a, b)), (a, b)
+    assert fps(300) == a
+
+
+def test_langchain_overlapping_chunks_of_repetitive_text_land_where_langchain_cut_them():
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    from chunkbench_harness._adapters import entry
+
+    text = "The cat sat on the mat. " * 20 + "The dog sat on the rug."
+    lc = RecursiveCharacterTextSplitter(chunk_size=60, chunk_overlap=30, add_start_index=True)
+    want = [(d.page_content, d.metadata["start_index"]) for d in lc.create_documents([text])]
+    got = entry("x", RecursiveCharacterTextSplitter(chunk_size=60, chunk_overlap=30))[1]([text])[0]
+    assert got == want

@@ -26,7 +26,19 @@ def langchain_recursive(a):
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     s = RecursiveCharacterTextSplitter(chunk_size=a.chunk_size, chunk_overlap=a.chunk_overlap)
-    return lambda text: [(c, None) for c in s.split_text(text)]
+    return lambda text: langchain_starts(s, text, a.chunk_overlap)
+
+
+def langchain_starts(splitter, text, overlap):
+    """The chunks with their character starts as LangChain's create_documents(add_start_index=
+    True) finds them: searched from the previous start plus its length minus the overlap."""
+    out, index, previous = [], 0, 0
+    for c in splitter.split_text(text):
+        index = text.find(c, max(0, index + previous - overlap))
+        out.append((c, index if index >= 0 else None))
+        previous = len(c)
+        index = max(index, 0)
+    return out
 
 
 def llamaindex_sentence(a):

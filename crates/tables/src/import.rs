@@ -858,10 +858,19 @@ impl<'a> Resolver<'a> {
                         })
                     }
                     many => bail!(
-                        "{at}: excerpt {:?} is ambiguous: found {} times in {where_} ({}); give \
-                         offsets, --evidence-doc or a longer excerpt",
+                        "{at}: excerpt {:?} is ambiguous: found {} times {} ({}); give offsets, \
+                         --evidence-doc or a longer excerpt",
                         clip(x),
                         many.len(),
+                        {
+                            let docs: std::collections::BTreeSet<&str> =
+                                many.iter().map(|(d, _)| d.id.as_str()).collect();
+                            match (candidates.len(), docs.len()) {
+                                (1, _) => format!("in {where_}"),
+                                (n, 1) => format!("in 1 of the {n} documents searched"),
+                                (n, k) => format!("in {k} of the {n} documents searched"),
+                            }
+                        },
                         many.iter()
                             .take(5)
                             .map(|(d, p)| format!("`{}` byte {p}", d.id))

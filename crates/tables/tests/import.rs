@@ -465,6 +465,8 @@ fn bad_input_names_file_row_and_column_and_writes_nothing() {
     assert!(
         e.contains("row 2, evidence item 1")
             && e.contains("ambiguous")
+            // The documents holding it, of those searched (it read "in 5 documents").
+            && e.contains("in 1 of the 5 documents searched")
             && e.contains("`tides.md` byte"),
         "{e}"
     );
