@@ -197,17 +197,26 @@ class _Identity:
 
     def __init__(self, lenient: bool) -> None:
         self.lenient = lenient
-        self.unreadable: List[str] = []
+        self.unreadable_parts: List[str] = []
         self.seen: set = set()
 
-    def part(self, read: Callable[[], str], name: str) -> str:
-        try:
-            return read()
-        except Unreadable as e:
-            if not self.lenient:
-                raise
-            self.unreadable.append(str(e))
-            return f"<unreadable {name}>"
+    def unreadable(self, what: str, name: str) -> str:
+        """A part that cannot be read: :class:`Unreadable` naming `what`, or, when a version was
+        declared, a placeholder naming `name` (the part is noted)."""
+        if not self.lenient:
+            raise Unreadable(what)
+        self.unreadable_parts.append(what)
+        return f"<unreadable {name}>"
+
+    def enter(self, x: Any, depth: int) -> Optional[str]:
+        """Marks `x` as being read; returns what stands for it instead when it was read already
+        (a cycle, a shared object) or is nested too deep."""
+        if id(x) in self.seen:
+            return f"ref:{_qualname(x)}"
+        if depth >= _MAX_DEPTH:
+            return self.unreadable(f"a {_qualname(x)} nested more than {_MAX_DEPTH} levels deep", _qualname(x))
+        self.seen.add(id(x))
+        return None
 
     def state(self, x: Any, depth: int = 0) -> str:
         if x is None or isinstance(x, (bool, int, float, complex, str, bytes)):
@@ -255,30 +264,18 @@ class _Identity:
             # Built-in functions and methods (`len`, `str.split`): the interpreter's or a C
             # extension's, named with its version.
             return f"name:{_qualname(x)}@{_origin(x)}"
-        if id(x) in self.seen:
-            return f"ref:{_qualname(x)}"
-        if depth >= _MAX_DEPTH:
-            return self.too_deep(x)
-        self.seen.add(id(x))
+        stand_in = self.enter(x, depth)
+        if stand_in is not None:
+            return stand_in
         attrs = getattr(x, "__dict__", None)
         slots = [s for c in type(x).__mro__ for s in getattr(c, "__slots__", ()) if hasattr(x, s)]
         if attrs is None and not slots:
-
-            def unreadable() -> str:
-                raise Unreadable(f"the state of a {_qualname(x)} (no attributes to read)")
-
-            return self.part(unreadable, _qualname(x))
+            return self.unreadable(f"the state of a {_qualname(x)} (no attributes to read)", _qualname(x))
         state = dict(attrs or {})
         state.update({s: getattr(x, s) for s in slots})
         for cache in _CACHES.get(_qualname(x), ()):
             state.pop(cache, None)
         return f"obj:{self.cls(type(x), depth + 1)}" + self.state(state, depth + 1)
-
-    def too_deep(self, x: Any) -> str:
-        def unreadable() -> str:
-            raise Unreadable(f"a {_qualname(x)} nested more than {_MAX_DEPTH} levels deep")
-
-        return self.part(unreadable, _qualname(x))
 
     def cls(self, c: type, depth: int) -> str:
         """A class: by name and version when it is a package's or Python's, else its own
@@ -286,11 +283,9 @@ class _Identity:
         origin = _origin(c)
         if origin or c is object:
             return f"class:{_qualname(c)}@{origin}"
-        if id(c) in self.seen:
-            return f"ref:{_qualname(c)}"
-        if depth >= _MAX_DEPTH:
-            return self.too_deep(c)
-        self.seen.add(id(c))
+        stand_in = self.enter(c, depth)
+        if stand_in is not None:
+            return stand_in
         own = {
             k: v
             for k, v in vars(c).items()
@@ -306,11 +301,9 @@ class _Identity:
         origin = _origin(f)
         if origin:
             return f"fn:{_qualname(f)}@{origin}"
-        if id(f) in self.seen:
-            return f"ref:{_qualname(f)}"
-        if depth >= _MAX_DEPTH:
-            return self.too_deep(f)
-        self.seen.add(id(f))
+        stand_in = self.enter(f, depth)
+        if stand_in is not None:
+            return stand_in
         closure = [c.cell_contents for c in (f.__closure__ or ()) if _has_contents(c)]
         return (
             f"fn:{_qualname(f)}:"

@@ -139,19 +139,12 @@ impl Chunker for Command {
         )?;
         let source = format!("output of `{}`", self.command.join(" "));
         let (chunks, blank) = super::spans::read_chunks(&out, docs, &source)?;
-        if chunks.is_empty() && docs.iter().any(|d| !d.text.trim().is_empty()) {
-            bail!(
+        super::spans::corpus_chunks(chunks, blank, docs, || {
+            format!(
                 "{source}: no chunk for any of the {} documents (the program printed nothing on stdout)",
                 docs.len()
-            );
-        }
-        Ok((
-            chunks,
-            StrategyStats {
-                blank_chunks_dropped: blank,
-                ..StrategyStats::default()
-            },
-        ))
+            )
+        })
     }
 }
 

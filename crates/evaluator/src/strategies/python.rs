@@ -175,19 +175,12 @@ impl Chunker for PythonChunker {
                 blank += b;
             }
         }
-        if chunks.is_empty() && docs.iter().any(|d| !d.text.trim().is_empty()) {
-            bail!(
+        super::spans::corpus_chunks(chunks, blank, docs, || {
+            format!(
                 "{source}: no chunk for any of the {} documents (it returned empty lists)",
                 docs.len()
-            );
-        }
-        Ok((
-            chunks,
-            StrategyStats {
-                blank_chunks_dropped: blank,
-                ..StrategyStats::default()
-            },
-        ))
+            )
+        })
     }
 }
 

@@ -68,21 +68,38 @@ impl Chunker for Spans {
         let text = std::fs::read_to_string(&self.file)
             .with_context(|| format!("field `file`: cannot read {}", self.file.display()))?;
         let (chunks, blank) = read_chunks(&text, docs, &self.file.display().to_string())?;
-        if chunks.is_empty() && docs.iter().any(|d| !d.text.trim().is_empty()) {
-            bail!(
+        corpus_chunks(chunks, blank, docs, || {
+            format!(
                 "{}: no chunk for any of the {} documents; give `{{doc_id, start, end}}` lines for this dataset's documents",
                 self.file.display(),
                 docs.len()
-            );
-        }
-        Ok((
-            chunks,
-            StrategyStats {
-                blank_chunks_dropped: blank,
-                ..StrategyStats::default()
-            },
-        ))
+            )
+        })
     }
+}
+
+/// The chunks read for a corpus with their counters (`blank` chunks of separators only left
+/// out), or the error `none` says when a corpus with text got no chunk at all: what the
+/// kinds whose chunks come from outside (`spans`, `command`, `python`) return.
+///
+/// # Errors
+/// No chunk for a corpus with a non-blank document.
+pub(super) fn corpus_chunks(
+    chunks: Vec<Chunk>,
+    blank: usize,
+    docs: &[Document],
+    none: impl FnOnce() -> String,
+) -> Result<(Vec<Chunk>, StrategyStats)> {
+    if chunks.is_empty() && docs.iter().any(|d| !d.text.trim().is_empty()) {
+        bail!("{}", none());
+    }
+    Ok((
+        chunks,
+        StrategyStats {
+            blank_chunks_dropped: blank,
+            ..StrategyStats::default()
+        },
+    ))
 }
 
 /// One chunk line.
