@@ -470,6 +470,17 @@ impl OpenAiReader {
     /// POSTs `make_body(ask_for_logprobs)` to this reader's endpoint with retries; returns the
     /// body of a 2xx reply. The HTTP 400 logprobs negotiation applies to `api: chat` only.
     fn post(&self, make_body: &dyn Fn(bool) -> serde_json::Value) -> Result<String, ReaderError> {
+        self.post_bytes(&|want_lp| {
+            serde_json::to_vec(&make_body(want_lp))
+                .map_err(|e| ReaderError::Protocol(e.to_string()))
+        })
+    }
+
+    /// [`OpenAiReader::post`] with the body given as bytes (a body whose key order matters).
+    fn post_bytes(
+        &self,
+        make_body: &dyn Fn(bool) -> Result<Vec<u8>, ReaderError>,
+    ) -> Result<String, ReaderError> {
         let backoff = httpio::Backoff {
             max_retries: self.cfg.max_retries,
             initial: Duration::from_millis(self.cfg.backoff_initial_ms),
@@ -477,8 +488,7 @@ impl OpenAiReader {
         };
         let attempt = || {
             let want_lp = !self.logprobs_off.load(Ordering::Relaxed);
-            let body = serde_json::to_vec(&make_body(want_lp))
-                .map_err(|e| ReaderError::Protocol(e.to_string()))?;
+            let body = make_body(want_lp)?;
             let reply = {
                 let _permit = self.sem.acquire();
                 self.bump(0);
@@ -682,7 +692,106 @@ fn score_reply(
     ))
 }
 
+/// One reply of [`OpenAiReader::generate`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Generation {
+    /// `choices[0].message.content` (empty when the server sent `null`).
+    pub text: String,
+    /// `choices[0].finish_reason` (`stop`, `length`, …; empty when absent): `length` means
+    /// the reply was cut at `max_tokens`.
+    pub finish_reason: String,
+}
+
 impl OpenAiReader {
+    /// Free text from `POST {base_url}/chat/completions` for question generation
+    /// (`chunkbench data generate`): `messages` as (role, content) pairs, `temperature: 0`,
+    /// `max_tokens`, the configured `seed` when set, never log-probs, and `response_format`
+    /// when given: JSON *text* sent byte for byte, so that a schema's property order (which
+    /// llama.cpp's grammar follows) is kept (`{"type": "json_object", "schema": …}` for
+    /// llama.cpp's Python server, `{"type": "json_schema", …}` for OpenAI and vLLM). The
+    /// retry policy, timeouts, concurrency limit and secrets are the reader's.
+    ///
+    /// # Errors
+    /// [`ReaderError::Http`] / [`ReaderError::Timeout`] when the server cannot answer (after
+    /// retries) or answers a non-2xx status; [`ReaderError::Protocol`] when the body is not
+    /// JSON or has no `choices[0].message`. A reply whose *content* is unusable is not an
+    /// error here: the caller judges the text.
+    pub fn generate(
+        &self,
+        messages: &[(String, String)],
+        max_tokens: u32,
+        response_format: Option<&str>,
+    ) -> Result<Generation, ReaderError> {
+        let msgs: Vec<serde_json::Value> = messages
+            .iter()
+            .map(|(role, content)| serde_json::json!({"role": role, "content": content}))
+            .collect();
+        let mut b = serde_json::json!({
+            "model": self.cfg.model,
+            "messages": msgs,
+            "temperature": 0,
+            "max_tokens": max_tokens,
+        });
+        if let Some(seed) = self.cfg.seed {
+            b["seed"] = seed.into();
+        }
+        let mut bytes = serde_json::to_vec(&b).map_err(|e| ReaderError::Protocol(e.to_string()))?;
+        if let Some(f) = response_format {
+            serde_json::from_str::<serde_json::Value>(f).map_err(|e| {
+                ReaderError::Config(format!("response_format is not JSON ({e}): {f}"))
+            })?;
+            bytes.pop(); // the object's closing brace
+            bytes.extend_from_slice(b",\"response_format\":");
+            bytes.extend_from_slice(f.as_bytes());
+            bytes.push(b'}');
+        }
+        // Log-probs are never asked for here: the 400 negotiation does not apply.
+        self.logprobs_off.store(true, Ordering::Relaxed);
+        let body = self.post_bytes(&|_| Ok(bytes.clone()))?;
+        let v = self.parse_json(&body)?;
+        let choice = v.get("choices").and_then(|c| c.get(0)).ok_or_else(|| {
+            ReaderError::Protocol(format!(
+                "{}: no `choices[0]` in the reply: {}",
+                self.url,
+                crate::clip(&body, 200)
+            ))
+        })?;
+        let message = choice.get("message").ok_or_else(|| {
+            ReaderError::Protocol(format!(
+                "{}: no `choices[0].message` in the reply: {}",
+                self.url,
+                crate::clip(&body, 200)
+            ))
+        })?;
+        Ok(Generation {
+            text: message
+                .get("content")
+                .and_then(|c| c.as_str())
+                .unwrap_or("")
+                .to_string(),
+            finish_reason: choice
+                .get("finish_reason")
+                .and_then(|c| c.as_str())
+                .unwrap_or("")
+                .to_string(),
+        })
+    }
+
+    /// The identity of [`OpenAiReader::generate`]'s replies: endpoint, model name, seed,
+    /// what the server reported serving ([`OpenAiReader::probe_served_models`]; `not-probed`
+    /// before) — never the API key. Generation caches and generated datasets key on it.
+    pub fn generation_identity(&self) -> String {
+        format!(
+            "openai-generate-v1(endpoint={},model={},seed={},temperature=0,served={})",
+            self.cfg.base_url.trim_end_matches('/'),
+            self.cfg.model,
+            self.cfg
+                .seed
+                .map_or_else(|| "none".to_string(), |s| s.to_string()),
+            self.served.as_deref().unwrap_or("not-probed"),
+        )
+    }
+
     /// The chat mode's identity.
     fn chat_identity(&self) -> String {
         format!(

@@ -305,7 +305,7 @@ fn remove_stale_work_dirs(store: &Path, name: &str, log: &mut ImportLog) {
 /// what the manifest records of where the data came from. Not the path: the same bytes
 /// imported from a relative or an absolute path, or from another directory, make the same
 /// manifest (and so the same identity for every cell computed on them).
-fn base_name(p: &Path) -> String {
+pub fn base_name(p: &Path) -> String {
     let c = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
     c.file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -1350,14 +1350,10 @@ pub fn import(
         sha256_hex(format!("documents\t{documents_sha}\nquestions\t{questions_sha}\n").as_bytes());
 
     // Write everything into a temporary sibling, load it back, then rename into place.
-    std::fs::create_dir_all(store).with_context(|| format!("cannot create {}", store.display()))?;
-    remove_stale_work_dirs(store, name, &mut log);
-    let tmp = store.join(format!(".{name}.importing-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    let result = (|| -> Result<DatasetManifest> {
-        write_dataset(&tmp, &read.docs, &questions)?;
+    let manifest = write_into_store(store, name, &mut log, |tmp| {
+        write_dataset(tmp, &read.docs, &questions)?;
         let manifest = finish(
-            &tmp,
+            tmp,
             DatasetManifest {
                 name: name.to_string(),
                 source: format!(
@@ -1373,11 +1369,38 @@ pub fn import(
                 files: BTreeMap::new(),
             },
         )?;
-        Dataset::load(&tmp).context("the imported dataset does not load back")?;
+        Dataset::load(tmp).context("the imported dataset does not load back")?;
         Ok(manifest)
-    })();
-    let manifest = match result {
-        Ok(m) => m,
+    })?;
+    Ok((manifest, log))
+}
+
+/// Writes a dataset directory `store/name` all or nothing: `build` fills a temporary sibling
+/// (`.NAME.importing-PID`, hidden from `ls datasets`), and only when it returns `Ok` is the
+/// sibling renamed into place (an existing dataset is moved aside first and removed after).
+/// On error the sibling is removed and nothing in the store changed. Work directories left by
+/// a killed writer (`.NAME.importing-PID`/`.NAME.replaced-PID` of a process that no longer
+/// runs) are removed first, each with a warning in `log`. Shared by `data import` and
+/// `data generate`.
+///
+/// # Errors
+/// `build`'s error, or a directory that cannot be created or renamed (naming it).
+pub fn write_into_store<T>(
+    store: &Path,
+    name: &str,
+    log: &mut ImportLog,
+    build: impl FnOnce(&Path) -> Result<T>,
+) -> Result<T> {
+    let target = store.join(name);
+    std::fs::create_dir_all(store).with_context(|| format!("cannot create {}", store.display()))?;
+    remove_stale_work_dirs(store, name, log);
+    let tmp = store.join(format!(".{name}.importing-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    if let Err(e) = std::fs::create_dir_all(&tmp) {
+        return Err(anyhow::anyhow!("cannot create {}: {e}", tmp.display()));
+    }
+    let value = match build(&tmp) {
+        Ok(v) => v,
         Err(e) => {
             let _ = std::fs::remove_dir_all(&tmp);
             return Err(e);
@@ -1394,7 +1417,42 @@ pub fn import(
         std::fs::rename(&tmp, &target)
             .with_context(|| format!("cannot rename {} to {}", tmp.display(), target.display()))?;
     }
-    Ok((manifest, log))
+    Ok(value)
+}
+
+/// The documents of a folder as `data import` reads them (one per .txt/.md/.html file; ids,
+/// titles and text by the rules in the returned notes), for commands that need documents
+/// without questions (`data generate --from FOLDER`).
+#[derive(Debug, Clone)]
+pub struct FolderDocuments {
+    /// The documents, in sorted path order.
+    pub docs: Vec<Document>,
+    /// `(relative path, sha256 of the file)` of every file read, in the same order.
+    pub sources: Vec<(String, String)>,
+    /// Counts of skipped files by reason (`skipped_other_files`, `skipped_empty_documents`, …).
+    pub counts: BTreeMap<String, u64>,
+    /// How ids, titles and texts were made (for a manifest).
+    pub notes: Vec<String>,
+}
+
+/// Reads the documents of folder `root` as `data import` does ([`FolderDocuments`]).
+///
+/// # Errors
+/// An unreadable folder or file, a file that is not UTF-8, or two files that make one id,
+/// naming the file.
+pub fn read_folder(
+    root: &Path,
+    license: &str,
+    ids_from: FolderIds,
+    log: &mut ImportLog,
+) -> Result<FolderDocuments> {
+    let r = folder_documents(root, license, ids_from, log)?;
+    Ok(FolderDocuments {
+        docs: r.docs,
+        sources: r.sources,
+        counts: r.counts,
+        notes: r.notes,
+    })
 }
 
 #[cfg(test)]

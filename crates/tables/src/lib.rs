@@ -14,4 +14,7 @@ pub mod html;
 pub mod import;
 pub mod table;
 
-pub use import::{import, FolderIds, ImportArgs, ImportLog};
+pub use import::{
+    base_name, import, read_folder, write_into_store, FolderDocuments, FolderIds, ImportArgs,
+    ImportLog,
+};
