@@ -392,11 +392,15 @@ fn generate_dataset(a: &GenerateArgs) -> Result<()> {
         corpus.documents.len(),
         generate::Llm::identity(&llm)
     );
+    let mut shown = 0;
     let g = generate::generate(&corpus, &opts, &llm, &embedder, &cache, &mut |p| {
-        eprintln!(
-            "  {} candidates of at most {}: {} accepted",
-            p.candidates, p.limit, p.accepted
-        );
+        if p.candidates >= shown + 20 {
+            shown = p.candidates;
+            eprintln!(
+                "  {} candidates of at most {}: {} accepted",
+                p.candidates, p.limit, p.accepted
+            );
+        }
     })?;
     let stats = cache.stats();
     eprintln!(

@@ -133,15 +133,69 @@ fn scripted_reply(title: &str) -> (String, &'static str) {
     }
 }
 
+/// The scripted model's multiple-choice reply (with distractors) for document `title`.
+fn scripted_mcq_reply(title: &str) -> String {
+    let fact = DOCS.iter().find(|(s, _)| *s == title).map_or("", |d| d.1);
+    let j = |q: &str, a: &str, d: [&str; 3]| {
+        serde_json::json!({"question": q, "excerpts": [fact], "answer": a, "distractors": d})
+            .to_string()
+    };
+    match title {
+        "good-1" => j(
+            "How tall is the lighthouse of Arden?",
+            "31 metres",
+            ["45 metres", "12 metres", "80 metres"],
+        ),
+        "good-2" => j(
+            "When does the Brisk ferry leave the harbour?",
+            "seven in the morning",
+            ["noon", "midnight", "six in the evening"],
+        ),
+        "ws-3" => j(
+            "Who founded the bakery of Corran?",
+            "two sisters",
+            ["two brothers", "1887", "a baker"],
+        ),
+        "dup-4" => j(
+            "What colours is the lighthouse of Arden painted?",
+            "red and white",
+            ["blue", "Blue", "green"],
+        ),
+        _ => "A town.".into(),
+    }
+}
+
+/// The closed-book answer of the scripted model: the right letter for the lighthouse's
+/// height (the model "knows" it), a wrong one ("noon") for the ferry.
+fn scripted_closed_book(user: &str) -> String {
+    let letter = |text: &str| {
+        user.lines()
+            .find(|l| l.ends_with(&format!(". {text}")))
+            .and_then(|l| l.chars().next())
+    };
+    format!(
+        "Answer: {}",
+        letter("31 metres").or(letter("noon")).unwrap_or('A')
+    )
+}
+
+/// How the scripted server answers.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Rule,
+    Prose,
+    Mcq,
+}
+
 /// A scripted server: `/v1/models` reports `model`; chat completions answer by the rule
-/// (or always with prose when `prose_only`). Counts the chat requests.
+/// (always with prose in `Mode::Prose`). Counts the chat requests.
 struct Scripted {
     url: String,
     model: Arc<Mutex<String>>,
     chats: Arc<AtomicUsize>,
 }
 
-fn scripted(prose_only: bool) -> Scripted {
+fn scripted(mode: Mode) -> Scripted {
     let model = Arc::new(Mutex::new("scripted-model-a".to_string()));
     let chats = Arc::new(AtomicUsize::new(0));
     let (m, c) = (model.clone(), chats.clone());
@@ -152,16 +206,21 @@ fn scripted(prose_only: bool) -> Scripted {
         }
         c.fetch_add(1, Ordering::SeqCst);
         let body: Value = serde_json::from_str(&r.body).unwrap();
-        let user = body["messages"][1]["content"].as_str().unwrap_or("");
+        let user = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or("");
         let title = user
             .split("From \"")
             .nth(1)
             .and_then(|s| s.split('"').next())
             .unwrap_or("");
-        let (text, finish) = if prose_only {
-            ("I think this text is about a town.".to_string(), "stop")
-        } else {
-            scripted_reply(title)
+        let (text, finish) = match mode {
+            Mode::Prose => ("I think this text is about a town.".to_string(), "stop"),
+            Mode::Rule => scripted_reply(title),
+            Mode::Mcq if title.is_empty() => (scripted_closed_book(user), "stop"),
+            Mode::Mcq => (scripted_mcq_reply(title), "stop"),
         };
         (
             200,
@@ -237,7 +296,7 @@ fn generated_set_counts_every_rejection_keeps_exact_spans_and_regenerates_byte_f
     let docs = corpus(tmp.path());
     let t = |p: &str| tmp.path().join(p).to_str().unwrap().to_string();
     let (store, cache, ecache) = (t("store"), t("cache"), t("ecache"));
-    let server = scripted(false);
+    let server = scripted(Mode::Rule);
     let out = chunkbench(&generate_args(
         "towns-gen",
         docs.to_str().unwrap(),
@@ -425,6 +484,86 @@ fn generated_set_counts_every_rejection_keeps_exact_spans_and_regenerates_byte_f
         read(&dir.join("manifest.json")),
         read(&dir2.join("manifest.json"))
     );
+}
+
+#[test]
+fn multiple_choice_distractors_and_the_closed_book_check() {
+    minilm();
+    let tmp = tempfile::tempdir().unwrap();
+    let docs = corpus(tmp.path());
+    let t = |p: &str| tmp.path().join(p).to_str().unwrap().to_string();
+    let (cache, ecache) = (t("cache"), t("ecache"));
+    let server = scripted(Mode::Mcq);
+    let run = |store: &str, check: &str| {
+        let mut a = generate_args(
+            "towns-mcq",
+            docs.to_str().unwrap(),
+            store,
+            &server.url,
+            &cache,
+            &ecache,
+        );
+        a.extend(["--mcq", check]);
+        let out = chunkbench(&a);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dir = Path::new(store).join("towns-mcq");
+        let m: Value = serde_json::from_str(&read(&dir.join("manifest.json"))).unwrap();
+        (
+            m["counts"].clone(),
+            jsonl(&dir.join("questions.jsonl")),
+            jsonl(&dir.join("generation.jsonl")),
+        )
+    };
+    let (c, qs, _) = run(&t("drop"), "--drop-closed-book");
+    for (k, v) in [
+        ("accepted", 1),
+        ("rejected_closed_book", 1),
+        ("rejected_distractor_in_evidence", 1),
+        ("rejected_bad_distractors", 1),
+        ("rejected_malformed_reply", 8),
+        ("closed_book_flagged", 0),
+    ] {
+        assert_eq!(c[k], v, "{k}: {c}");
+    }
+    assert_eq!(qs.len(), 1);
+    let q = &qs[0];
+    let options: Vec<&str> = q["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o.as_str().unwrap())
+        .collect();
+    assert_eq!(options.len(), 4);
+    assert_eq!(
+        options[q["answer"].as_u64().unwrap() as usize],
+        "seven in the morning"
+    );
+    assert_eq!(q["answers"][0], "seven in the morning");
+    // Flagged instead of dropped: both questions kept, the known one flagged; its options hold
+    // no distractor that occurs in the evidence. The replies come from the cache.
+    let before = server.chats.load(Ordering::SeqCst);
+    let (c, qs, rows) = run(&t("flag"), "--flag-closed-book");
+    assert_eq!(
+        server.chats.load(Ordering::SeqCst),
+        before,
+        "replies were asked again"
+    );
+    assert_eq!(
+        (c["accepted"].as_u64(), c["closed_book_flagged"].as_u64()),
+        (Some(2), Some(1)),
+        "{c}"
+    );
+    let flagged: Vec<&Value> = rows.iter().filter(|r| r["closed_book"] == true).collect();
+    assert_eq!(flagged.len(), 1);
+    assert_eq!(
+        flagged[0]["draft"]["question"],
+        "How tall is the lighthouse of Arden?"
+    );
+    assert_eq!(qs.len(), 2);
 }
 
 /// Appends a line to `$CARGO_TARGET_TMPDIR/llama-server.log` (printed by scripts/test.sh).
@@ -653,7 +792,7 @@ fn prose_only_server_empty_folder_and_dead_server_write_nothing() {
     let (store, cache, ecache) = (t("store"), t("cache"), t("ecache"));
     std::fs::create_dir_all(&store).unwrap();
     // Prose only: every candidate malformed, exit 2, the audit page outside the store.
-    let server = scripted(true);
+    let server = scripted(Mode::Prose);
     let out = chunkbench(&generate_args(
         "prose",
         docs.to_str().unwrap(),

@@ -488,7 +488,7 @@ pub struct Generated {
     pub questions: Vec<Question>,
     /// Every judged candidate, in order.
     pub records: Vec<CandidateRecord>,
-    /// Counts: `passages`, `candidates`, `accepted`, `rejected_REASON` for every reason,
+    /// Counts: `passages`, `passages_too_long`, `candidates`, `accepted`, `rejected_REASON` for every reason,
     /// `excerpts_normalised`, `replies_cut`, `closed_book_flagged`.
     pub counts: BTreeMap<String, u64>,
     /// The model's identity.
@@ -564,7 +564,7 @@ pub fn generate(
     if corpus.documents.is_empty() {
         bail!("{}: no documents to generate questions from", corpus.source);
     }
-    let order = sample::candidate_order(
+    let (order, too_long) = sample::candidate_order(
         &corpus.documents,
         opts.seed,
         opts.passage_words,
@@ -572,10 +572,11 @@ pub fn generate(
     );
     if order.is_empty() {
         bail!(
-            "{}: no passage of at least {} words in its {} document(s); lower \
-             --min-passage-words or give longer documents",
+            "{}: no passage of {} to {} words in its {} document(s) ({too_long} longer \
+             ones left out); lower --min-passage-words or give longer documents",
             corpus.source,
             opts.min_passage_words,
+            opts.passage_words * sample::MAX_PASSAGE_FACTOR,
             corpus.documents.len()
         );
     }
@@ -584,6 +585,7 @@ pub fn generate(
     let limit = opts.max_candidates.min(order.len());
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     counts.insert("passages".into(), order.len() as u64);
+    counts.insert("passages_too_long".into(), too_long as u64);
     for r in Reason::ALL {
         counts.insert(format!("rejected_{}", r.as_str()), 0);
     }

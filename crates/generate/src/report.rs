@@ -161,6 +161,7 @@ pub fn page(
             options => serde_json::to_string_pretty(opts).unwrap_or_default(),
             documents => corpus.documents.len(),
             passages => c("passages"),
+            passages_too_long => c("passages_too_long"),
             candidates => candidates,
             accepted_n => c("accepted"),
             rate => rate,

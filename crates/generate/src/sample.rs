@@ -7,6 +7,11 @@
 //! A passage is a byte span of its document (from its first sentence's start to its last
 //! sentence's end), so its text is exactly that slice.
 //!
+//! A passage of more than [`MAX_PASSAGE_FACTOR`] × `passage_words` words (a document whose
+//! "sentence" is a table, a list or code without sentence ends) is not used: it could exceed
+//! the model's context, and no excerpt of it would be a sentence. They are counted
+//! ([`candidate_order`]'s second value).
+//!
 //! **Order** (the candidates, in the order they are tried). Documents are ordered by
 //! `sha256(seed ␟ doc_id)`, each document's passages by `sha256(seed ␟ doc_id ␟ index)`;
 //! round `r` then takes the `r`-th passage of every document that has one, in document
@@ -25,6 +30,9 @@ pub struct Passage {
     /// Its whitespace-separated words.
     pub words: usize,
 }
+
+/// Passages longer than this many times `passage_words` are not used (module docs).
+pub const MAX_PASSAGE_FACTOR: usize = 4;
 
 /// Words of `text` as the sampler counts them: whitespace-separated tokens.
 pub fn word_count(text: &str) -> usize {
@@ -83,23 +91,29 @@ fn order_key(seed: u64, parts: &[&str]) -> String {
     fsio::sha256_hex(s.as_bytes())
 }
 
-/// Every passage of the corpus in candidate order (module docs).
+/// Every passage of the corpus in candidate order (module docs), and how many passages were
+/// left out for their length.
 pub fn candidate_order(
     docs: &[Document],
     seed: u64,
     passage_words: usize,
     min_passage_words: usize,
-) -> Vec<Passage> {
+) -> (Vec<Passage>, usize) {
+    let max_words = passage_words.saturating_mul(MAX_PASSAGE_FACTOR);
+    let mut too_long = 0;
     let mut per_doc: Vec<(String, Vec<Passage>)> = docs
         .iter()
         .enumerate()
         .map(|(i, d)| {
-            let mut ps: Vec<(String, Passage)> =
-                document_passages(i, &d.text, passage_words, min_passage_words)
-                    .into_iter()
-                    .enumerate()
-                    .map(|(k, p)| (order_key(seed, &[&d.id, &k.to_string()]), p))
-                    .collect();
+            let all = document_passages(i, &d.text, passage_words, min_passage_words);
+            let before = all.len();
+            let kept: Vec<Passage> = all.into_iter().filter(|p| p.words <= max_words).collect();
+            too_long += before - kept.len();
+            let mut ps: Vec<(String, Passage)> = kept
+                .into_iter()
+                .enumerate()
+                .map(|(k, p)| (order_key(seed, &[&d.id, &k.to_string()]), p))
+                .collect();
             ps.sort_by(|a, b| a.0.cmp(&b.0));
             (
                 order_key(seed, &[&d.id]),
@@ -117,7 +131,7 @@ pub fn candidate_order(
             }
         }
     }
-    out
+    (out, too_long)
 }
 
 #[cfg(test)]
@@ -160,13 +174,19 @@ mod tests {
             doc("b", &long),
             doc("c", "Short text here."),
         ];
-        let o = candidate_order(&docs, 7, 8, 3);
+        let (o, skipped) = candidate_order(&docs, 7, 8, 3);
+        assert_eq!(skipped, 0);
         // Every document with passages appears in the first round.
         let first: Vec<usize> = o.iter().take(2).map(|p| p.doc).collect();
         assert!(first.contains(&0) && first.contains(&1), "{first:?}");
         assert!(o.iter().all(|p| p.doc != 2));
-        assert_eq!(o, candidate_order(&docs, 7, 8, 3));
-        assert_ne!(o, candidate_order(&docs, 8, 8, 3));
+        assert_eq!(o, candidate_order(&docs, 7, 8, 3).0);
+        assert_ne!(o, candidate_order(&docs, 8, 8, 3).0);
+        // A "sentence" of 40 words is over 4 × 8: left out, counted.
+        let list = format!("{} end.", "item ".repeat(40));
+        let (o2, skipped) = candidate_order(&[doc("l", &list)], 7, 8, 3);
+        assert!(o2.is_empty());
+        assert_eq!(skipped, 1);
         assert_eq!(o.len(), 2 * document_passages(0, &long, 8, 3).len());
     }
 }
