@@ -118,10 +118,10 @@ pub(crate) struct GenerateArgs {
     #[arg(long, default_value_t = 40)]
     min_passage_words: usize,
     /// Reject a question whose least similar excerpt has a lower cosine similarity.
-    #[arg(long, default_value_t = 0.40)]
+    #[arg(long, default_value_t = 0.40, allow_hyphen_values = true)]
     relevance: f64,
     /// Reject a question with at least this cosine similarity to an accepted one.
-    #[arg(long, default_value_t = 0.70)]
+    #[arg(long, default_value_t = 0.70, allow_hyphen_values = true)]
     duplicate: f64,
     /// Excerpts per question at most.
     #[arg(long, default_value_t = 3)]
@@ -156,9 +156,12 @@ pub(crate) struct GenerateArgs {
     /// Requests in flight at once (the result does not depend on it).
     #[arg(long, default_value_t = 2)]
     concurrency: usize,
-    /// Seconds allowed for one request.
-    #[arg(long, default_value_t = 300.0)]
+    /// Seconds allowed for one request (each attempt).
+    #[arg(long, default_value_t = 120.0)]
     timeout_secs: f64,
+    /// Retries of a request after a timeout, HTTP 429/5xx or a lost connection.
+    #[arg(long, default_value_t = 2)]
+    max_retries: u32,
     /// The embedder of the relevance and duplicate filters (a local model directory).
     #[arg(long, default_value = evaluator::embedder::DEFAULT_MODEL)]
     embedder: PathBuf,
@@ -339,6 +342,9 @@ fn generate_dataset(a: &GenerateArgs) -> Result<()> {
         out!("{}", generate::explain(&opts));
         return Ok(());
     }
+    if !(a.timeout_secs.is_finite() && a.timeout_secs > 0.0) {
+        bail!("--timeout-secs must be positive");
+    }
     refuse_fetched_name(&a.name)?;
     let name = datasets::dataset::canonical_name(&a.name)
         .map_err(|e| anyhow::anyhow!("dataset name {e}"))?;
@@ -363,6 +369,7 @@ fn generate_dataset(a: &GenerateArgs) -> Result<()> {
         logprobs: reader::LogprobsMode::Off,
         seed: Some(a.llm_seed),
         timeout_secs: a.timeout_secs,
+        max_retries: a.max_retries,
         concurrency: a.concurrency.max(1),
         ..reader::OpenAiConfig::default()
     })
@@ -404,15 +411,16 @@ fn generate_dataset(a: &GenerateArgs) -> Result<()> {
     })?;
     let stats = cache.stats();
     eprintln!(
-        "  {}; replies: {} from the cache, {} from the model{}",
+        "  {}; replies: {} from the cache, {} from the model{}; {:.1} s",
         generate::rejection_summary(&g.counts),
         stats.hits,
-        stats.misses,
+        g.model_replies,
         if stats.corrupt > 0 {
             format!(" ({} corrupt cache entries recomputed)", stats.corrupt)
         } else {
             String::new()
-        }
+        },
+        started.elapsed().as_secs_f64()
     );
     if g.questions.is_empty() {
         let page = a.cache.join("rejected").join(format!("{name}.html"));
@@ -424,21 +432,24 @@ fn generate_dataset(a: &GenerateArgs) -> Result<()> {
         );
     }
     let m = generate::write(&a.store, &name, &corpus, &opts, &g)?;
-    if g.questions.len() < opts.target {
+    let too_long = g.counts.get("passages_too_long").copied().unwrap_or(0);
+    if too_long > 0 {
         eprintln!(
-            "warning: {} of the {} questions wanted were accepted ({} candidates tried of {} \
-             passages); raise --candidates or use a more capable model",
-            g.questions.len(),
-            opts.target,
-            g.counts.get("candidates").copied().unwrap_or(0),
-            g.counts.get("passages").copied().unwrap_or(0),
+            "warning: {too_long} passage(s) ran past {} words without a sentence end and were \
+             left out (a table or list?); raise --passage-words to use them",
+            opts.passage_words * generate::sample::MAX_PASSAGE_FACTOR
         );
     }
-    eprintln!(
-        "  wall time {:.1} s; audit it: {}",
-        started.elapsed().as_secs_f64(),
-        target.join("report.html").display()
-    );
+    if g.questions.len() < opts.target {
+        eprintln!(
+            "warning: {} of the {} questions wanted were accepted; {}, or use a more capable \
+             model",
+            g.questions.len(),
+            opts.target,
+            generate::more_candidates_advice(&g.counts)
+        );
+    }
+    eprintln!("  audit it: {}", target.join("report.html").display());
     report(&m, &target);
     Ok(())
 }

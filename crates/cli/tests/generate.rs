@@ -32,7 +32,7 @@ const DOCS: [(&str, &str); 12] = [
     ),
     (
         "ws-3",
-        "Corran's bakery was founded in 1887 by two sisters.",
+        "Corran's bakery was founded in 1887 by two\nsisters.",
     ),
     ("dup-4", "The lighthouse of Arden is painted red and white."),
     (
@@ -365,8 +365,11 @@ fn generated_set_counts_every_rejection_keeps_exact_spans_and_regenerates_byte_f
         if q["question"] == "Who founded the bakery of Corran?" {
             assert_eq!(
                 slices,
-                vec!["Corran's bakery was founded in 1887 by two sisters."]
+                vec!["Corran's bakery was founded in 1887 by two\nsisters."]
             );
+            // The answer as the document writes it: answer recall (lower-cased, exact)
+            // finds it wherever this evidence is retrieved.
+            assert_eq!(q["answers"][0], "two\nsisters");
         }
     }
     // generation.jsonl: one row per candidate, with its reason; report.html shows them.
@@ -385,7 +388,7 @@ fn generated_set_counts_every_rejection_keeps_exact_spans_and_regenerates_byte_f
         "{cut}"
     );
     let page = read(&dir.join("report.html"));
-    assert!(page.contains("<mark>Corran&#x27;s bakery was founded in 1887 by two sisters.</mark>"));
+    assert!(page.contains("<mark>Corran&#x27;s bakery was founded in 1887 by two\nsisters.</mark>"));
     assert!(page.contains("excerpt_ambiguous") && page.contains("scripted-model-a"));
     assert!(!page.contains("<script"));
 

@@ -246,11 +246,20 @@ impl GenerateOptions {
         if self.concurrency == 0 {
             bail!("--concurrency must be at least 1");
         }
+        if self.max_tokens == 0 || self.max_question_words == 0 || self.max_excerpt_words == 0 {
+            bail!("--max-tokens, --max-question-words and --max-excerpt-words must be at least 1");
+        }
         if self.system_prompt.trim().is_empty() || self.question_template.trim().is_empty() {
             bail!("--system-prompt and --prompt must not be empty");
         }
-        render_messages(self, "TITLE", "PASSAGE")
-            .context("--prompt: the question template does not render")?;
+        const SENTINEL: &str = "\u{1f}chunkbench-passage\u{1f}";
+        let m = render_messages(self, "TITLE", SENTINEL).context("--prompt")?;
+        if !m.iter().any(|(_, c)| c.contains(SENTINEL)) {
+            bail!(
+                "--prompt: the template never shows the passage; put {{{{ passage }}}} where the \
+                 text goes"
+            );
+        }
         Ok(())
     }
 
@@ -455,6 +464,10 @@ pub struct CandidateRecord {
     /// The reply's fields, when it parsed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub draft: Option<reply::Draft>,
+    /// The answer as stored: the model's answer as the evidence writes it (case and
+    /// whitespace of the document), once found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
     /// The excerpts' spans found so far (all of them when accepted).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<Evidence>,
@@ -495,6 +508,8 @@ pub struct Generated {
     pub llm_identity: String,
     /// The embedder's identity.
     pub embedder_identity: String,
+    /// Replies this call asked the model for (the rest came from the cache).
+    pub model_replies: u64,
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f64 {
@@ -517,9 +532,10 @@ fn request_text(messages: &[(String, String)], max_tokens: u32, format: Option<&
         .to_string()
 }
 
-/// One reply: from the cache, else from the model (and stored).
+/// One reply: from the cache, else from the model (and stored; `asked` counts it).
 fn reply_for(
     llm: &dyn Llm,
+    asked: &std::sync::atomic::AtomicU64,
     cache: &cache::GenerationCache,
     identity: &str,
     messages: &[(String, String)],
@@ -531,6 +547,7 @@ fn reply_for(
         return Ok(g);
     }
     let g = llm.complete(messages, max_tokens, format)?;
+    asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     cache.put(identity, &req, &g)?;
     Ok(g)
 }
@@ -571,9 +588,17 @@ pub fn generate(
         opts.min_passage_words,
     );
     if order.is_empty() {
+        let fix = if too_long > 0 {
+            format!(
+                "{too_long} passage(s) ran past {} words without a sentence end (4 × \
+                 --passage-words): raise --passage-words",
+                opts.passage_words * sample::MAX_PASSAGE_FACTOR
+            )
+        } else {
+            "lower --min-passage-words or give longer documents".to_string()
+        };
         bail!(
-            "{}: no passage of {} to {} words in its {} document(s) ({too_long} longer \
-             ones left out); lower --min-passage-words or give longer documents",
+            "{}: no passage of {} to {} words in its {} document(s); {fix}",
             corpus.source,
             opts.min_passage_words,
             opts.passage_words * sample::MAX_PASSAGE_FACTOR,
@@ -589,7 +614,9 @@ pub fn generate(
     for r in Reason::ALL {
         counts.insert(format!("rejected_{}", r.as_str()), 0);
     }
+    let asked = std::sync::atomic::AtomicU64::new(0);
     let mut state = Judge {
+        asked: &asked,
         corpus,
         opts,
         llm,
@@ -610,12 +637,12 @@ pub fn generate(
             let handles: Vec<_> = batch
                 .iter()
                 .map(|(_, p)| {
-                    let (identity, format) = (&identity, format.as_deref());
+                    let (identity, format, asked) = (&identity, format.as_deref(), &asked);
                     s.spawn(move || {
                         let d = &corpus.documents[p.doc];
                         let msgs =
                             render_messages(opts, &d.title, &d.text[p.span.start..p.span.end])?;
-                        reply_for(llm, cache, identity, &msgs, opts.max_tokens, format)
+                        reply_for(llm, asked, cache, identity, &msgs, opts.max_tokens, format)
                     })
                 })
                 .collect();
@@ -676,6 +703,7 @@ pub fn generate(
     Ok(Generated {
         questions: state.questions,
         records,
+        model_replies: asked.load(std::sync::atomic::Ordering::Relaxed),
         counts,
         llm_identity: identity.clone(),
         embedder_identity: embedder.identity(),
@@ -684,6 +712,7 @@ pub fn generate(
 
 /// The judging state of one [`generate`] call.
 struct Judge<'a> {
+    asked: &'a std::sync::atomic::AtomicU64,
     corpus: &'a Corpus,
     opts: &'a GenerateOptions,
     llm: &'a dyn Llm,
@@ -713,12 +742,13 @@ impl Judge<'_> {
             detail: String::new(),
             question_id: None,
             draft: None,
+            answer: None,
             evidence: Vec::new(),
             normalised_excerpts: 0,
             relevance: None,
             nearest: None,
             closed_book: None,
-            reply: g.text.clone(),
+            reply: reader::clip(&g.text, reply::MAX_REPLY_BYTES),
             finish_reason: g.finish_reason.clone(),
         };
         let verdict = self.check(doc, p.span, &g, &mut rec)?;
@@ -733,18 +763,22 @@ impl Judge<'_> {
                     .draft
                     .as_ref()
                     .expect("an accepted candidate has a draft");
+                let answer = rec
+                    .answer
+                    .clone()
+                    .expect("an accepted candidate has its answer");
                 let mut q = Question {
                     id: id.clone(),
                     question: d.question.clone(),
                     options: Vec::new(),
                     answer: None,
-                    answers: Some(vec![d.answer.clone()]),
+                    answers: Some(vec![answer.clone()]),
                     subject: None,
                     doc_ids: None,
                     evidence: Some(rec.evidence.clone()),
                 };
                 if self.opts.mcq {
-                    let (options, gold) = option_order(self.opts.seed, &id, d);
+                    let (options, gold) = option_order(self.opts.seed, &id, &answer, d);
                     q.options = options;
                     q.answer = Some(gold);
                     if self.opts.closed_book != ClosedBook::Off {
@@ -860,17 +894,20 @@ impl Judge<'_> {
         evidence.sort_by_key(|e| (e.start, e.end));
         rec.evidence = evidence.clone();
         let texts: Vec<&str> = evidence.iter().map(|e| &doc.text[e.start..e.end]).collect();
-        if !texts
+        // The answer as the document writes it (case, whitespace): what answer recall, which
+        // compares lower-cased text exactly, will look for.
+        let Some(answer) = texts
             .iter()
-            .any(|t| locate::contains_loose(t, &draft.answer))
-        {
+            .find_map(|t| locate::find_loose(t, &draft.answer).map(|(a, b)| t[a..b].to_string()))
+        else {
             return Ok(Err((
                 Reason::AnswerNotInExcerpt,
                 format!("the answer {:?} is in no excerpt", draft.answer),
             )));
-        }
+        };
+        rec.answer = Some(answer.clone());
         if o.mcq {
-            let mut seen = vec![locate::normalise_text(&draft.answer.to_lowercase())];
+            let mut seen = vec![locate::normalise_text(&answer.to_lowercase())];
             for d in draft.distractors.iter().take(3) {
                 let n = locate::normalise_text(&d.to_lowercase());
                 if n.is_empty() || seen.contains(&n) {
@@ -964,6 +1001,7 @@ impl Judge<'_> {
         msgs.push(("user".to_string(), r.user));
         let g = reply_for(
             self.llm,
+            self.asked,
             self.cache,
             self.identity,
             &msgs,
@@ -979,8 +1017,8 @@ impl Judge<'_> {
 
 /// The options of a multiple-choice question (the answer and the first three distractors)
 /// in the order of `sha256(seed ␟ id ␟ position)`, and the answer's index.
-fn option_order(seed: u64, id: &str, d: &reply::Draft) -> (Vec<String>, usize) {
-    let mut v: Vec<(String, usize, String)> = std::iter::once(d.answer.clone())
+fn option_order(seed: u64, id: &str, answer: &str, d: &reply::Draft) -> (Vec<String>, usize) {
+    let mut v: Vec<(String, usize, String)> = std::iter::once(answer.to_string())
         .chain(d.distractors.iter().take(3).map(|s| s.trim().to_string()))
         .enumerate()
         .map(|(i, s)| {
@@ -1066,9 +1104,9 @@ pub fn write(
     if g.questions.is_empty() {
         bail!(
             "no candidate was accepted ({}); nothing was written. A small model rarely quotes \
-             its passage exactly: see `--explain`, raise --candidates, or point --llm at a \
-             more capable model",
-            rejection_summary(&g.counts)
+             its passage exactly: see `--explain`, {}, or point --llm at a more capable model",
+            rejection_summary(&g.counts),
+            more_candidates_advice(&g.counts)
         );
     }
     let options = serde_json::to_string(opts).expect("options serialise");
@@ -1142,6 +1180,24 @@ pub fn write_rejected_report(
 ) -> Result<()> {
     let page = report::page(name, corpus, opts, g, None)?;
     datasets::io::write_atomic(path, page.as_bytes())
+}
+
+/// How to get more candidates: raise `--candidates` while passages remain, else make more
+/// passages.
+pub fn more_candidates_advice(counts: &BTreeMap<String, u64>) -> String {
+    let c = |k: &str| counts.get(k).copied().unwrap_or(0);
+    if c("candidates") < c("passages") {
+        format!(
+            "raise --candidates ({} of the {} passages were tried)",
+            c("candidates"),
+            c("passages")
+        )
+    } else {
+        format!(
+            "every one of the {} passages was tried: lower --passage-words or add documents",
+            c("passages")
+        )
+    }
 }
 
 /// `accepted A of C candidates; rejected: reason n, …` (non-zero reasons only).
@@ -1223,7 +1279,7 @@ mod tests {
             answer: "right".into(),
             distractors: vec!["a".into(), "b".into(), "c".into(), "d".into()],
         };
-        let (opts, gold) = option_order(0, "gen-0001", &d);
+        let (opts, gold) = option_order(0, "gen-0001", "right", &d);
         assert_eq!(opts.len(), 4);
         assert_eq!(opts[gold], "right");
         assert!(!opts.contains(&"d".to_string()));

@@ -121,8 +121,39 @@ pub fn locate(text: &str, passage: Span, excerpt: &str) -> Located {
 /// True when `needle` occurs in `hay`, both lower-cased and whitespace-normalised (the
 /// answer-in-excerpt and distractor checks).
 pub fn contains_loose(hay: &str, needle: &str) -> bool {
+    find_loose(hay, needle).is_some()
+}
+
+/// The first occurrence of `needle` in `hay` compared lower-cased and whitespace-normalised,
+/// as the byte range of `hay`'s own text (from the first to the last matched character): the
+/// answer as the document writes it (`100\u{a0}euros`, `electrical\nconductivity`), which
+/// answer recall (lower-cased, exact) then finds wherever the evidence is retrieved.
+pub fn find_loose(hay: &str, needle: &str) -> Option<(usize, usize)> {
     let n = normalise_text(&needle.to_lowercase());
-    !n.is_empty() && normalise_text(&hay.to_lowercase()).contains(&n)
+    if n.is_empty() {
+        return None;
+    }
+    // Lower-case character by character, keeping each output byte's source character.
+    let mut text = String::with_capacity(hay.len());
+    let mut map: Vec<(usize, usize)> = Vec::with_capacity(hay.len());
+    let mut in_space = false;
+    for (i, c) in hay.char_indices() {
+        if c.is_whitespace() {
+            if !in_space {
+                text.push(' ');
+                map.push((i, c.len_utf8()));
+            }
+            in_space = true;
+            continue;
+        }
+        in_space = false;
+        let before = text.len();
+        text.extend(c.to_lowercase());
+        map.extend(std::iter::repeat_n((i, c.len_utf8()), text.len() - before));
+    }
+    let at = text.find(&n)?;
+    let last = at + n.len() - 1;
+    Some((map[at].0, map[last].0 + map[last].1))
 }
 
 #[cfg(test)]
@@ -168,6 +199,19 @@ mod tests {
         // In the document but outside the passage: not found.
         let p = Span { start: 0, end: 19 };
         assert_eq!(locate(t, p, "Iron is a métal."), Located::NotFound);
+    }
+
+    #[test]
+    fn loose_matches_map_back_to_the_text() {
+        let t = "costs 100\u{a0}Euros, or electrical \nconductivity.";
+        let (a, b) = find_loose(t, "100 euros").unwrap();
+        assert_eq!(&t[a..b], "100\u{a0}Euros");
+        let (a, b) = find_loose(t, "Electrical Conductivity").unwrap();
+        assert_eq!(&t[a..b], "electrical \nconductivity");
+        // What answer recall compares (lower-cased, exact) now finds it in the text.
+        assert!(t.to_lowercase().contains(&t[a..b].to_lowercase()));
+        assert_eq!(find_loose(t, "  "), None);
+        assert_eq!(find_loose(t, "copper"), None);
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! The model's reply read as a candidate question.
 //!
-//! **Rule** ([`parse_reply`]). The reply's text, with a Markdown code fence around it
-//! removed, must hold one JSON object: the text from its first `{` to its last `}` is parsed
-//! (models often add a sentence before or after). Fields: `question` (a non-empty string),
+//! **Rule** ([`parse_reply`]). The reply's text (the first Markdown code fence's content when
+//! it has one) must hold a JSON object: the first complete JSON value starting at its first
+//! `{` is parsed, and text before or after it is ignored (models often add a sentence). A
+//! reply whose JSON starts as a list (`[` before any `{`) is malformed. Replies over
+//! [`MAX_REPLY_BYTES`] are malformed. Fields: `question` (a non-empty string),
 //! `excerpts` (a non-empty list of non-empty strings; a single string is read as a list of
 //! one), `answer` (a non-empty string) and, for multiple choice, `distractors` (a list of
 //! strings). Anything else — prose, a list, a missing or mistyped field, a reply cut at
@@ -25,14 +27,23 @@ pub struct Draft {
     pub distractors: Vec<String>,
 }
 
+/// Longer replies are malformed (a reply of a few hundred tokens is a few kilobytes).
+pub const MAX_REPLY_BYTES: usize = 64 * 1024;
+
+/// The content of the first fenced code block, else the whole text.
 fn strip_fence(t: &str) -> &str {
     let t = t.trim();
-    let Some(rest) = t.strip_prefix("```") else {
+    let Some(open) = t.find("```") else {
         return t;
     };
-    // Drop the info string (```json) up to the end of its line, and the closing fence.
-    let rest = rest.split_once('\n').map_or("", |(_, r)| r);
-    rest.trim_end().strip_suffix("```").unwrap_or(rest).trim()
+    // Drop the info string (```json) up to the end of its line; up to the closing fence.
+    let Some((_, body)) = t[open + 3..].split_once('\n') else {
+        return t;
+    };
+    match body.find("```") {
+        Some(close) => body[..close].trim(),
+        None => body.trim(),
+    }
 }
 
 /// Parses a reply (module docs). `cut` is true when the server stopped at `max_tokens`.
@@ -40,19 +51,28 @@ fn strip_fence(t: &str) -> &str {
 /// # Errors
 /// Why the reply is malformed, in words (shown in the generated set's report).
 pub fn parse_reply(text: &str, cut: bool, mcq: bool) -> Result<Draft, String> {
+    if text.len() > MAX_REPLY_BYTES {
+        return Err(format!(
+            "a reply of {} bytes (at most {MAX_REPLY_BYTES})",
+            text.len()
+        ));
+    }
     let t = strip_fence(text);
     let cut_note = if cut {
         " (the reply was cut at max_tokens)"
     } else {
         ""
     };
-    let (Some(a), Some(b)) = (t.find('{'), t.rfind('}')) else {
+    let Some(a) = t.find('{') else {
         return Err(format!("no JSON object in the reply{cut_note}"));
     };
-    if b < a {
-        return Err(format!("no JSON object in the reply{cut_note}"));
+    if t.find('[').is_some_and(|l| l < a) && t.trim_start().starts_with('[') {
+        return Err("the reply is a JSON list, not an object".into());
     }
-    let v: Value = serde_json::from_str(&t[a..=b])
+    let v: Value = serde_json::Deserializer::from_str(&t[a..])
+        .into_iter::<Value>()
+        .next()
+        .ok_or_else(|| format!("no JSON object in the reply{cut_note}"))?
         .map_err(|e| format!("the reply's JSON does not parse: {e}{cut_note}"))?;
     let Value::Object(o) = v else {
         return Err("the reply is not a JSON object".into());
@@ -146,6 +166,18 @@ mod tests {
                 .contains("cut at max_tokens")
         );
         assert!(parse_reply("[1, 2]", false, false).is_err());
+        let list = r#"[{"question": "Q?", "excerpts": ["x y z"], "answer": "x"}]"#;
+        assert!(parse_reply(list, false, false)
+            .unwrap_err()
+            .contains("list"));
+        // Prose around a fence, and a stray brace after the object.
+        let around = "Here:\n```json\n{\"question\": \"Q?\", \"excerpts\": [\"x y z\"], \"answer\": \"x\"}\n```\nHope this helps {really}.";
+        assert_eq!(parse_reply(around, false, false).unwrap().answer, "x");
+        let trailing = r#"{"question": "Q?", "excerpts": ["x y z"], "answer": "x"} and {more}"#;
+        assert_eq!(parse_reply(trailing, false, false).unwrap().question, "Q?");
+        assert!(parse_reply(&"x".repeat(MAX_REPLY_BYTES + 1), false, false)
+            .unwrap_err()
+            .contains("bytes"));
         let mcq = r#"{"question": "Q?", "excerpts": ["x y z"], "answer": "x"}"#;
         assert!(parse_reply(mcq, false, true)
             .unwrap_err()

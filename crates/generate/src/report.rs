@@ -39,9 +39,10 @@ struct Rejected<'a> {
     candidate: usize,
     doc_id: &'a str,
     reason: &'static str,
-    detail: &'a str,
-    question: &'a str,
+    detail: String,
+    question: String,
     reply: String,
+    passage: &'a str,
 }
 
 /// The page (module docs). Without a manifest (no candidate was accepted, nothing written)
@@ -97,7 +98,7 @@ pub fn page(
                 id: &q.id,
                 doc_id: &r.doc_id,
                 question: &q.question,
-                answer: draft.map_or("", |d| d.answer.as_str()),
+                answer: r.answer.as_deref().unwrap_or(""),
                 options: q
                     .options
                     .iter()
@@ -118,9 +119,10 @@ pub fn page(
                 candidate: r.candidate,
                 doc_id: &r.doc_id,
                 reason: r.reason.map_or("", Reason::as_str),
-                detail: &r.detail,
-                question: draft.map_or("", |d| d.question.as_str()),
+                detail: reader::clip(&r.detail, 300),
+                question: reader::clip(draft.map_or("", |d| d.question.as_str()), 300),
                 reply: reader::clip(&r.reply, 600),
+                passage: &d.text[r.passage.start..r.passage.end],
             });
         }
     }
