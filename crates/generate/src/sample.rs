@@ -172,7 +172,7 @@ mod tests {
         let docs = vec![
             doc("a", &long),
             doc("b", &long),
-            doc("c", "Short text here."),
+            doc("c", "Short text."),
         ];
         let (o, skipped) = candidate_order(&docs, 7, 8, 3);
         assert_eq!(skipped, 0);
