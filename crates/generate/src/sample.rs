@@ -169,11 +169,7 @@ mod tests {
     #[test]
     fn order_is_stratified_seeded_and_stable() {
         let long = "Alpha beta gamma delta. ".repeat(20);
-        let docs = vec![
-            doc("a", &long),
-            doc("b", &long),
-            doc("c", "Short text."),
-        ];
+        let docs = vec![doc("a", &long), doc("b", &long), doc("c", "Short text.")];
         let (o, skipped) = candidate_order(&docs, 7, 8, 3);
         assert_eq!(skipped, 0);
         // Every document with passages appears in the first round.
