@@ -267,6 +267,28 @@ fn generate_args<'a>(
     ]
 }
 
+/// `data generate` of the scripted corpus into `store`, which must succeed; its stderr.
+fn generate_ok(
+    name: &str,
+    docs: &Path,
+    store: &str,
+    url: &str,
+    cache: &str,
+    ecache: &str,
+) -> String {
+    let out = chunkbench(&generate_args(
+        name,
+        docs.to_str().unwrap(),
+        store,
+        url,
+        cache,
+        ecache,
+    ));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    err
+}
+
 fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
@@ -297,16 +319,7 @@ fn generated_set_counts_every_rejection_keeps_exact_spans_and_regenerates_byte_f
     let t = |p: &str| tmp.path().join(p).to_str().unwrap().to_string();
     let (store, cache, ecache) = (t("store"), t("cache"), t("ecache"));
     let server = scripted(Mode::Rule);
-    let out = chunkbench(&generate_args(
-        "towns-gen",
-        docs.to_str().unwrap(),
-        &store,
-        &server.url,
-        &cache,
-        &ecache,
-    ));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let err = generate_ok("towns-gen", &docs, &store, &server.url, &cache, &ecache);
     let dir = Path::new(&store).join("towns-gen");
     let m: Value = serde_json::from_str(&read(&dir.join("manifest.json"))).unwrap();
     let c = &m["counts"];
@@ -394,26 +407,13 @@ fn generated_set_counts_every_rejection_keeps_exact_spans_and_regenerates_byte_f
 
     // Regeneration from the cache: no request, the same bytes.
     let store2 = t("store2");
-    let out2 = chunkbench(&generate_args(
-        "towns-gen",
-        docs.to_str().unwrap(),
-        &store2,
-        &server.url,
-        &cache,
-        &ecache,
-    ));
-    assert!(
-        out2.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out2.stderr)
-    );
+    let err2 = generate_ok("towns-gen", &docs, &store2, &server.url, &cache, &ecache);
     assert_eq!(
         server.chats.load(Ordering::SeqCst),
         12,
         "the second run asked the model"
     );
-    assert!(String::from_utf8_lossy(&out2.stderr)
-        .contains("replies: 12 from the cache, 0 from the model"));
+    assert!(err2.contains("replies: 12 from the cache, 0 from the model"));
     let dir2 = Path::new(&store2).join("towns-gen");
     for f in [
         "documents.jsonl",
@@ -429,19 +429,7 @@ fn generated_set_counts_every_rejection_keeps_exact_spans_and_regenerates_byte_f
     // even though the scripted replies (and so the questions) are the same.
     *server.model.lock().unwrap() = "scripted-model-b".into();
     let store3 = t("store3");
-    let out3 = chunkbench(&generate_args(
-        "towns-gen",
-        docs.to_str().unwrap(),
-        &store3,
-        &server.url,
-        &cache,
-        &ecache,
-    ));
-    assert!(
-        out3.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out3.stderr)
-    );
+    generate_ok("towns-gen", &docs, &store3, &server.url, &cache, &ecache);
     assert_eq!(server.chats.load(Ordering::SeqCst), 24);
     let m3: Value =
         serde_json::from_str(&read(&Path::new(&store3).join("towns-gen/manifest.json"))).unwrap();
@@ -569,18 +557,13 @@ fn multiple_choice_distractors_and_the_closed_book_check() {
     assert_eq!(qs.len(), 2);
 }
 
-/// Appends a line to `$CARGO_TARGET_TMPDIR/llama-server.log` (printed by scripts/test.sh).
+/// Prints `line` and appends it to `$CARGO_TARGET_TMPDIR/llama-server.log` (printed by
+/// scripts/test.sh).
 fn report_line(line: &str) {
-    use std::io::Write;
-    eprintln!("{line}");
-    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("llama-server.log");
-    if let Ok(mut f) = std::fs::File::options()
-        .create(true)
-        .append(true)
-        .open(path)
-    {
-        let _ = writeln!(f, "{line}");
-    }
+    testkit::append_line(
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("llama-server.log"),
+        line,
+    );
 }
 
 /// scripts/llama-server/serve.sh with SmolLM2 on a free port, killed when dropped.

@@ -45,16 +45,10 @@ const ORDER_TOLERANCE: f64 = 1e-9;
 /// Prints a summary line and appends it to `$CARGO_TARGET_TMPDIR/llama-server.log`, which
 /// scripts/test.sh prints after the suite (cargo captures a passing test's output).
 fn report(line: &str) {
-    use std::io::Write;
-    eprintln!("{line}");
-    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("llama-server.log");
-    if let Ok(mut f) = std::fs::File::options()
-        .create(true)
-        .append(true)
-        .open(path)
-    {
-        let _ = writeln!(f, "{line}");
-    }
+    testkit::append_line(
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("llama-server.log"),
+        line,
+    );
 }
 
 use testkit::workspace;

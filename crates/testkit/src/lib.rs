@@ -3,6 +3,7 @@
 //! - [`workspace`]: the repository root, where `models/`, `data/`, `configs/` and `README.md`
 //!   are found.
 //! - [`names_agree`]: an enum's strum names equal its serde names.
+//! - [`append_line`]: a summary line kept for the test script to print.
 //! - [`serve`]: a real HTTP server on 127.0.0.1 (tiny_http) answering each request with a
 //!   function of it, for tests of the HTTP embedder and readers against scripted replies.
 
@@ -26,6 +27,20 @@ where
         let serde_name = serde_json::to_value(v).expect("variant serialises");
         let name: &'static str = (*v).into();
         assert_eq!(serde_name, name, "{}", std::any::type_name::<T>());
+    }
+}
+
+/// Prints `line` on stderr and appends it to the file `path` (a summary that a test script
+/// shows after the suite, since cargo hides a passing test's output). Never fails.
+pub fn append_line(path: &std::path::Path, line: &str) {
+    use std::io::Write;
+    eprintln!("{line}");
+    if let Ok(mut f) = std::fs::File::options()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = writeln!(f, "{line}");
     }
 }
 
