@@ -714,8 +714,9 @@ fn smollm2_on_the_real_llama_cpp_server_generates_counted_verified_candidates() 
         .sum();
     assert_eq!(accepted + rejected, candidates, "{line}");
     report_line(&format!(
-        "data generate, SmolLM2-135M Q4_1 on llama.cpp (json-object), 10 SciQ files: {line}; \
-         {secs:.0} s"
+        "data generate, SmolLM2-135M Q4_1 on llama.cpp (json-object), 10 SciQ files: {} \
+         (the command, with the embedder's start: {secs:.0} s)",
+        line.trim()
     ));
     let dir = Path::new(&store).join("sciq-gen");
     if accepted == 0 {
