@@ -778,18 +778,24 @@ fn prose_only_server_empty_folder_and_dead_server_write_nothing() {
     let t = |p: &str| tmp.path().join(p).to_str().unwrap().to_string();
     let (store, cache, ecache) = (t("store"), t("cache"), t("ecache"));
     std::fs::create_dir_all(&store).unwrap();
-    // Prose only: every candidate malformed, exit 2, the audit page outside the store.
+    // Each case exits 2 with the message, and leaves no dataset and no work directory.
+    let fails = |name: &str, docs: &Path, url: &str| -> String {
+        let out = chunkbench(&generate_args(
+            name,
+            docs.to_str().unwrap(),
+            &store,
+            url,
+            &cache,
+            &ecache,
+        ));
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        untouched(Path::new(&store), name);
+        err
+    };
+    // Prose only: every candidate malformed, the audit page outside the store.
     let server = scripted(Mode::Prose);
-    let out = chunkbench(&generate_args(
-        "prose",
-        docs.to_str().unwrap(),
-        &store,
-        &server.url,
-        &cache,
-        &ecache,
-    ));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = fails("prose", &docs, &server.url);
     assert!(
         err.contains(
             "no candidate was accepted (accepted 0 of 12 candidates; rejected: malformed_reply 12)"
@@ -797,36 +803,15 @@ fn prose_only_server_empty_folder_and_dead_server_write_nothing() {
         "{err}"
     );
     assert!(Path::new(&cache).join("rejected/prose.html").is_file());
-    untouched(Path::new(&store), "prose");
     // An empty folder.
     let empty = tmp.path().join("empty");
     std::fs::create_dir_all(&empty).unwrap();
-    let out = chunkbench(&generate_args(
-        "none",
-        empty.to_str().unwrap(),
-        &store,
-        &server.url,
-        &cache,
-        &ecache,
-    ));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = fails("none", &empty, &server.url);
     assert!(err.contains("no documents"), "{err}");
-    untouched(Path::new(&store), "none");
     // A dead server: a clear error naming the URL.
-    let out = chunkbench(&generate_args(
-        "dead",
-        docs.to_str().unwrap(),
-        &store,
-        "http://127.0.0.1:9/v1",
-        &cache,
-        &ecache,
-    ));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = fails("dead", &docs, "http://127.0.0.1:9/v1");
     assert!(
         err.contains("127.0.0.1:9/v1") && err.contains("--llm"),
         "{err}"
     );
-    untouched(Path::new(&store), "dead");
 }
