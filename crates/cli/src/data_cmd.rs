@@ -380,16 +380,13 @@ fn generate_dataset(a: &GenerateArgs) -> Result<()> {
         None => None,
     };
     let llm = generate::ServerLlm::new(server, weights.as_deref());
-    let model_dir = evaluator::models::resolve(&a.embedder);
-    let bert = embed::BertEmbedder::load(&model_dir).with_context(|| {
-        format!(
-            "--embedder {}: cannot load it; run `chunkbench models fetch` for the default model",
-            model_dir.display()
-        )
-    })?;
-    let ecache = embed::EmbeddingCache::open(&a.embedding_cache)
-        .with_context(|| format!("--embedding-cache {}", a.embedding_cache.display()))?;
-    let embedder = embed::CachedEmbedder::with_cache(bert, ecache);
+    let embedder = evaluator::embedder::EmbedderConfig {
+        model: Some(a.embedder.clone()),
+        cache: a.embedding_cache.clone(),
+        ..evaluator::embedder::EmbedderConfig::default()
+    }
+    .build()
+    .context("--embedder / --embedding-cache")?;
     let cache =
         generate::cache::GenerationCache::open(&a.cache, a.cache_mode).context("--cache")?;
     eprintln!(
@@ -400,7 +397,7 @@ fn generate_dataset(a: &GenerateArgs) -> Result<()> {
         generate::Llm::identity(&llm)
     );
     let mut shown = 0;
-    let g = generate::generate(&corpus, &opts, &llm, &embedder, &cache, &mut |p| {
+    let g = generate::generate(&corpus, &opts, &llm, embedder.as_ref(), &cache, &mut |p| {
         if p.candidates >= shown + 20 {
             shown = p.candidates;
             eprintln!(
@@ -473,15 +470,10 @@ fn generate_corpus(a: &GenerateArgs, name: &str) -> Result<generate::Corpus> {
                 folder.display()
             );
         }
-        let lines: String = f
-            .sources
-            .iter()
-            .map(|(p, h)| format!("{p}\t{h}\n"))
-            .collect();
         return Ok(generate::Corpus {
             documents: f.docs,
             source: format!("folder {}", tables::base_name(folder)),
-            source_sha256: datasets::io::sha256_hex(lines.as_bytes()),
+            source_sha256: tables::sources_sha256(&f.sources),
             license: a.license.clone(),
             notes: f.notes,
         });

@@ -264,6 +264,49 @@ impl EmbedderConfig {
             .collect()
     }
 
+    /// Builds the embedder this entry names — the local model run through candle, or the
+    /// server client (probed) — behind the on-disk embedding cache (a one-time import of an
+    /// old file-per-entry cache is reported on stderr). `run` builds it once per run, on first
+    /// use; `data generate` builds it for its filters.
+    ///
+    /// # Errors
+    /// A model directory that does not load, a server that does not answer, a cache that
+    /// cannot be opened; each names the `embedder.*` field.
+    pub fn build(&self) -> Result<Arc<dyn embed::Embedder>> {
+        let cache = || {
+            let c = embed::EmbeddingCache::open(&self.cache)
+                .with_context(|| format!("field `embedder.cache`: {}", self.cache.display()))?;
+            if let Some(i) = c.imported() {
+                eprintln!(
+                    "embedding cache {}: imported {} entries from the file-per-entry layout \
+                     into {} ({} invalid files dropped)",
+                    self.cache.display(),
+                    i.entries,
+                    c.db().path().display(),
+                    i.invalid
+                );
+            }
+            anyhow::Ok(c)
+        };
+        Ok(match self.model_path() {
+            Some(dir) => {
+                let model = embed::BertEmbedder::load(&dir).with_context(|| {
+                    format!(
+                        "field `embedder.model`: cannot load {}; run `chunkbench models fetch` \
+                         for the default model",
+                        dir.display()
+                    )
+                })?;
+                Arc::new(embed::CachedEmbedder::with_cache(model, cache()?))
+            }
+            None => {
+                let server = embed::HttpEmbedder::connect(self.http_config())
+                    .context("field `embedder` (the embedding server)")?;
+                Arc::new(embed::CachedEmbedder::with_cache(server, cache()?))
+            }
+        })
+    }
+
     /// Problems `chunkbench validate` reports: a local directory without its files, or a
     /// server that does not answer the probe.
     pub fn preflight(&self) -> Vec<String> {
@@ -297,38 +340,7 @@ impl LazyEmbedder {
         if let Some(e) = self.inner.get() {
             return Ok(e.clone());
         }
-        let cache = || {
-            let c = embed::EmbeddingCache::open(&cfg.cache)
-                .with_context(|| format!("field `embedder.cache`: {}", cfg.cache.display()))?;
-            if let Some(i) = c.imported() {
-                eprintln!(
-                    "embedding cache {}: imported {} entries from the file-per-entry layout \
-                     into {} ({} invalid files dropped)",
-                    cfg.cache.display(),
-                    i.entries,
-                    c.db().path().display(),
-                    i.invalid
-                );
-            }
-            anyhow::Ok(c)
-        };
-        let built: Arc<dyn embed::Embedder> = match cfg.model_path() {
-            Some(dir) => {
-                let model = embed::BertEmbedder::load(&dir).with_context(|| {
-                    format!(
-                        "field `embedder.model`: cannot load {}; run `chunkbench models fetch` \
-                         for the default model",
-                        dir.display()
-                    )
-                })?;
-                Arc::new(embed::CachedEmbedder::with_cache(model, cache()?))
-            }
-            None => {
-                let server = embed::HttpEmbedder::connect(cfg.http_config())
-                    .context("field `embedder` (the embedding server)")?;
-                Arc::new(embed::CachedEmbedder::with_cache(server, cache()?))
-            }
-        };
+        let built = cfg.build()?;
         Ok(self.inner.get_or_init(|| built).clone())
     }
 

@@ -623,8 +623,8 @@ pub fn generate(
         embedder,
         cache,
         identity: &identity,
-        accepted: Vec::new(),
         questions: Vec::new(),
+        vectors: Vec::new(),
         records: Vec::new(),
     };
     let mut next = 0;
@@ -710,6 +710,10 @@ pub fn generate(
     })
 }
 
+/// A candidate's verdict: the question's vector when every check passed, else the first
+/// failing check's reason and detail.
+type Verdict = std::result::Result<Vec<f32>, (Reason, String)>;
+
 /// The judging state of one [`generate`] call.
 struct Judge<'a> {
     asked: &'a std::sync::atomic::AtomicU64,
@@ -719,9 +723,9 @@ struct Judge<'a> {
     embedder: &'a dyn embed::Embedder,
     cache: &'a cache::GenerationCache,
     identity: &'a str,
-    /// Accepted questions' ids and vectors.
-    accepted: Vec<(String, Vec<f32>)>,
+    /// The accepted questions, and their vectors (same order).
     questions: Vec<Question>,
+    vectors: Vec<Vec<f32>>,
     records: Vec<CandidateRecord>,
 }
 
@@ -795,7 +799,7 @@ impl Judge<'_> {
                 }
                 rec.status = "accepted";
                 rec.question_id = Some(id.clone());
-                self.accepted.push((id, vector));
+                self.vectors.push(vector);
                 self.questions.push(q);
             }
         }
@@ -804,14 +808,13 @@ impl Judge<'_> {
     }
 
     /// The checks, in [`Reason`] order: `Ok(question vector)` or the first failure.
-    #[allow(clippy::type_complexity)]
     fn check(
         &self,
         doc: &Document,
         passage: Span,
         g: &Generation,
         rec: &mut CandidateRecord,
-    ) -> Result<std::result::Result<Vec<f32>, (Reason, String)>> {
+    ) -> Result<Verdict> {
         let o = self.opts;
         let draft = match reply::parse_reply(&g.text, g.finish_reason == "length", o.mcq) {
             Ok(d) => d,
@@ -958,17 +961,11 @@ impl Judge<'_> {
         }
         let question_norm = locate::normalise_text(&draft.question.to_lowercase());
         let mut nearest: Option<(String, f64)> = None;
-        for (id, v) in &self.accepted {
-            let same = self
-                .questions
-                .iter()
-                .find(|q| &q.id == id)
-                .is_some_and(|q| {
-                    locate::normalise_text(&q.question.to_lowercase()) == question_norm
-                });
+        for (q, v) in self.questions.iter().zip(&self.vectors) {
+            let same = locate::normalise_text(&q.question.to_lowercase()) == question_norm;
             let s = if same { 1.0 } else { cosine(&vectors[0], v) };
             if nearest.as_ref().is_none_or(|(_, b)| s > *b) {
-                nearest = Some((id.clone(), s));
+                nearest = Some((q.id.clone(), s));
             }
         }
         rec.nearest = nearest.clone();

@@ -139,13 +139,7 @@ mod tests {
     use super::*;
 
     fn doc(id: &str, text: &str) -> Document {
-        Document {
-            id: id.into(),
-            title: String::new(),
-            text: text.into(),
-            source: String::new(),
-            license: String::new(),
-        }
+        Document::new(id, text)
     }
 
     #[test]

@@ -1310,13 +1310,7 @@ pub fn import(
     counts.insert("documents".into(), read.docs.len() as u64);
     counts.extend(qcounts);
     let questions_sha = sha256_file(&args.questions)?;
-    let documents_sha = sha256_hex(
-        read.sources
-            .iter()
-            .map(|(f, h)| format!("{f}\t{h}\n"))
-            .collect::<String>()
-            .as_bytes(),
-    );
+    let documents_sha = sources_sha256(&read.sources);
     let mut notes = read.notes;
     notes.push(format!(
         "questions: one per row of {} ({}), in file order",
@@ -1433,6 +1427,19 @@ pub struct FolderDocuments {
     pub counts: BTreeMap<String, u64>,
     /// How ids, titles and texts were made (for a manifest).
     pub notes: Vec<String>,
+}
+
+/// The content identity of documents read from files: sha256 of the lines
+/// `relative path<TAB>sha256 of the file`, one per file in reading order (what a manifest
+/// records of a documents folder).
+pub fn sources_sha256(sources: &[(String, String)]) -> String {
+    sha256_hex(
+        sources
+            .iter()
+            .map(|(f, h)| format!("{f}\t{h}\n"))
+            .collect::<String>()
+            .as_bytes(),
+    )
 }
 
 /// Reads the documents of folder `root` as `data import` does ([`FolderDocuments`]).

@@ -15,6 +15,6 @@ pub mod import;
 pub mod table;
 
 pub use import::{
-    base_name, import, read_folder, write_into_store, FolderDocuments, FolderIds, ImportArgs,
-    ImportLog,
+    base_name, import, read_folder, sources_sha256, write_into_store, FolderDocuments, FolderIds,
+    ImportArgs, ImportLog,
 };
