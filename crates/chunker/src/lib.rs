@@ -12,6 +12,7 @@
 pub mod analyzer;
 pub mod anchor;
 pub mod fixed;
+pub mod headings;
 pub mod kamradt;
 pub mod maxmin;
 pub mod recursive;

@@ -154,6 +154,8 @@ pub struct BertEmbedder {
     options: BertOptions,
     counters: Counters,
     arch: pulp::Arch,
+    /// `max_position_embeddings`: the longest window late chunking may run.
+    max_positions: usize,
 }
 
 impl std::fmt::Debug for BertEmbedder {
@@ -348,6 +350,117 @@ impl BertEmbedder {
             options,
             counters: Counters::default(),
             arch: pulp::Arch::new(),
+            max_positions: config.max_position_embeddings,
+        })
+    }
+
+    /// The contextual token states of the whole of `text` ([`crate::late`]): tokenised
+    /// without truncation (byte offsets), run in windows of `window` tokens overlapping by
+    /// `overlap` when longer, every window one sequence of a packed batch.
+    ///
+    /// # Errors
+    /// [`EmbedError::Config`] for `window` above `max_position_embeddings` or below 2,
+    /// `overlap >= window`, the reference forward (late chunking needs the fused one), or a
+    /// model that lower-cases text whose byte length lower-casing changes (the offsets would
+    /// not be the text's); [`EmbedError::Backend`] when the tokenizer or forward fails.
+    pub fn token_states_of(
+        &self,
+        text: &str,
+        window: usize,
+        overlap: usize,
+    ) -> Result<crate::late::TokenStates, EmbedError> {
+        if window < 2 || window > self.max_positions {
+            return Err(EmbedError::Config(format!(
+                "late chunking window {window} is outside 2..={} (the model's \
+                 max_position_embeddings)",
+                self.max_positions
+            )));
+        }
+        if overlap >= window {
+            return Err(EmbedError::Config(format!(
+                "late chunking overlap {overlap} must be below the window {window}"
+            )));
+        }
+        let Model::Fused(m) = &self.model else {
+            return Err(EmbedError::Config(
+                "late chunking needs the fused forward (the default), not the reference one".into(),
+            ));
+        };
+        let lowered;
+        let input = if self.info.sentence_transformers.do_lower_case {
+            lowered = text.to_lowercase();
+            if lowered.len() != text.len() {
+                return Err(EmbedError::Config(
+                    "late chunking: this model lower-cases its input and lower-casing changes \
+                     this text's byte length, so token offsets would not be the text's"
+                        .into(),
+                ));
+            }
+            lowered.as_str()
+        } else {
+            text
+        };
+        let mut tok = self.tokenizer.clone();
+        tok.with_truncation(None)
+            .map_err(|e| self.backend_err(format!("tokenizer: {e}")))?;
+        let enc = tok
+            .encode(input, true)
+            .map_err(|e| self.backend_err(format!("tokenizer failed: {e}")))?;
+        let ids = enc.get_ids();
+        let types = enc.get_type_ids();
+        let special = enc.get_special_tokens_mask();
+        let offsets: Vec<Option<(usize, usize)>> = enc
+            .get_offsets()
+            .iter()
+            .zip(special)
+            .map(|(&o, &sp)| (sp == 0).then_some(o))
+            .collect();
+        let vocab = self.info.vocab_size;
+        if let Some(bad) = ids.iter().find(|&&id| id as usize >= vocab) {
+            return Err(self.backend_err(format!(
+                "tokenizer.json produced token id {bad} but config.json has vocab_size {vocab}"
+            )));
+        }
+        let wins = crate::late::windows(ids.len(), window, overlap);
+        let encoded: Vec<Encoded> = wins
+            .iter()
+            .map(|&(s, e)| Encoded {
+                ids: ids[s..e].to_vec(),
+                type_ids: types[s..e].to_vec(),
+                truncated: false,
+            })
+            .collect();
+        let lengths: Vec<usize> = encoded.iter().map(|e| e.ids.len()).collect();
+        let mut outputs: Vec<Vec<f32>> = vec![Vec::new(); encoded.len()];
+        for b in plan_batches(&lengths, self.options.batch) {
+            let b: Vec<usize> = b.into_iter().filter(|&i| lengths[i] > 0).collect();
+            if b.is_empty() {
+                continue;
+            }
+            let refs: Vec<&Encoded> = b.iter().map(|&i| &encoded[i]).collect();
+            let rows = forward_fused_rows(m, &refs, self.arch).map_err(|e| self.backend_err(e))?;
+            for (&i, r) in b.iter().zip(rows) {
+                outputs[i] = r;
+            }
+        }
+        let dim = self.info.dim;
+        let rows = crate::late::assemble(&outputs, dim, overlap);
+        if rows.len() != ids.len() * dim {
+            return Err(self.backend_err(format!(
+                "late chunking assembled {} token states for {} tokens",
+                rows.len() / dim.max(1),
+                ids.len()
+            )));
+        }
+        let c = &self.counters;
+        c.texts.fetch_add(1, Ordering::Relaxed);
+        c.tokens
+            .fetch_add(lengths.iter().sum::<usize>() as u64, Ordering::Relaxed);
+        Ok(crate::late::TokenStates {
+            dim,
+            rows,
+            offsets,
+            windows: wins,
         })
     }
 
@@ -432,6 +545,19 @@ impl Embedder for BertEmbedder {
 
     fn max_input_tokens(&self) -> Option<usize> {
         Some(self.info.sentence_transformers.max_seq_length)
+    }
+
+    fn max_positions(&self) -> Option<usize> {
+        Some(self.max_positions)
+    }
+
+    fn token_states(
+        &self,
+        text: &str,
+        window: usize,
+        overlap: usize,
+    ) -> Option<Result<crate::late::TokenStates, EmbedError>> {
+        Some(self.token_states_of(text, window, overlap))
     }
 
     /// `bert:<name>:weights-sha256=<hex>:tokenizer-sha256=<hex>:config-sha256=<hex>:`
@@ -723,10 +849,12 @@ impl InplaceOp1 for BiasAct<'_> {
     }
 }
 
-fn forward_fused(
+/// The fused forward over a packed batch: each sequence pooled with `pooling`, or its token
+/// rows when `None`.
+fn forward_fused_opt(
     m: &FusedBert,
     batch: &[&Encoded],
-    pooling: Pooling,
+    pooling: Option<Pooling>,
     arch: pulp::Arch,
 ) -> candle_core::Result<Vec<Vec<f32>>> {
     let h = m.hidden;
@@ -828,10 +956,31 @@ fn forward_fused(
             .map(|&len| {
                 let seq = &xs[off * h..(off + len) * h];
                 off += len;
-                pool_rows(seq, h, pooling)
+                match pooling {
+                    Some(p) => pool_rows(seq, h, p),
+                    None => seq.to_vec(),
+                }
             })
             .collect()
     })
+}
+
+/// The last hidden states of each sequence of `batch` (`[len × H]` rows each), unpooled.
+fn forward_fused_rows(
+    m: &FusedBert,
+    batch: &[&Encoded],
+    arch: pulp::Arch,
+) -> candle_core::Result<Vec<Vec<f32>>> {
+    forward_fused_opt(m, batch, None, arch)
+}
+
+fn forward_fused(
+    m: &FusedBert,
+    batch: &[&Encoded],
+    pooling: Pooling,
+    arch: pulp::Arch,
+) -> candle_core::Result<Vec<Vec<f32>>> {
+    forward_fused_opt(m, batch, Some(pooling), arch)
 }
 
 /// Pools `[L, H]` token rows (all real tokens) into one `[H]` vector.

@@ -389,6 +389,20 @@ impl<E: Embedder> Embedder for CachedEmbedder<E> {
         self.inner.max_input_tokens()
     }
 
+    fn max_positions(&self) -> Option<usize> {
+        self.inner.max_positions()
+    }
+
+    /// Not cached: token states are per document and window, not per sentence.
+    fn token_states(
+        &self,
+        text: &str,
+        window: usize,
+        overlap: usize,
+    ) -> Option<Result<crate::late::TokenStates, EmbedError>> {
+        self.inner.token_states(text, window, overlap)
+    }
+
     fn identity(&self) -> String {
         self.identity.clone()
     }

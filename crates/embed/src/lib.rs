@@ -27,6 +27,7 @@ pub mod cache;
 mod config;
 mod http;
 pub mod kernels;
+pub mod late;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -148,6 +149,27 @@ pub trait Embedder: Send + Sync {
     fn max_input_tokens(&self) -> Option<usize> {
         None
     }
+
+    /// The most positions the model has (`max_position_embeddings`: 512 for
+    /// all-MiniLM-L6-v2), the largest window [`Embedder::token_states`] takes. `None` when
+    /// unknown (HTTP). Wrappers must forward it.
+    fn max_positions(&self) -> Option<usize> {
+        None
+    }
+
+    /// The contextual token states of the whole of `text` for late chunking
+    /// ([`late`]): no truncation; windows of `window` tokens overlapping by `overlap` when the
+    /// text is longer. `None` for backends without token-level output (HTTP). Wrappers must
+    /// forward it (a cache of sentence vectors has nothing to add).
+    fn token_states(
+        &self,
+        text: &str,
+        window: usize,
+        overlap: usize,
+    ) -> Option<Result<late::TokenStates, EmbedError>> {
+        let _ = (text, window, overlap);
+        None
+    }
 }
 
 impl<E: Embedder + ?Sized> Embedder for &E {
@@ -168,6 +190,17 @@ impl<E: Embedder + ?Sized> Embedder for &E {
     }
     fn max_input_tokens(&self) -> Option<usize> {
         (**self).max_input_tokens()
+    }
+    fn max_positions(&self) -> Option<usize> {
+        (**self).max_positions()
+    }
+    fn token_states(
+        &self,
+        text: &str,
+        window: usize,
+        overlap: usize,
+    ) -> Option<Result<late::TokenStates, EmbedError>> {
+        (**self).token_states(text, window, overlap)
     }
 }
 
@@ -190,6 +223,17 @@ impl<E: Embedder + ?Sized> Embedder for Box<E> {
     fn max_input_tokens(&self) -> Option<usize> {
         (**self).max_input_tokens()
     }
+    fn max_positions(&self) -> Option<usize> {
+        (**self).max_positions()
+    }
+    fn token_states(
+        &self,
+        text: &str,
+        window: usize,
+        overlap: usize,
+    ) -> Option<Result<late::TokenStates, EmbedError>> {
+        (**self).token_states(text, window, overlap)
+    }
 }
 
 impl<E: Embedder + ?Sized> Embedder for Arc<E> {
@@ -210,6 +254,17 @@ impl<E: Embedder + ?Sized> Embedder for Arc<E> {
     }
     fn max_input_tokens(&self) -> Option<usize> {
         (**self).max_input_tokens()
+    }
+    fn max_positions(&self) -> Option<usize> {
+        (**self).max_positions()
+    }
+    fn token_states(
+        &self,
+        text: &str,
+        window: usize,
+        overlap: usize,
+    ) -> Option<Result<late::TokenStates, EmbedError>> {
+        (**self).token_states(text, window, overlap)
     }
 }
 

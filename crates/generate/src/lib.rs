@@ -25,7 +25,7 @@
 
 #![warn(missing_docs)]
 
-pub mod cache;
+pub use reader::generation_cache as cache;
 pub mod locate;
 pub mod reply;
 pub mod report;

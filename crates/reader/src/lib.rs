@@ -27,6 +27,7 @@
 pub mod cache;
 pub mod chat;
 mod decoder;
+pub mod generation_cache;
 pub mod gguf_prompt;
 pub mod gguf_tokenizer;
 pub mod lexical;

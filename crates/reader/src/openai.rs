@@ -700,6 +700,18 @@ pub struct Generation {
     /// `choices[0].finish_reason` (`stop`, `length`, …; empty when absent): `length` means
     /// the reply was cut at `max_tokens`.
     pub finish_reason: String,
+    /// The server's `usage` (prompt and completion tokens), when it reported one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// Tokens a request spent, as the server's `usage` object reports them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    /// `usage.prompt_tokens`: tokens of the prompt (the messages with the chat template).
+    pub prompt_tokens: u64,
+    /// `usage.completion_tokens`: tokens of the reply.
+    pub completion_tokens: u64,
 }
 
 impl OpenAiReader {
@@ -774,6 +786,12 @@ impl OpenAiReader {
                 .and_then(|c| c.as_str())
                 .unwrap_or("")
                 .to_string(),
+            usage: v.get("usage").and_then(|u| {
+                Some(Usage {
+                    prompt_tokens: u.get("prompt_tokens")?.as_u64()?,
+                    completion_tokens: u.get("completion_tokens")?.as_u64()?,
+                })
+            }),
         })
     }
 

@@ -794,6 +794,43 @@ pub struct StrategyStats {
     /// one-unit chunk), in chunk order; empty for other strategies.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub min_similarity: Vec<Option<f64>>,
+    /// What the retrievers indexed for each chunk when it was not the chunk's own text
+    /// (`title > headings` + text, an LLM-written context + text, late-chunked vectors), in
+    /// words for summary.md; `None`: the chunk's text. The passages stay exact spans.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub indexed: Option<String>,
+    /// Model use of an LLM strategy (contextual retrieval, LLM-guided boundaries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm: Option<LlmUse>,
+    /// Late chunking: forward passes of the embedder over document windows.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub late_windows: usize,
+    /// Late chunking: chunks that hold no token of the embedder's tokenizer (whitespace
+    /// only); they get the zero vector, which dense retrieval never returns.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub chunks_without_tokens: usize,
+}
+
+/// What an LLM strategy asked of its model over one corpus (summary.md "Indexed text").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LlmUse {
+    /// Documents the strategy sent to the model.
+    pub documents: usize,
+    /// Requests made (replies read from the cache included).
+    pub requests: usize,
+    /// Replies read from the generation cache (no model call).
+    pub cached: usize,
+    /// Prompt tokens, as the server's `usage` reports them (0 when it reports none).
+    pub prompt_tokens: u64,
+    /// Reply tokens, as the server's `usage` reports them.
+    pub completion_tokens: u64,
+    /// Requests whose reply had no `usage` (their tokens are not in the sums).
+    pub without_usage: usize,
+    /// Replies that could not be used as the protocol asks (no number, a number out of
+    /// range, an empty context, a reply cut at `max_tokens`).
+    pub malformed: usize,
+    /// Units handled by the stated fallback because the reply was malformed.
+    pub fallbacks: usize,
 }
 
 /// Cells grouped by (dataset, reader), the unit of summary.md's tables, the plots and the

@@ -887,6 +887,62 @@ fn retrieval_tests(
     Ok((md, csv))
 }
 
+/// summary.md's "Indexed text" section: for each (dataset, strategy) that indexed its chunks
+/// under something other than their text ([`records::StrategyStats::indexed`]) or asked a
+/// model ([`records::StrategyStats::llm`]), what was indexed, the model's requests, the
+/// tokens it reported per document, malformed replies and fallbacks, and late chunking's
+/// windows; `None` when every strategy indexed its chunks' own text without a model.
+pub fn indexed_note(lengths: &[ChunkLengths]) -> Option<String> {
+    let rows: Vec<&ChunkLengths> = lengths
+        .iter()
+        .filter(|l| l.stats.indexed.is_some() || l.stats.llm.is_some())
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut md = String::from(
+        "\n## Indexed text\n\nThese strategies indexed their chunks under something other than the chunk's own text, or asked a model for their chunks. The passages readers get, the words counted and every span metric are still the chunks' exact byte spans. Tokens are as the model server reports them.\n\n| dataset | strategy | indexed | model requests (cached) | prompt tokens / document | reply tokens / document | malformed replies | fallbacks | late windows | chunks without tokens |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for l in rows {
+        let s = &l.stats;
+        let per_doc = |t: u64, d: usize| {
+            if d == 0 {
+                "—".to_string()
+            } else {
+                format!("{:.0}", t as f64 / d as f64)
+            }
+        };
+        let (req, pt, ct, bad, fb) = match &s.llm {
+            Some(u) => (
+                format!("{} ({})", u.requests, u.cached),
+                if u.without_usage == u.requests && u.requests > 0 {
+                    "not reported".to_string()
+                } else {
+                    per_doc(u.prompt_tokens, u.documents)
+                },
+                if u.without_usage == u.requests && u.requests > 0 {
+                    "not reported".to_string()
+                } else {
+                    per_doc(u.completion_tokens, u.documents)
+                },
+                u.malformed.to_string(),
+                u.fallbacks.to_string(),
+            ),
+            None => ("—".into(), "—".into(), "—".into(), "—".into(), "—".into()),
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {req} | {pt} | {ct} | {bad} | {fb} | {} | {} |",
+            Text(&l.dataset),
+            Text(&l.strategy),
+            Text(s.indexed.as_deref().unwrap_or("chunk text")),
+            s.late_windows,
+            s.chunks_without_tokens
+        );
+    }
+    Some(md)
+}
+
 /// summary.md's note on strategies that left words of the corpus in no chunk
 /// ([`records::StrategyStats::uncovered_words`]); `None` when every strategy covered
 /// its corpus.

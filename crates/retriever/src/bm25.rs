@@ -70,9 +70,15 @@ impl Bm25 {
     }
 
     /// Indexes every passage of `index` with `analyzer` (stop words and stemming optional);
-    /// queries are analysed the same way.
+    /// queries are analysed the same way. A passage is indexed under
+    /// [`PassageIndex::index_text`]: its own text, or the text its strategy indexes it under
+    /// (a contextual header before it).
     pub fn with_analyzer(index: &PassageIndex, params: Bm25Params, analyzer: TextAnalyzer) -> Self {
-        Self::from_texts((0..index.len()).map(|i| index.text(i)), params, analyzer)
+        Self::from_texts(
+            (0..index.len()).map(|i| index.index_text(i)),
+            params,
+            analyzer,
+        )
     }
 
     /// Indexes arbitrary texts (passage `i` = the `i`-th text), e.g. a test corpus.

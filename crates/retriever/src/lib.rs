@@ -53,6 +53,24 @@ pub struct PassageIndex {
     passages: Vec<Chunk>,
     texts: Vec<String>,
     doc_ranges: HashMap<String, std::ops::Range<usize>>,
+    indexed: IndexedForm,
+}
+
+/// What the retrievers read for each passage when a strategy indexes it under something other
+/// than its own text (docs/reference.md §3d): a contextual header or an LLM-written context
+/// before the text, or a late-chunked vector. The passage itself — what the reader gets, the
+/// words counted, every span metric — stays the exact byte span of its document.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IndexedForm {
+    /// One text per passage, in index order, that BM25 analyses and dense retrieval embeds
+    /// instead of the passage text; `None`: the passage text.
+    pub texts: Option<Vec<String>>,
+    /// One vector per passage, in index order (the embedder's dimension; L2-normalised, or
+    /// all zeros for a passage without one), that dense retrieval uses instead of embedding;
+    /// `None`: dense retrieval embeds the indexed text.
+    pub vectors: Option<Vec<Vec<f32>>>,
+    /// What was indexed, in words for summary.md (empty: the passage text).
+    pub label: String,
 }
 
 impl PassageIndex {
@@ -101,7 +119,65 @@ impl PassageIndex {
             passages: chunks,
             texts,
             doc_ranges,
+            indexed: IndexedForm::default(),
         })
+    }
+
+    /// The index with `form` as what the retrievers read (see [`IndexedForm`]).
+    ///
+    /// # Errors
+    /// When `form` holds a number of texts or vectors other than one per passage, or vectors
+    /// of unequal lengths.
+    pub fn with_indexed(mut self, form: IndexedForm) -> Result<Self, String> {
+        let n = self.passages.len();
+        if let Some(t) = &form.texts {
+            if t.len() != n {
+                return Err(format!(
+                    "{} indexed texts for {n} passages (one per passage expected)",
+                    t.len()
+                ));
+            }
+        }
+        if let Some(v) = &form.vectors {
+            if v.len() != n {
+                return Err(format!(
+                    "{} indexed vectors for {n} passages (one per passage expected)",
+                    v.len()
+                ));
+            }
+            if let Some(d) = v.first().map(Vec::len) {
+                if let Some(i) = v.iter().position(|x| x.len() != d) {
+                    return Err(format!(
+                        "indexed vector {i} has {} dimensions, the first has {d}",
+                        v[i].len()
+                    ));
+                }
+            }
+        }
+        self.indexed = form;
+        Ok(self)
+    }
+
+    /// What the retrievers read for passage `i`: its indexed text ([`IndexedForm::texts`])
+    /// when the strategy set one, else exactly its document slice ([`PassageIndex::text`]).
+    ///
+    /// # Panics
+    /// When `i >= len()`.
+    pub fn index_text(&self, i: usize) -> &str {
+        match &self.indexed.texts {
+            Some(t) => &t[i],
+            None => &self.texts[i],
+        }
+    }
+
+    /// The passage vectors the strategy computed ([`IndexedForm::vectors`]), if any.
+    pub fn indexed_vectors(&self) -> Option<&[Vec<f32>]> {
+        self.indexed.vectors.as_deref()
+    }
+
+    /// What was indexed, in words (empty: the passage text).
+    pub fn indexed_label(&self) -> &str {
+        &self.indexed.label
     }
 
     /// The passages (chunks) in index order.

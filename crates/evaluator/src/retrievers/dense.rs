@@ -32,15 +32,32 @@ impl Params for Dense {
 }
 
 impl Retriever for Dense {
-    /// Embeds every passage and query text in one call each (the embedder batches by length
-    /// and caches by content).
+    /// Embeds every passage's indexed text ([`retriever::PassageIndex::index_text`]: its own
+    /// text, or the text its strategy indexes it under) and every query text in one call each
+    /// (the embedder batches by length and caches by content). Passage vectors a strategy
+    /// computed itself (late chunking, [`retriever::PassageIndex::indexed_vectors`]) are used
+    /// as they are.
     fn retrieve(&self, input: &Input<'_>, depth: usize) -> Result<Retrieval> {
         let e = input
             .embedder
             .context("dense retrieval needs the run's embedder")?;
         let index = input.index;
-        let texts: Vec<&str> = (0..index.len()).map(|i| index.text(i)).collect();
-        let vectors = e.embed(&texts)?;
+        let vectors = match index.indexed_vectors() {
+            Some(v) => {
+                if let Some(bad) = v.iter().find(|x| x.len() != e.dim()) {
+                    anyhow::bail!(
+                        "the strategy's passage vectors have {} dimensions, the embedder's {}",
+                        bad.len(),
+                        e.dim()
+                    );
+                }
+                v.to_vec()
+            }
+            None => {
+                let texts: Vec<&str> = (0..index.len()).map(|i| index.index_text(i)).collect();
+                e.embed(&texts)?
+            }
+        };
         // By value: each row is freed as it is copied (one copy of the vectors at the peak).
         let dense = retriever::DenseIndex::from_rows(vectors, e.dim())?;
         let (qtexts, groups) = retriever::flatten_queries(input.queries);

@@ -56,8 +56,15 @@ pub fn assemble(
         reporting::report::write_reports(dir, &cfg.report_settings(), &cells, &rows_by_cell)?;
     let corpora = load_corpora(cfg, store, &cells);
     let lengths = read_chunk_lengths(cfg, dir, &cells, &rows_by_cell, &corpora)?;
-    if let Some(note) = reporting::report::uncovered_note(&lengths) {
-        summary_md.push_str(&note);
+    let notes: Vec<String> = [
+        reporting::report::indexed_note(&lengths),
+        reporting::report::uncovered_note(&lengths),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !notes.is_empty() {
+        summary_md.push_str(&notes.concat());
         write_atomic(&dir.join("summary.md"), summary_md.as_bytes())?;
     }
     reporting::report::write_chunk_stats(dir, &lengths)?;

@@ -340,7 +340,7 @@ impl Runner<'_> {
         d: &DatasetStage,
         (s_name, s_cfg): (&str, &StrategyConfig),
         strategy: &dyn Chunker,
-    ) -> Result<Vec<chunker::Chunk>> {
+    ) -> Result<(Vec<chunker::Chunk>, Option<retriever::IndexedForm>)> {
         let ds_name = d.name();
         let t = Instant::now();
         let emb = if s_cfg.needs_embedder() {
@@ -373,7 +373,20 @@ impl Runner<'_> {
                 ));
             }
         }
-        stats.over_embedder_window = self.over_embedder_window(d, s_name, &chunks)?;
+        let t = Instant::now();
+        let indexed = strategy
+            .indexed(&d.ds.documents, &chunks, emb.as_deref(), &mut stats)
+            .with_context(|| format!("strategy `{s_name}` on `{ds_name}`"))?;
+        if let Some(form) = &indexed {
+            stats.indexed = Some(form.label.clone());
+            self.progress.log(format!(
+                "[{ds_name}] {s_name}: indexed as {} in {:.1}s",
+                form.label,
+                t.elapsed().as_secs_f64()
+            ));
+        }
+        stats.over_embedder_window =
+            self.over_embedder_window(d, s_name, &chunks, indexed.as_ref())?;
         log_strategy_stats(
             &self.progress,
             ds_name,
@@ -394,7 +407,7 @@ impl Runner<'_> {
             &chunk_lengths_path(&self.dir, ds_name, s_name, s_cfg)?,
             &lengths,
         )?;
-        Ok(chunks)
+        Ok((chunks, indexed))
     }
 
     /// Chunks longer than the embedder's window, counted whenever a cell of this (dataset,
@@ -405,6 +418,7 @@ impl Runner<'_> {
         d: &DatasetStage,
         s_name: &str,
         chunks: &[chunker::Chunk],
+        indexed: Option<&retriever::IndexedForm>,
     ) -> Result<Option<usize>> {
         let ds_name = d.name();
         if !self.all_cells.iter().any(|c| {
@@ -416,12 +430,20 @@ impl Runner<'_> {
         let Some(w) = crate::strategies::EmbedderWindow::of(e.as_ref()) else {
             return Ok(None);
         };
+        // Late-chunked vectors are not embedded one chunk at a time: nothing is truncated.
+        if indexed.is_some_and(|f| f.vectors.is_some()) {
+            return Ok(Some(0));
+        }
+        let texts = indexed.and_then(|f| f.texts.as_deref());
         let n = chunks
             .par_iter()
-            .filter(|c| {
-                d.docs
+            .enumerate()
+            .filter(|(i, c)| match texts {
+                Some(t) => w.exceeds(&t[*i]),
+                None => d
+                    .docs
                     .get(c.doc_id.as_str())
-                    .is_some_and(|doc| w.exceeds(c.text(doc)))
+                    .is_some_and(|doc| w.exceeds(c.text(doc))),
             })
             .count();
         if n > 0 {
@@ -446,8 +468,13 @@ impl Runner<'_> {
         strategy: &dyn Chunker,
         pending: &[(&Cell, CellInputs)],
     ) -> Result<()> {
-        let chunks = self.chunk(d, (s_name, s_cfg), strategy)?;
-        let index = self.index(d, s_name, chunks)?;
+        let (chunks, indexed) = self.chunk(d, (s_name, s_cfg), strategy)?;
+        let mut index = self.index(d, s_name, chunks)?;
+        if let Some(form) = indexed {
+            index = index
+                .with_indexed(form)
+                .map_err(|e| anyhow::anyhow!("strategy `{s_name}` on `{}`: {e}", d.name()))?;
+        }
         let passages = strategy
             .passages(&d.ds.documents, &index)
             .with_context(|| format!("strategy `{s_name}` on `{}`", d.name()))?;
@@ -864,6 +891,18 @@ impl<'a> Resolver<'a> {
                 Self::file("strategy/tokenizer", &p)
             })?);
         }
+        let sc = &cell.strategy_config;
+        let key = format!("strategy-server {}", serde_json::to_string(sc)?);
+        out.extend(self.memo(&key, || {
+            let mut m = CellInputs::new();
+            if let Some(id) = sc
+                .server_identity()
+                .with_context(|| format!("strategy `{}`", cell.strategy))?
+            {
+                m.insert("strategy/server".into(), id);
+            }
+            Ok(m)
+        })?);
         for (input, p) in cell.strategy_config.input_files() {
             out.extend(self.memo(&format!("{input} {}", p.display()), || {
                 Self::file(&input, &p)

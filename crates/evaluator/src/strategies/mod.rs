@@ -27,6 +27,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 mod common;
+pub mod llm;
 pub use common::{count_over_size, load_tokenizer, overlap_units, NoOverlap};
 
 /// Declares the strategy kinds: `module::Params` per line. Each line is the whole registration
@@ -47,6 +48,10 @@ registry![
     ear::Ear,
     sentence_window::SentenceWindow,
     cluster_semantic::ClusterSemantic,
+    headers::Headers,
+    late::Late,
+    contextual::Contextual,
+    llm_boundaries::LlmBoundaries,
     no_retrieval::NoRetrieval,
     oracle::Oracle,
     command::Command,
@@ -98,6 +103,15 @@ pub trait Params:
     /// # Errors
     /// [`Params::check`] errors and files that cannot be loaded, naming the field and the fix.
     fn build(&self) -> Result<Box<dyn Chunker>>;
+    /// What a model server the strategy asks (an LLM strategy's `llm:`) reports serving, for
+    /// the cells' inputs: a reply from another model is another result. `None` for
+    /// strategies without a server (default).
+    ///
+    /// # Errors
+    /// The server cannot be reached or reports no model, naming the field.
+    fn server_identity(&self) -> Result<Option<String>> {
+        Ok(None)
+    }
 }
 
 /// A built chunking strategy.
@@ -138,6 +152,25 @@ pub trait Chunker: Send + Sync {
     /// chunk-length plot then shows the retrieved passages' lengths. Default false.
     fn passages_at_query_time(&self) -> bool {
         false
+    }
+
+    /// What the retrievers index for each chunk when it is not the chunk's own text
+    /// (docs/reference.md §3d): a contextual header or an LLM-written context before the text,
+    /// or late-chunked vectors. The chunks — the passages readers get and metrics score —
+    /// are not changed. Default `None`: each chunk is indexed under its own text. Counters
+    /// (model use, windows) go into `stats`.
+    ///
+    /// # Errors
+    /// A model or embedder that fails, naming the document.
+    fn indexed(
+        &self,
+        docs: &[Document],
+        chunks: &[Chunk],
+        embedder: Option<&dyn Embedder>,
+        stats: &mut StrategyStats,
+    ) -> Result<Option<retriever::IndexedForm>> {
+        let _ = (docs, chunks, embedder, stats);
+        Ok(None)
     }
 }
 
@@ -299,6 +332,11 @@ crate::registry::stage_entry! {
         /// # Errors
         /// The first problem, naming the field.
         fn check(&self) -> Result<()>;
+        /// What the strategy's model server serves ([`Params::server_identity`]).
+        ///
+        /// # Errors
+        /// As [`Params::server_identity`].
+        fn server_identity(&self) -> Result<Option<String>>;
     }
     public_mut {
         /// Writes the kind's defaults into the entry ([`Params::resolve_defaults`]).

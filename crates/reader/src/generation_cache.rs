@@ -1,9 +1,10 @@
-//! The generation cache: every model reply `data generate` used, keyed by the model's
-//! identity and the exact request, so that a second run with the same inputs reads every
-//! reply back and writes the same dataset byte for byte (and a run killed half-way resumes).
+//! The generation cache: every model reply that `data generate` or an LLM strategy (contextual
+//! retrieval, LLM-guided boundaries) used, keyed by the model's identity and the exact request,
+//! so that a second run with the same inputs reads every reply back and computes the same
+//! result byte for byte (and a run killed half-way resumes).
 //!
 //! **Key.** `sha256("chunkbench-generate-cache/1\0" + identity + "\0" + request)`, where
-//! `identity` is the model's ([`crate::Llm::identity`]) and `request` the canonical JSON of
+//! `identity` is the model's (`generate::Llm::identity`, [`crate::OpenAiReader::generation_identity`]) and `request` the canonical JSON of
 //! the messages, `max_tokens` and `response_format`. **Store.** One SQLite database,
 //! `DIR/generations.sqlite3` (the `cachedb` crate, kind `generations`, entries filed under
 //! the identity; `chunkbench cache` commands do not manage it). **Integrity.** Each entry is
@@ -11,8 +12,8 @@
 //! whose key or identity differ from the request, or whose `sha256` (of text and finish
 //! reason) does not match, is counted as corrupt and treated as a miss (and overwritten).
 
-use reader::openai::Generation;
-use reader::CacheMode;
+use crate::openai::Generation;
+use crate::CacheMode;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,11 +30,22 @@ struct Entry {
     identity: String,
     text: String,
     finish_reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    usage: Option<crate::openai::Usage>,
     sha256: String,
 }
 
+/// The entry checksum: of the finish reason and text, and of the token usage when the
+/// server reported one (entries written before usage was kept have none and keep their sum).
 fn reply_sha(g: &Generation) -> String {
-    fsio::sha256_hex(format!("{}\u{0}{}", g.finish_reason, g.text).as_bytes())
+    let mut material = format!("{}\u{0}{}", g.finish_reason, g.text);
+    if let Some(u) = g.usage {
+        material.push_str(&format!(
+            "\u{0}{}\u{0}{}",
+            u.prompt_tokens, u.completion_tokens
+        ));
+    }
+    fsio::sha256_hex(material.as_bytes())
 }
 
 /// Counters of one [`GenerationCache`].
@@ -102,6 +114,7 @@ impl GenerationCache {
             let g = Generation {
                 text: e.text,
                 finish_reason: e.finish_reason,
+                usage: e.usage,
             };
             (e.format == FORMAT
                 && e.key == cachedb::key_hex(&key)
@@ -138,6 +151,7 @@ impl GenerationCache {
             identity: identity.into(),
             text: g.text.clone(),
             finish_reason: g.finish_reason.clone(),
+            usage: g.usage,
             sha256: reply_sha(g),
         };
         db.put(identity, &key, &serde_json::to_vec(&e)?)
@@ -165,6 +179,10 @@ mod tests {
         let g = Generation {
             text: "{\"question\": \"Q?\"}".into(),
             finish_reason: "stop".into(),
+            usage: Some(crate::openai::Usage {
+                prompt_tokens: 12,
+                completion_tokens: 5,
+            }),
         };
         assert!(c.get("m1", "req").is_none());
         c.put("m1", "req", &g).unwrap();

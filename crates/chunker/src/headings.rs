@@ -1,0 +1,231 @@
+//! Section headings of a document's text, for contextual chunk headers (docs/reference.md
+//! §3d): where each heading starts (byte offset), its level and its text, and the heading
+//! path in force at any byte of the text.
+//!
+//! Recognised, in the cleaned text itself:
+//! - Markdown ATX headings (CommonMark §4.2): a line of up to 3 spaces, 1–6 `#`, then a space
+//!   or tab and the heading; a closing run of `#` is dropped. An empty heading (`#` alone) is
+//!   skipped.
+//! - Markdown setext headings (CommonMark §4.3): a non-blank line directly followed by a line
+//!   of `=` (level 1) or `-` (level 2) only (up to 3 spaces of indent); the text line must
+//!   follow a blank line or start the text, so a `---` rule after a paragraph is not taken
+//!   for a heading of the paragraph's last line.
+//! - HTML headings `<h1>`…`<h6>` (any attributes, any case); tags inside are removed, and
+//!   `&amp;`, `&lt;`, `&gt;`, `&quot;`, `&#39;` and `&nbsp;` are decoded.
+//!
+//! Inside fenced code blocks (CommonMark §4.5: ```` ``` ```` or `~~~` lines) nothing is a
+//! heading. Cleaned corpora without headings in their text (OpenStax pages keep their title,
+//! "chapter — page", in the document's `title` field and drop section titles from the text)
+//! give an empty list: the header is then the title alone.
+
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// One heading of a text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Heading {
+    /// Byte offset of the heading's first byte (its line start, or its `<h` tag).
+    pub start: usize,
+    /// Level 1 (top) to 6.
+    pub level: u8,
+    /// The heading's text, trimmed, whitespace runs collapsed to one space.
+    pub text: String,
+}
+
+static ATX: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$").expect("ATX regex"));
+static ATX_CLOSE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:^|[ \t]+)#+[ \t]*$").expect("ATX closing regex"));
+static SETEXT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^ {0,3}(=+|-+)[ \t]*$").expect("setext regex"));
+static FENCE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^ {0,3}(`{3,}|~{3,})").expect("fence regex"));
+static HTML: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?is)<h([1-6])(?:\s[^>]*)?>(.*?)</h([1-6])\s*>").expect("HTML heading regex")
+});
+static TAG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?s)<[^>]*>").expect("tag regex"));
+
+fn clean(text: &str) -> String {
+    let t = TAG
+        .replace_all(text, " ")
+        .replace("&nbsp;", " ")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&");
+    t.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The headings of `text`, in text order (module docs for what counts).
+pub fn headings(text: &str) -> Vec<Heading> {
+    let mut out = Vec::new();
+    let mut fence: Option<String> = None;
+    // The previous line when it may be a setext heading's text: (start, line, whether the
+    // line before it was blank or the text's start).
+    let mut prev: Option<(usize, &str, bool)> = None;
+    let mut last_blank = true;
+    let mut pos = 0;
+    for raw in text.split_inclusive('\n') {
+        let start = pos;
+        pos += raw.len();
+        let line = raw.trim_end_matches(['\n', '\r']);
+        if let Some(open) = &fence {
+            if closes(line, open) {
+                fence = None;
+            }
+            prev = None;
+            last_blank = true;
+            continue;
+        }
+        if let Some(m) = FENCE.captures(line) {
+            fence = Some(m[1].to_string());
+            prev = None;
+            last_blank = true;
+            continue;
+        }
+        if let Some(c) = ATX.captures(line) {
+            let body = c.get(2).map_or("", |m| m.as_str());
+            let t = clean(&ATX_CLOSE.replace(body, ""));
+            if !t.is_empty() {
+                out.push(Heading {
+                    start,
+                    level: c[1].len() as u8,
+                    text: t,
+                });
+            }
+            prev = None;
+            last_blank = false;
+            continue;
+        }
+        if let (Some((pstart, ptext, after_blank)), Some(c)) = (prev, SETEXT.captures(line)) {
+            if after_blank {
+                let t = clean(ptext);
+                if !t.is_empty() {
+                    out.push(Heading {
+                        start: pstart,
+                        level: if c[1].starts_with('=') { 1 } else { 2 },
+                        text: t,
+                    });
+                }
+                prev = None;
+                last_blank = false;
+                continue;
+            }
+        }
+        if line.trim().is_empty() {
+            prev = None;
+            last_blank = true;
+        } else {
+            prev = Some((start, line, last_blank));
+            last_blank = false;
+        }
+    }
+    for c in HTML.captures_iter(text) {
+        if c[1] != c[3] {
+            continue;
+        }
+        let m = c.get(0).expect("whole match");
+        let t = clean(&c[2]);
+        if !t.is_empty() && !in_fence(text, m.start()) {
+            out.push(Heading {
+                start: m.start(),
+                level: c[1].parse().unwrap_or(1),
+                text: t,
+            });
+        }
+    }
+    out.sort_by_key(|h| h.start);
+    out
+}
+
+/// True when `line` closes a code fence opened by `open` (the same character, at least as
+/// many, nothing else on the line).
+fn closes(line: &str, open: &str) -> bool {
+    let t = line.trim();
+    let c = open.chars().next().unwrap_or('`');
+    t.len() >= open.len() && t.chars().all(|x| x == c)
+}
+
+/// True when byte `at` of `text` is inside a fenced code block.
+fn in_fence(text: &str, at: usize) -> bool {
+    let mut fence: Option<String> = None;
+    let mut pos = 0;
+    for raw in text.split_inclusive('\n') {
+        if pos > at {
+            break;
+        }
+        let line = raw.trim_end_matches(['\n', '\r']);
+        match &fence {
+            Some(open) => {
+                if closes(line, open) {
+                    fence = None;
+                }
+            }
+            None => {
+                if let Some(m) = FENCE.captures(line) {
+                    fence = Some(m[1].to_string());
+                }
+            }
+        }
+        pos += raw.len();
+    }
+    fence.is_some()
+}
+
+/// The heading path in force at byte `at`: for each level, the last heading starting at or
+/// before `at`, dropping deeper levels whenever a heading of a higher (or equal) level comes;
+/// outermost first. A chunk that starts with a heading is under that heading.
+pub fn path_at(headings: &[Heading], at: usize) -> Vec<&str> {
+    let mut stack: Vec<&Heading> = Vec::new();
+    for h in headings.iter().take_while(|h| h.start <= at) {
+        while stack.last().is_some_and(|t| t.level >= h.level) {
+            stack.pop();
+        }
+        stack.push(h);
+    }
+    stack.iter().map(|h| h.text.as_str()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(t: &str) -> Vec<(u8, String)> {
+        headings(t).into_iter().map(|h| (h.level, h.text)).collect()
+    }
+
+    #[test]
+    fn markdown_atx_setext_and_html() {
+        let t = "# Cells\n\nIntro.\n\n## The membrane ##\nText.\n\nTransport\n---------\n\nMore.\n\n<h3 class=\"x\">Active <em>transport</em> &amp; pumps</h3>\n";
+        assert_eq!(
+            texts(t),
+            [
+                (1, "Cells".to_string()),
+                (2, "The membrane".to_string()),
+                (2, "Transport".to_string()),
+                (3, "Active transport & pumps".to_string()),
+            ]
+        );
+        let hs = headings(t);
+        assert_eq!(&t[hs[1].start..hs[1].start + 2], "##");
+        // Path at the start, inside the second section, after the third heading.
+        assert_eq!(path_at(&hs, 0), ["Cells"]);
+        assert_eq!(
+            path_at(&hs, t.find("Text.").unwrap()),
+            ["Cells", "The membrane"]
+        );
+        assert_eq!(
+            path_at(&hs, t.len()),
+            ["Cells", "Transport", "Active transport & pumps"]
+        );
+    }
+
+    #[test]
+    fn not_headings() {
+        // A rule after a paragraph line, `#hashtag`, code fences, an empty `#`, 4-space indent.
+        let t = "Some text.\nPara line\n---\n\n#hashtag\n\n```\n# not a heading\n<h1>nor this</h1>\n```\n\n#\n\n    # indented code\n";
+        assert!(headings(t).is_empty(), "{:?}", headings(t));
+        assert!(path_at(&[], 10).is_empty());
+    }
+}
