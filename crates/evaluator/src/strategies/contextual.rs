@@ -153,9 +153,7 @@ fn document_part(text: &str, start: usize, end: usize, n: Option<usize>) -> &str
     let last = words.partition_point(|w| w.start < end).max(first + 1);
     let (mut lo, mut hi) = (first, last.min(words.len()));
     while hi - lo < n && (lo > 0 || hi < words.len()) {
-        if lo > 0 {
-            lo -= 1;
-        }
+        lo = lo.saturating_sub(1);
         if hi - lo < n && hi < words.len() {
             hi += 1;
         }
