@@ -181,7 +181,7 @@ fn scripted(reply: fn(&str) -> String) -> String {
 
 fn paragraphs(n: usize) -> String {
     (0..n)
-        .map(|i| format!("Paragraph {i} tells of the harbour and its boats, item {i}."))
+        .map(|i| format!("Paragraph {i} tells of the harbour and its many boats."))
         .collect::<Vec<_>>()
         .join("\n\n")
 }
@@ -244,6 +244,83 @@ fn malformed_replies_are_counted_and_fall_back_as_stated() {
         summary.contains("| harbour | chroma | chunk text |"),
         "{summary}"
     );
+}
+
+/// The number after `marker` in `text`.
+fn number_after(text: &str, marker: &str) -> usize {
+    let i = text.find(marker).unwrap() + marker.len();
+    text[i..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap()
+}
+
+/// Hand-checked boundaries: a server that always answers validly (Chroma: split two pieces
+/// after the current one; Lumber: the shift at the group's second paragraph) gives exactly
+/// the chunks the protocols prescribe, worked out by hand below.
+#[test]
+fn valid_replies_set_the_boundaries_the_protocols_prescribe() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let doc = paragraphs(12); // 12 paragraphs of 10 words
+    import(
+        &store,
+        "harbour",
+        &[("harbour.txt", &doc)],
+        "{\"id\":\"q1\",\"question\":\"What is item 3?\",\"options\":[\"boats\",\"cars\"],\"answer\":0}\n",
+    );
+    let url = scripted(|p| {
+        if p.contains("split_after") {
+            format!(
+                "split_after: {}",
+                number_after(p, "EQUAL OR LARGER THAN: ") + 2
+            )
+        } else {
+            format!("Answer: ID {}", number_after(p, "Document:\nID ") + 1)
+        }
+    });
+    let yaml = format!(
+        "name: v\ndatasets: [harbour]\nstrategies:\n  chroma: {{kind: llm-boundaries, protocol: chroma, llm: {{base_url: '{url}', model: m}}, pieces: {{kind: fixed, size: 5}}, window_tokens: 40}}\n  lumber: {{kind: llm-boundaries, protocol: lumber, llm: {{base_url: '{url}', model: m}}, window_tokens: 40}}\nretrievers:\n  bm25: {{kind: bm25}}\nk: [1]\nreaders:\n  lexical: {{kind: lexical}}\nbootstrap_resamples: 200\n"
+    );
+    let cfg = tmp.path().join("v.yaml");
+    std::fs::write(&cfg, yaml).unwrap();
+    let out = tmp.path().join("runs");
+    let cache = tmp.path().join("gen");
+    let o = run_env(
+        &cfg,
+        &store,
+        &out,
+        &[("CHUNKBENCH_GENERATION_CACHE", s(&cache))],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let run = out.join("v");
+    // Chroma: 24 pieces of 5 words; splits after 2, 4, …, 20 (it stops once 4 pieces
+    // remain), so ten chunks of one paragraph each and the last two paragraphs together.
+    let chroma = chunk_lengths(&run, "chroma");
+    let mut want = vec![10u64; 10];
+    want.push(20);
+    assert_eq!(chroma["words"], serde_json::json!(want));
+    assert_eq!(chroma["stats"]["llm"]["requests"], 10);
+    assert_eq!(chroma["stats"]["llm"]["malformed"], 0);
+    // Lumber: groups of 3 paragraphs (a 4th would reach 40 estimated tokens); shifts at 1,
+    // 3, 5, 7, each next group starting one after the shift, until 5 paragraphs remain.
+    let lumber = chunk_lengths(&run, "lumber");
+    assert_eq!(lumber["words"], serde_json::json!([10, 20, 20, 20, 50]));
+    assert_eq!(lumber["stats"]["llm"]["requests"], 4);
+    // Every chunk starts and ends on a paragraph's text.
+    for (_, ids) in passages(&run, "lumber", 1)
+        .into_iter()
+        .chain(passages(&run, "chroma", 1))
+    {
+        for id in ids {
+            let span = id.rsplit_once(':').unwrap().1;
+            let (a, b) = span.split_once('-').unwrap();
+            let t = &doc[a.parse::<usize>().unwrap()..b.parse::<usize>().unwrap()];
+            assert!(t.starts_with("Paragraph ") && t.ends_with('.'), "{t:?}");
+        }
+    }
 }
 
 /// scripts/llama-server/serve.sh with SmolLM2 on a free port, killed when dropped.
