@@ -40,9 +40,10 @@ static SETEXT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^ {0,3}(=+|-+)[ \t]*$").expect("setext regex"));
 static FENCE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^ {0,3}(`{3,}|~{3,})").expect("fence regex"));
-static HTML: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?is)<h([1-6])(?:\s[^>]*)?>(.*?)</h([1-6])\s*>").expect("HTML heading regex")
-});
+static HTML_OPEN: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)<h([1-6])(?:\s[^>]*)?>").expect("HTML heading regex"));
+static HTML_CLOSE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)</h([1-6])\s*>").expect("HTML closing regex"));
 static TAG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?s)<[^>]*>").expect("tag regex"));
 
 fn clean(text: &str) -> String {
@@ -121,16 +122,27 @@ pub fn headings(text: &str) -> Vec<Heading> {
             last_blank = false;
         }
     }
-    for c in HTML.captures_iter(text) {
-        if c[1] != c[3] {
-            continue;
-        }
-        let m = c.get(0).expect("whole match");
-        let t = clean(&c[2]);
-        if !t.is_empty() && !in_fence(text, m.start()) {
+    // An HTML heading is an opening `<hN>` and the first `</hN>` after it, before the next
+    // opening heading tag (an unclosed heading is skipped without hiding the next one).
+    let opens: Vec<(usize, usize, u8)> = HTML_OPEN
+        .captures_iter(text)
+        .map(|c| {
+            let m = c.get(0).expect("whole match");
+            (m.start(), m.end(), c[1].parse().unwrap_or(1))
+        })
+        .collect();
+    for (i, &(start, body, level)) in opens.iter().enumerate() {
+        let limit = opens.get(i + 1).map_or(text.len(), |o| o.0);
+        let close = HTML_CLOSE
+            .captures_iter(&text[body..limit])
+            .find(|c| c[1].parse::<u8>().ok() == Some(level));
+        let Some(close) = close else { continue };
+        let inner = &text[body..body + close.get(0).expect("whole match").start()];
+        let t = clean(inner);
+        if !t.is_empty() && !in_fence(text, start) {
             out.push(Heading {
-                start: m.start(),
-                level: c[1].parse().unwrap_or(1),
+                start,
+                level,
                 text: t,
             });
         }
@@ -219,6 +231,12 @@ mod tests {
             path_at(&hs, t.len()),
             ["Cells", "Transport", "Active transport & pumps"]
         );
+    }
+
+    #[test]
+    fn an_unclosed_html_heading_does_not_hide_the_next() {
+        let t = "<h2>Unclosed heading\n<p>x</p>\n<h4>Zebrafish</h4>\n<p>echo</p>";
+        assert_eq!(texts(t), [(4, "Zebrafish".to_string())]);
     }
 
     #[test]

@@ -207,7 +207,7 @@ fn malformed_replies_are_counted_and_fall_back_as_stated() {
         }
     });
     let yaml = format!(
-        "name: m\ndatasets: [harbour]\nstrategies:\n  chroma: {{kind: llm-boundaries, protocol: chroma, llm: {{base_url: '{url}', model: m}}, pieces: {{kind: fixed, size: 5}}, window_tokens: 40}}\n  lumber: {{kind: llm-boundaries, protocol: lumber, llm: {{base_url: '{url}', model: m}}, window_tokens: 40}}\n  ctx: {{kind: contextual, over: {{kind: fixed, size: 20}}, llm: {{base_url: '{url}', model: m}}}}\nretrievers:\n  bm25: {{kind: bm25}}\nk: [1]\nreaders:\n  lexical: {{kind: lexical}}\nbootstrap_resamples: 200\n"
+        "name: m\ndatasets: [harbour]\nstrategies:\n  chroma: {{kind: llm-boundaries, protocol: chroma, llm: {{base_url: '{url}', model: m}}, pieces: {{kind: fixed, size: 5}}, window_tokens: 40}}\n  lumber: {{kind: llm-boundaries, protocol: lumber, llm: {{base_url: '{url}', model: m}}, window_tokens: 40}}\n  ctx: {{kind: contextual, over: {{kind: fixed, size: 20}}, llm: {{base_url: '{url}', model: m}}}}\n  ctx-chroma: {{kind: contextual, over: {{kind: llm-boundaries, protocol: chroma, llm: {{base_url: '{url}', model: m}}, pieces: {{kind: fixed, size: 5}}, window_tokens: 40}}, llm: {{base_url: '{url}', model: m}}}}\nretrievers:\n  bm25: {{kind: bm25}}\nk: [1]\nreaders:\n  lexical: {{kind: lexical}}\nbootstrap_resamples: 200\n"
     );
     let cache = tmp.path().join("gen");
     let cfg = tmp.path().join("m.yaml");
@@ -239,10 +239,49 @@ fn malformed_replies_are_counted_and_fall_back_as_stated() {
     let n = ctx["words"].as_array().unwrap().len() as u64;
     assert_eq!(ctx["stats"]["llm"]["malformed"].as_u64().unwrap(), n);
     assert_eq!(ctx["stats"]["llm"]["fallbacks"].as_u64().unwrap(), n);
+    // Contextual over llm-boundaries counts both models' requests.
+    let both = chunk_lengths(&run, "ctx-chroma");
+    let chunks = both["words"].as_array().unwrap().len() as u64;
+    assert_eq!(
+        both["stats"]["llm"]["requests"].as_u64().unwrap(),
+        u["requests"].as_u64().unwrap() + chunks
+    );
     let summary = std::fs::read_to_string(run.join("summary.md")).unwrap();
     assert!(
         summary.contains("| harbour | chroma | chunk text |"),
         "{summary}"
+    );
+    // Overlapping Chroma pieces are refused, naming the field and the fix.
+    let bad = tmp.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        format!("name: bad\ndatasets: [harbour]\nstrategies:\n  c: {{kind: llm-boundaries, protocol: chroma, llm: {{base_url: '{url}', model: m}}, pieces: {{kind: fixed, size: 6, overlap: 2}}}}\nretrievers:\n  bm25: {{kind: bm25}}\nk: [1]\nreaders:\n  lexical: {{kind: lexical}}\n"),
+    )
+    .unwrap();
+    let o = run_env(
+        &bad,
+        &store,
+        &out,
+        &[("CHUNKBENCH_GENERATION_CACHE", s(&cache))],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("field `pieces`") && err.contains("overlap: 0"),
+        "{err}"
+    );
+    // A bad `llm` entry names its cause at validation, not only the field.
+    std::fs::write(
+        &bad,
+        "name: bad\ndatasets: [harbour]\nstrategies:\n  c: {kind: contextual, over: {kind: fixed, size: 5}, llm: {base_url: 'not a url', model: m}}\nretrievers:\n  bm25: {kind: bm25}\nk: [1]\nreaders:\n  lexical: {kind: lexical}\n",
+    )
+    .unwrap();
+    let o = chunkbench(&["validate", s(&bad), "--store", s(&store)]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("field `llm`: ") && err.contains("base_url"),
+        "{err}"
     );
 }
 

@@ -833,6 +833,20 @@ pub struct LlmUse {
     pub fallbacks: usize,
 }
 
+impl LlmUse {
+    /// Adds `other`'s counts (a wrapper's requests to those of the strategy it wraps).
+    pub fn add(&mut self, other: &LlmUse) {
+        self.documents = self.documents.max(other.documents);
+        self.requests += other.requests;
+        self.cached += other.cached;
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.without_usage += other.without_usage;
+        self.malformed += other.malformed;
+        self.fallbacks += other.fallbacks;
+    }
+}
+
 /// Cells grouped by (dataset, reader), the unit of summary.md's tables, the plots and the
 /// report's tables; groups in name order, cells in their given order.
 pub fn by_dataset_reader<'a>(

@@ -256,7 +256,11 @@ impl Chunker for ContextualChunker {
                 }
             })
             .collect();
-        stats.llm = Some(use_);
+        // A wrapped strategy that asked a model too (llm-boundaries): both counted.
+        match &mut stats.llm {
+            Some(inner) => inner.add(&use_),
+            None => stats.llm = Some(use_),
+        }
         Ok(Some(IndexedForm {
             texts: Some(texts),
             vectors: None,

@@ -163,8 +163,14 @@ struct HeadersChunker {
 impl HeadersChunker {
     fn render(&self, title: &str, path: &[&str], text: &str) -> String {
         let headings = path.join(&self.separator);
+        // A document whose title is its first heading (`data import` titles Markdown files
+        // by their `# ` line) is not headed "Title > Title".
+        let path_after_title = match path.first() {
+            Some(h) if h.trim().eq_ignore_ascii_case(title.trim()) => &path[1..],
+            _ => path,
+        };
         let header = std::iter::once(title.trim())
-            .chain(path.iter().copied())
+            .chain(path_after_title.iter().copied())
             .filter(|s| !s.is_empty())
             .collect::<Vec<_>>()
             .join(&self.separator);
@@ -288,6 +294,13 @@ mod tests {
             label: String::new(),
         };
         assert_eq!(c.render(" T ", &["a", "b"], "body"), "[T|a/b] {x} body");
+        let h = HeadersChunker {
+            format: parse_format("{header}: {text}").unwrap(),
+            inner: StrategyConfig::fixed_words(3, 0).build().unwrap(),
+            separator: "/".into(),
+            label: String::new(),
+        };
+        assert_eq!(h.render("Quokka", &["Quokka", "Diet"], "b"), "Quokka/Diet: b");
         // No title and no headings: the header is empty, not a dangling separator.
         let d = HeadersChunker {
             format: parse_format(DEFAULT_FORMAT).unwrap(),

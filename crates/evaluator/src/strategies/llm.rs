@@ -72,7 +72,7 @@ impl LlmEntry {
         if let Some(k) = &self.api_key_env {
             v["api_key_env"] = k.clone().into();
         }
-        serde_json::from_value(v).context("field `llm`")
+        serde_json::from_value(v).map_err(|e| anyhow::anyhow!("field `llm`: {e}"))
     }
 
     /// Checks the entry without a request.
@@ -83,7 +83,8 @@ impl LlmEntry {
         if self.concurrency == 0 {
             anyhow::bail!("field `llm.concurrency`: must be at least 1");
         }
-        reader::OpenAiReader::new(self.reader_config()?).context("field `llm`")?;
+        reader::OpenAiReader::new(self.reader_config()?)
+            .map_err(|e| anyhow::anyhow!("field `llm`: {e}"))?;
         Ok(())
     }
 
@@ -92,7 +93,8 @@ impl LlmEntry {
     /// # Errors
     /// A bad entry or a server that does not answer `GET /models`, naming the field.
     pub fn connect(&self) -> Result<StrategyLlm> {
-        let mut r = reader::OpenAiReader::new(self.reader_config()?).context("field `llm`")?;
+        let mut r = reader::OpenAiReader::new(self.reader_config()?)
+            .map_err(|e| anyhow::anyhow!("field `llm`: {e}"))?;
         r.probe_served_models()
             .with_context(|| format!("field `llm`: the server at {}", self.base_url))?;
         let dir = generation_cache_dir();

@@ -235,10 +235,12 @@ static ANSWER: LazyLock<Regex> =
 /// `None` when there is no such line.
 pub fn chroma_numbers(reply: &str) -> Option<Vec<usize>> {
     let line = reply.split('\n').find(|l| l.contains("split_after:"))?;
+    // A number too large for usize is out of every range: kept as usize::MAX, so the reply
+    // is invalid rather than silently shortened.
     Some(
         SPLIT_AFTER
             .find_iter(line)
-            .filter_map(|m| m.as_str().parse().ok())
+            .map(|m| m.as_str().parse().unwrap_or(usize::MAX))
             .collect(),
     )
 }
@@ -391,7 +393,17 @@ impl LlmBoundariesChunker {
                 let doc: Vec<String> = (chunk_number..chunk_number + i).map(line).collect();
                 words = estimate(&doc.join("\n"));
             }
-            let end = if i == 1 { chunk_number + 1 } else { chunk_number + i - 1 };
+            if i == 1 {
+                // One paragraph alone reaches the window: no shift can be named inside a
+                // one-paragraph group, so nothing is asked. It starts a chunk, as the
+                // reference's only usable answer (`Answer: ID` of it) would make it.
+                if chunk_number > 0 {
+                    starts.push(chunk_number);
+                }
+                chunk_number += 1;
+                continue;
+            }
+            let end = chunk_number + i - 1;
             let doc: Vec<String> = (chunk_number..end).map(line).collect();
             let system = LUMBER_SYSTEM.trim_end_matches('\n');
             let user = format!("{system}\nDocument:\n{}", doc.join("\n"));
@@ -434,7 +446,20 @@ impl Chunker for LlmBoundariesChunker {
                 let (chunks, _) = p.chunk_corpus(docs, embedder)?;
                 let mut by_doc: std::collections::HashMap<&str, Vec<Span>> = Default::default();
                 for c in &chunks {
-                    by_doc.entry(c.doc_id.as_str()).or_default().push(c.span);
+                    let v = by_doc.entry(c.doc_id.as_str()).or_default();
+                    if v.last().is_some_and(|p: &Span| c.span.start < p.end) {
+                        bail!(
+                            "field `pieces`: pieces of document `{}` overlap ({}-{} and \
+                             {}-{}); Chroma's pieces have no overlap (chunk_overlap=0): \
+                             set `overlap: 0`",
+                            c.doc_id,
+                            v.last().expect("a piece").start,
+                            v.last().expect("a piece").end,
+                            c.span.start,
+                            c.span.end
+                        );
+                    }
+                    v.push(c.span);
                 }
                 docs.iter()
                     .map(|d| by_doc.remove(d.id.as_str()).unwrap_or_default())
@@ -498,6 +523,10 @@ mod tests {
     fn replies_are_read_as_the_references_read_them() {
         assert_eq!(chroma_numbers("ok\nsplit_after: 3, 5\nsplit_after: 9"), Some(vec![3, 5]));
         assert_eq!(chroma_numbers("split_after:"), Some(vec![]));
+        assert_eq!(
+            chroma_numbers("split_after: 2, 99999999999999999999999999"),
+            Some(vec![2, usize::MAX])
+        );
         assert_eq!(chroma_numbers("I would split after 3"), None);
         assert_eq!(lumber_answer("The shift is at Answer: ID 0012."), Some(12));
         assert_eq!(lumber_answer("Answer: 12"), None);
