@@ -283,6 +283,19 @@ fn malformed_replies_are_counted_and_fall_back_as_stated() {
         err.contains("field `llm`: ") && err.contains("base_url"),
         "{err}"
     );
+    // `validate` asks a strategy's model server, as it asks readers'.
+    std::fs::write(
+        &bad,
+        "name: bad\ndatasets: [harbour]\nstrategies:\n  c: {kind: llm-boundaries, protocol: lumber, llm: {base_url: 'http://127.0.0.1:9/v1', model: m, max_retries: 0}}\nretrievers:\n  bm25: {kind: bm25}\nk: [1]\nreaders:\n  lexical: {kind: lexical}\n",
+    )
+    .unwrap();
+    let o = chunkbench(&["validate", s(&bad), "--store", s(&store)]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("strategy `c`") && err.contains("127.0.0.1:9"),
+        "{err}"
+    );
 }
 
 /// The number after `marker` in `text`.

@@ -60,6 +60,10 @@ pub fn prepare(cfg: &RunConfig, store: &Path) -> Prepared {
             }
             Err(e) => problems.push(format!("field `strategies.{name}`: {e:#}")),
         }
+        // A model server the strategy asks (contextual, llm-boundaries) must answer.
+        if let Err(e) = s.server_identity() {
+            problems.push(format!("strategy `{name}`: {e:#}"));
+        }
     }
     if cells.iter().any(|c| !c.reader_config.counts_own_tokens()) {
         if let Some(t) = &cfg.cost_tokenizer {
