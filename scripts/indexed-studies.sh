@@ -7,6 +7,8 @@
 #                80-question SciQ subset (one request per chunk), beside fixed-50 and headers
 #   ear/         configs/indexed-ear.yaml: the EAR textbook set (153 MMLU questions, four
 #                OpenStax books) — fixed and recursive 260/60, headers and late over fixed
+#   ear-headers/ configs/indexed-ear-headers.yaml: headers with BM25 on the OpenStax corpus,
+#                answer recall@k as the primary metric, 153 and 405 questions
 # The LLM kinds need the llama.cpp server with SmolLM2 on port 8765:
 #   scripts/llama-server/serve.sh models/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf 8765 &
 # Completed cells are reused (runs resume; model replies are cached in .cache/generations).
@@ -62,3 +64,5 @@ copy results/runs/indexed-sciq-80-contextual results/indexed/sciq-contextual
 
 "$bin" run configs/indexed-ear.yaml
 copy results/runs/indexed-ear results/indexed/ear
+"$bin" run configs/indexed-ear-headers.yaml
+copy results/runs/indexed-ear-headers results/indexed/ear-headers
