@@ -375,63 +375,6 @@ fn valid_replies_set_the_boundaries_the_protocols_prescribe() {
     }
 }
 
-/// scripts/llama-server/serve.sh with SmolLM2 on a free port, killed when dropped.
-struct Llama(std::process::Child, String);
-
-impl Drop for Llama {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn llama(log: &Path) -> Llama {
-    let model = workspace().join("models/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf");
-    assert!(
-        model.is_file(),
-        "{}: run `chunkbench models fetch`",
-        model.display()
-    );
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = std::process::Command::new(workspace().join("scripts/llama-server/serve.sh"))
-        .arg(&model)
-        .arg(port.to_string())
-        .args(["--n_threads", "2"])
-        .env("CHUNKBENCH_WATCH_PID", std::process::id().to_string())
-        .stdout(std::fs::File::create(log).unwrap())
-        .stderr(std::fs::File::options().append(true).open(log).unwrap())
-        .spawn()
-        .expect("serve.sh starts");
-    let mut server = Llama(child, format!("http://127.0.0.1:{port}/v1"));
-    let started = std::time::Instant::now();
-    loop {
-        use std::io::{Read, Write};
-        if let Ok(mut st) = std::net::TcpStream::connect(("127.0.0.1", port)) {
-            let _ = write!(st, "GET /v1/models HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
-            let mut reply = String::new();
-            let _ = st.read_to_string(&mut reply);
-            if reply.starts_with("HTTP/1.1 200") || reply.starts_with("HTTP/1.0 200") {
-                return server;
-            }
-        }
-        if let Some(status) = server.0.try_wait().unwrap() {
-            panic!(
-                "the llama.cpp server exited ({status}):\n{}",
-                std::fs::read_to_string(log).unwrap_or_default()
-            );
-        }
-        assert!(
-            started.elapsed().as_secs() < 900,
-            "the llama.cpp server did not answer"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(500));
-    }
-}
-
 /// Three documents of eight real SciQ support paragraphs each.
 fn sciq_docs() -> Vec<(String, String)> {
     let store = store_with(&["sciq-retrieval"]);

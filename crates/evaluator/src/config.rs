@@ -1034,6 +1034,10 @@ limit: 20
             "{kind: command, command: [python3, chunk.py], version: '1', timeout_secs: 5}",
             "{kind: spans, file: spans.jsonl}",
             "{kind: python, object: mine.split, version: '1', fingerprint: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef}",
+            "{kind: headers, over: {kind: fixed, size: 50}, format: '{title}: {text}'}",
+            "{kind: late, over: {kind: recursive, size: 300}, window: 256, overlap: 64}",
+            "{kind: contextual, over: {kind: fixed, size: 50}, llm: {base_url: 'http://127.0.0.1:1/v1', model: m}, document_words: 500}",
+            "{kind: llm-boundaries, protocol: lumber, llm: {base_url: 'http://127.0.0.1:1/v1', model: m, seed: 3}, window_tokens: 300}",
         ];
         let retrievers = [
             "{kind: bm25, k1: 0.9, stemming: true, query: per-option}",

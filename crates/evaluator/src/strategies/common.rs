@@ -142,3 +142,35 @@ pub fn check_over(over: &super::StrategyConfig) -> Result<()> {
     }
     over.check().context("field `over`")
 }
+
+/// The [`super::Chunker`] methods an indexing wrapper (`headers`, `late`, `contextual`) hands to
+/// the strategy it wraps (`self.inner`): chunking, the size limit and the query-time passages.
+/// Only `indexed` is the wrapper's own.
+macro_rules! delegate_chunking {
+    () => {
+        fn chunk_corpus(
+            &self,
+            docs: &[chunker::Document],
+            embedder: Option<&dyn embed::Embedder>,
+        ) -> anyhow::Result<(Vec<chunker::Chunk>, super::StrategyStats)> {
+            self.inner.chunk_corpus(docs, embedder)
+        }
+
+        fn size_limit(&self) -> Option<chunker::SizeLimit> {
+            self.inner.size_limit()
+        }
+
+        fn passages<'a>(
+            &self,
+            docs: &'a [chunker::Document],
+            index: &'a retriever::PassageIndex,
+        ) -> anyhow::Result<Box<dyn super::Passages + 'a>> {
+            self.inner.passages(docs, index)
+        }
+
+        fn passages_at_query_time(&self) -> bool {
+            self.inner.passages_at_query_time()
+        }
+    };
+}
+pub(crate) use delegate_chunking;

@@ -15,11 +15,11 @@
 //! under its own text (the stated fallback); a reply cut at `max_tokens` is kept as written.
 
 use super::llm::{LlmEntry, Request};
-use super::{common, Chunker, Params, Passages, StrategyConfig, StrategyStats};
+use super::{common, Chunker, Params, StrategyConfig, StrategyStats};
 use anyhow::{bail, Context, Result};
-use chunker::{Chunk, Document, SizeLimit};
+use chunker::{Chunk, Document};
 use embed::Embedder;
-use retriever::{IndexedForm, PassageIndex};
+use retriever::IndexedForm;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -190,29 +190,7 @@ fn fill(template: &str, document: &str, chunk: &str) -> String {
 }
 
 impl Chunker for ContextualChunker {
-    fn chunk_corpus(
-        &self,
-        docs: &[Document],
-        embedder: Option<&dyn Embedder>,
-    ) -> Result<(Vec<Chunk>, StrategyStats)> {
-        self.inner.chunk_corpus(docs, embedder)
-    }
-
-    fn size_limit(&self) -> Option<SizeLimit> {
-        self.inner.size_limit()
-    }
-
-    fn passages<'a>(
-        &self,
-        docs: &'a [Document],
-        index: &'a PassageIndex,
-    ) -> Result<Box<dyn Passages + 'a>> {
-        self.inner.passages(docs, index)
-    }
-
-    fn passages_at_query_time(&self) -> bool {
-        self.inner.passages_at_query_time()
-    }
+    common::delegate_chunking!();
 
     fn indexed(
         &self,

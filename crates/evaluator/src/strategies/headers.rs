@@ -6,12 +6,12 @@
 //! titles. The passage a question gets, its words and every span metric stay the chunk's
 //! exact byte span: only what BM25 analyses and the embedder embeds changes.
 
-use super::{common, Chunker, Params, Passages, StrategyConfig, StrategyStats};
+use super::{common, Chunker, Params, StrategyConfig, StrategyStats};
 use anyhow::{bail, Result};
 use chunker::headings::{headings, path_at};
-use chunker::{Chunk, Document, SizeLimit};
+use chunker::{Chunk, Document};
 use embed::Embedder;
-use retriever::{IndexedForm, PassageIndex};
+use retriever::IndexedForm;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -189,29 +189,7 @@ impl HeadersChunker {
 }
 
 impl Chunker for HeadersChunker {
-    fn chunk_corpus(
-        &self,
-        docs: &[Document],
-        embedder: Option<&dyn Embedder>,
-    ) -> Result<(Vec<Chunk>, StrategyStats)> {
-        self.inner.chunk_corpus(docs, embedder)
-    }
-
-    fn size_limit(&self) -> Option<SizeLimit> {
-        self.inner.size_limit()
-    }
-
-    fn passages<'a>(
-        &self,
-        docs: &'a [Document],
-        index: &'a PassageIndex,
-    ) -> Result<Box<dyn Passages + 'a>> {
-        self.inner.passages(docs, index)
-    }
-
-    fn passages_at_query_time(&self) -> bool {
-        self.inner.passages_at_query_time()
-    }
+    common::delegate_chunking!();
 
     fn indexed(
         &self,

@@ -5,11 +5,11 @@
 //! span ([`embed::late`]). Dense retrieval (and the dense half of hybrid) ranks those
 //! vectors; BM25 and the passages are the chunks' own text and spans.
 
-use super::{common, Chunker, Params, Passages, StrategyConfig, StrategyStats};
+use super::{common, Chunker, Params, StrategyConfig, StrategyStats};
 use anyhow::{bail, Context, Result};
-use chunker::{Chunk, Document, SizeLimit};
+use chunker::{Chunk, Document};
 use embed::Embedder;
-use retriever::{IndexedForm, PassageIndex};
+use retriever::IndexedForm;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -103,29 +103,7 @@ struct LateChunker {
 }
 
 impl Chunker for LateChunker {
-    fn chunk_corpus(
-        &self,
-        docs: &[Document],
-        embedder: Option<&dyn Embedder>,
-    ) -> Result<(Vec<Chunk>, StrategyStats)> {
-        self.inner.chunk_corpus(docs, embedder)
-    }
-
-    fn size_limit(&self) -> Option<SizeLimit> {
-        self.inner.size_limit()
-    }
-
-    fn passages<'a>(
-        &self,
-        docs: &'a [Document],
-        index: &'a PassageIndex,
-    ) -> Result<Box<dyn Passages + 'a>> {
-        self.inner.passages(docs, index)
-    }
-
-    fn passages_at_query_time(&self) -> bool {
-        self.inner.passages_at_query_time()
-    }
+    common::delegate_chunking!();
 
     /// One document at a time (its token states are `tokens × dim` floats), its chunks
     /// pooled from them.
