@@ -380,10 +380,14 @@ def compare(
     allow_missing: bool = False,
     output: Optional[PathLike] = None,
     store: Optional[PathLike] = None,
+    primary: Optional[str] = None,
+    resample: Optional[str] = None,
+    allow_rule_change: bool = False,
 ) -> Comparison:
     """Compares a candidate run with a baseline run cell by cell: the regression gate, with the
     rules of ``chunkbench compare`` (same names; ``None`` takes the command line's default:
-    a drop of 1 point, 5 % more words, alpha 0.05). ``pairs`` maps a baseline
+    a drop of 1 point, 5 % more words; ``alpha``, ``margin``, ``primary`` and ``resample``
+    default to the baseline run's config, never the candidate's). ``pairs`` maps a baseline
     strategy name to the candidate's (a rename). Writes compare.md, compare.json and
     compare.html into ``output`` (default: the candidate run directory).
 
@@ -393,6 +397,8 @@ def compare(
     """
     if not isinstance(allow_missing, bool):
         raise TypeError(f"allow_missing: give True or False, not {allow_missing!r}")
+    if not isinstance(allow_rule_change, bool):
+        raise TypeError(f"allow_rule_change: give True or False, not {allow_rule_change!r}")
     if isinstance(pairs, Mapping):
         pair_list = list(pairs.items())
     else:
@@ -406,12 +412,15 @@ def compare(
         _store(store),
         _native.DEFAULT_MAX_ACCURACY_DROP_PTS if max_accuracy_drop is None else float(max_accuracy_drop),
         _native.DEFAULT_MAX_WORDS_INCREASE_PCT if max_words_increase is None else float(max_words_increase),
-        _native.DEFAULT_ALPHA if alpha is None else float(alpha),
+        None if alpha is None else float(alpha),
         None if margin is None else float(margin),
         require,
         pair_list,
         bool(allow_missing),
         None if output is None else os.fspath(output),
+        primary,
+        resample,
+        bool(allow_rule_change),
     )
     return Comparison(
         passed=not o["regression"],

@@ -39,12 +39,15 @@ def compare(
     store: str,
     max_accuracy_drop: float,
     max_words_increase: float,
-    alpha: float,
+    alpha: Optional[float] = None,
     margin: Optional[float] = None,
     require: Optional[str] = None,
     pairs: List[Tuple[str, str]] = ...,
     allow_missing: bool = False,
     output: Optional[str] = None,
+    primary: Optional[str] = None,
+    resample: Optional[str] = None,
+    allow_rule_change: bool = False,
 ) -> Dict[str, Any]:
     """{markdown, regression, exit_code, regressions, cells, missing, files}."""
 

@@ -85,7 +85,7 @@ pub fn compare_runs(
         candidate,
         tolerances,
         pairing,
-        &evaluator::config::resolved_cell_ids,
+        &evaluator::config::resolved_run,
     )?;
     let out = output.unwrap_or(candidate);
     let (md, json) = compare::write_report(out, &report)?;

@@ -144,10 +144,13 @@ enum Command {
     ///
     /// Exit 0: no regression; 1: a cell regressed or a baseline cell has no partner; 2:
     /// unusable input. Cells pair by id, else by dataset, strategy, retriever, k and reader
-    /// (showing what changed). A cell regresses when its primary metric (accuracy, or the
-    /// config's `primary`) drops by more than PTS points with a Holm-adjusted p below A, when
-    /// its mean words retrieved grow by more than PCT %, or when its verdict falls short of
-    /// --require. Writes compare.md,
+    /// (showing what changed). The rules (primary metric, margin, α, resampling, planned
+    /// family) are the baseline config's and these flags', never the candidate's: a
+    /// candidate declaring others fails with exit 2 unless --allow-rule-change. A cell
+    /// regresses when its primary metric drops by more than PTS points with a Holm-adjusted p
+    /// below A, when the candidate lacks the primary metric the baseline has, when its mean
+    /// words retrieved grow by more than PCT %, or when its verdict falls short of --require.
+    /// Writes compare.md,
     /// compare.json and compare.html (the table and the lost / gained questions with their
     /// passages, in one self-contained page).
     Compare {
@@ -162,12 +165,27 @@ enum Command {
         /// Largest increase of mean words retrieved that passes, in percent.
         #[arg(long, value_name = "PCT", default_value_t = compare::DEFAULT_MAX_WORDS_INCREASE_PCT)]
         max_words_increase: f64,
-        /// Significance level for the Holm-adjusted p of the primary metric.
-        #[arg(long, value_name = "A", default_value_t = compare::DEFAULT_ALPHA)]
-        alpha: f64,
-        /// Margin of the verdicts in points (default: the candidate config's `margin`).
+        /// Family-wise significance level of the verdicts, the Holm rule and --require
+        /// (default: the baseline config's `alpha`, 0.05 unless set).
+        #[arg(long, value_name = "A")]
+        alpha: Option<f64>,
+        /// Margin of the verdicts in points (default: the baseline config's `margin`).
         #[arg(long, value_name = "PTS")]
         margin: Option<f64>,
+        /// The primary metric judged: accuracy or a retrieval metric's name (default: the
+        /// baseline config's `primary`, else accuracy when its cells were read, else recall@k,
+        /// else answer recall).
+        #[arg(long, value_name = "METRIC")]
+        primary: Option<String>,
+        /// What the verdict resamples: question, document or subject (default: the baseline
+        /// config's `resample`, else by document when documents hold several questions).
+        #[arg(long, value_name = "UNIT", value_parser = parse_resample)]
+        resample: Option<compare::Resample>,
+        /// Compare even when the candidate's config declares other verdict rules than the
+        /// baseline's (they are shown; the gate judges by the baseline's and the flags' rules
+        /// either way).
+        #[arg(long)]
+        allow_rule_change: bool,
         /// Fail unless every compared cell's verdict is this: non-inferior (also accepts
         /// superior and equivalent), equivalent or superior.
         #[arg(long, value_name = "VERDICT")]
@@ -331,6 +349,9 @@ fn dispatch(command: Command) -> Result<()> {
             max_words_increase,
             alpha,
             margin,
+            primary,
+            resample,
+            allow_rule_change,
             require,
             pairs,
             allow_missing,
@@ -344,7 +365,10 @@ fn dispatch(command: Command) -> Result<()> {
                 max_words_increase_pct: max_words_increase,
                 alpha,
                 margin_pts: margin,
+                primary,
+                resample,
                 require,
+                allow_rule_change,
             },
             &compare::Pairing {
                 renames: pairs,
@@ -356,6 +380,18 @@ fn dispatch(command: Command) -> Result<()> {
         Command::Cache { action } => cache_cmd::run(action),
         Command::Chunk(args) => chunk_cmd::chunk(args),
     }
+}
+
+/// Parses `--resample UNIT`.
+fn parse_resample(s: &str) -> std::result::Result<compare::Resample, String> {
+    [
+        compare::Resample::Question,
+        compare::Resample::Document,
+        compare::Resample::Subject,
+    ]
+    .into_iter()
+    .find(|r| r.as_str() == s)
+    .ok_or_else(|| format!("{s:?}: use question, document or subject"))
 }
 
 /// Parses `--pair OLD=NEW`.

@@ -154,10 +154,86 @@ fn a_retrieval_only_run_gets_one_holm_family_of_planned_comparisons_clustered_by
         assert!(lo <= d && d <= hi, "{r:?}");
     }
 
+    // Issue 55 case 9: the other resampling unit is shown as a sensitivity analysis.
+    assert!(
+        md.contains("**Sensitivity: resampled by question**"),
+        "{md}"
+    );
+    // Issue 55 case 8: one interval per comparison: the verdict's interval is the one the
+    // retrieval table and retrieval_comparisons.csv show for the primary metric, and the
+    // simultaneous one is in summary.csv.
+    let tests = csv_rows(&run.join("retrieval_comparisons.csv"));
+    for r in summary.iter().filter(|r| r["strategy"] != "fixed-20") {
+        let t = tests
+            .iter()
+            .find(|t| t["cell_id"] == r["cell_id"] && t["metric"] == "recall@k")
+            .unwrap();
+        for (a, b) in [
+            ("primary_ci_low_pts", "delta_ci_low"),
+            ("primary_ci_high_pts", "delta_ci_high"),
+        ] {
+            let (x, y): (f64, f64) = (r[a].parse().unwrap(), t[b].parse().unwrap());
+            assert!((x - 100.0 * y).abs() < 1e-3, "{a} {x} vs {b} {y}");
+        }
+        let (lo, slo): (f64, f64) = (
+            r["primary_ci_low_pts"].parse().unwrap(),
+            r["primary_sim_ci_low_pts"].parse().unwrap(),
+        );
+        assert!(slo <= lo, "{r:?}");
+    }
+
+    // Issue 55 case 11: a planned family of one retriever depth; the rest exploratory.
+    let cfg = CONFIG.to_string() + "planned: {k: 1}\n";
+    let run = run_yaml(&tmp.path().join("p"), "towns", &cfg, &store);
+    let md = std::fs::read_to_string(run.join("summary.md")).unwrap();
+    assert!(
+        md.contains("2 confirmatory comparisons of 4: those `planned:` names (k 1)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("**Exploratory comparisons** (2 outside `planned:`)"),
+        "{md}"
+    );
+    for r in csv_rows(&run.join("summary.csv"))
+        .iter()
+        .filter(|r| r["strategy"] != "fixed-20")
+    {
+        let want = if r["k"] == "3" {
+            "exploratory"
+        } else {
+            r["verdict"].as_str()
+        };
+        assert_eq!(r["verdict"], want, "{r:?}");
+        assert_ne!(r["verdict"], "", "{r:?}");
+        if r["k"] == "1" {
+            assert_eq!(r["family_size"], "2");
+        }
+    }
+    let bad = tmp.path().join("planned.yaml");
+    std::fs::write(&bad, CONFIG.to_string() + "planned: {retriever: dense}\n").unwrap();
+    let o = run_env(&bad, &store, &tmp.path().join("f"), &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("field `planned.retriever`") && err.contains("bm25"),
+        "{err}"
+    );
+
     // Overrides: another primary metric, a margin, question-level resampling.
     let cfg = CONFIG.to_string() + "primary: ndcg\nmargin: 5\nresample: question\n";
     let run = run_yaml(&tmp.path().join("b"), "towns", &cfg, &store);
     let md = std::fs::read_to_string(run.join("summary.md")).unwrap();
+    // Issue 55 case 9: `resample: question` says how many documents hold several questions.
+    assert!(
+        md.contains(
+            "by question (`resample: question`; 12 documents hold several compared questions)"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("**Sensitivity: resampled by document**"),
+        "{md}"
+    );
     assert!(
         md.contains("## Verdict: nDCG@k against the baseline"),
         "{md}"

@@ -85,6 +85,19 @@ pub struct RunConfig {
     /// `question`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resample: Option<reporting::verdicts::Resample>,
+    /// Family-wise significance level of the verdict, in (0, 1) (default 0.05): the one α of
+    /// the verdicts, their intervals (1 − α) and, unless `compare --alpha` overrides it, the
+    /// gate that uses this run as its baseline.
+    #[serde(default = "default_alpha", skip_serializing_if = "is_default_alpha")]
+    pub alpha: f64,
+    /// The smallest difference worth detecting, in points of the primary metric (default 0:
+    /// none): what "questions needed" is computed for when there is no `margin`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub effect: f64,
+    /// The confirmatory comparisons (the Holm family), e.g. `{retriever: dense, budget: 512}`;
+    /// the rest are exploratory. Default: every comparison.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned: Option<reporting::verdicts::PlannedCells>,
     /// Retrieval to a budget, in addition to the top-k cells of `k` (`k: []` for budget
     /// cells only): one cell per size (docs/reference.md §5 "Retrieval to a budget").
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -137,6 +150,14 @@ impl BudgetConfig {
 
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
+}
+
+fn default_alpha() -> f64 {
+    reporting::verdicts::ALPHA
+}
+
+fn is_default_alpha(x: &f64) -> bool {
+    *x == reporting::verdicts::ALPHA
 }
 
 /// One strategy variant made by a `sweep`: `ENTRY[f=v,…]`.
@@ -291,14 +312,22 @@ impl Cell {
     }
 }
 
-/// The ids of the cells of a resolved configuration (a run's `config.json`), for
-/// [`reporting::compare::compare_runs`].
+/// A run's `config.json` as `compare` reads it ([`reporting::compare::ResolvedRun`]): parsed
+/// through [`RunConfig`], the type the runner wrote it with, and its verdict rules checked as
+/// `run` checks them — never as untyped JSON with silent defaults.
 ///
 /// # Errors
-/// Bytes that are not a resolved configuration of this version.
-pub fn resolved_cell_ids(bytes: &[u8]) -> Result<std::collections::BTreeSet<String>> {
+/// Bytes that are not a resolved config of this version; a verdict rule out of range.
+pub fn resolved_run(bytes: &[u8]) -> Result<reporting::compare::ResolvedRun> {
     let cfg: RunConfig = serde_json::from_slice(bytes)?;
-    Ok(cfg.cells().iter().map(Cell::id).collect())
+    cfg.check_verdict()?;
+    Ok(reporting::compare::ResolvedRun {
+        name: cfg.name.clone(),
+        cells: cfg.cells().iter().map(Cell::id).collect(),
+        bootstrap_resamples: cfg.bootstrap_resamples,
+        seed: cfg.seed,
+        verdict: cfg.verdict_settings(),
+    })
 }
 
 /// Rejects two entries of one section with the same resolved configuration: they would give
@@ -814,16 +843,8 @@ impl RunConfig {
         if self.bootstrap_resamples == 0 {
             bail!("field `bootstrap_resamples`: must be at least 1 (default 10000)");
         }
-        if let Some(p) = &self.primary {
-            reporting::verdicts::Primary::parse(p)?;
-        }
-        if !(self.margin.is_finite() && (0.0..100.0).contains(&self.margin)) {
-            bail!(
-                "field `margin`: {} is not a margin in points (a number from 0 up to 100; 3 \
-                 means 3 points of accuracy or recall)",
-                self.margin
-            );
-        }
+        self.check_verdict()?;
+        self.check_planned()?;
         if self.limit == Some(0) {
             bail!("field `limit`: must be at least 1 question, or left out for all");
         }
@@ -858,12 +879,116 @@ impl RunConfig {
         Ok(())
     }
 
+    /// Checks the verdict rules that need nothing but their own values: `primary`, `margin`,
+    /// `alpha`, `effect`.
+    ///
+    /// # Errors
+    /// The field, its value, the accepted range and an example.
+    pub fn check_verdict(&self) -> Result<()> {
+        if let Some(p) = &self.primary {
+            reporting::verdicts::Primary::parse(p)?;
+        }
+        if !(self.margin.is_finite() && (0.0..100.0).contains(&self.margin)) {
+            bail!(
+                "field `margin`: {} is not a margin in points (a number from 0 up to 100; 3 \
+                 means 3 points of accuracy or recall)",
+                self.margin
+            );
+        }
+        if !(self.alpha > 0.0 && self.alpha < 0.5) {
+            bail!(
+                "field `alpha`: {} is not a significance level (a number between 0 and 0.5, \
+                 e.g. 0.05 or 0.01)",
+                self.alpha
+            );
+        }
+        if !(self.effect.is_finite() && (0.0..100.0).contains(&self.effect)) {
+            bail!(
+                "field `effect`: {} is not an effect in points (a number from 0 up to 100; 2 \
+                 means the smallest difference worth detecting is 2 points)",
+                self.effect
+            );
+        }
+        Ok(())
+    }
+
+    /// Checks that every value `planned:` names is one of this config's (a dataset, strategy
+    /// other than the baseline, retriever, reader, k or budget size).
+    ///
+    /// # Errors
+    /// The field, the unknown value and the values the config has.
+    fn check_planned(&self) -> Result<()> {
+        let Some(p) = &self.planned else {
+            return Ok(());
+        };
+        fn names<T: std::fmt::Display + PartialEq>(
+            field: &str,
+            given: &Option<reporting::verdicts::OneOrMany<T>>,
+            have: &[T],
+        ) -> Result<()> {
+            for v in given.iter().flat_map(|g| g.values()) {
+                if !have.contains(v) {
+                    bail!(
+                        "field `planned.{field}`: {v} is not one of this config's (have: {}); \
+                         name a value the run compares",
+                        have.iter()
+                            .map(|h| h.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                }
+            }
+            Ok(())
+        }
+        let keys = |m: &dyn Fn() -> Vec<String>| m();
+        let base = self.baseline_strategy().to_string();
+        names("dataset", &p.dataset, &self.datasets)?;
+        names(
+            "strategy",
+            &p.strategy,
+            &keys(&|| {
+                self.strategies
+                    .keys()
+                    .filter(|k| **k != base)
+                    .cloned()
+                    .collect()
+            }),
+        )?;
+        names(
+            "retriever",
+            &p.retriever,
+            &keys(&|| self.retrievers.keys().cloned().collect()),
+        )?;
+        names(
+            "reader",
+            &p.reader,
+            &keys(&|| self.readers.keys().cloned().collect()),
+        )?;
+        names("k", &p.k, &self.k)?;
+        let sizes = self.budget.as_ref().map_or(Vec::new(), |b| b.sizes.clone());
+        names("budget", &p.budget, &sizes)?;
+        Ok(())
+    }
+
     /// The baseline strategy name: `baseline`, or the first strategy by name.
     pub fn baseline_strategy(&self) -> &str {
         self.baseline
             .as_deref()
             .or_else(|| self.strategies.keys().next().map(String::as_str))
             .unwrap_or("")
+    }
+
+    /// The verdict rules this config declares (`primary`, `margin`, `resample`, `alpha`,
+    /// `effect`, `planned`): what summary.md's verdict and, for a baseline, the gate read.
+    pub fn verdict_settings(&self) -> reporting::verdicts::VerdictSettings {
+        reporting::verdicts::VerdictSettings {
+            primary: self.primary.clone(),
+            margin_points: self.margin,
+            resample: self.resample,
+            alpha: self.alpha,
+            effect_points: self.effect,
+            planned: self.planned.clone(),
+        }
     }
 
     /// What the reports need from this config: name, baseline strategy, seed, resamples.
@@ -873,11 +998,7 @@ impl RunConfig {
             baseline: self.baseline_strategy().to_string(),
             seed: self.seed,
             bootstrap_resamples: self.bootstrap_resamples,
-            verdict: reporting::verdicts::VerdictSettings {
-                primary: self.primary.clone(),
-                margin_points: self.margin,
-                resample: self.resample,
-            },
+            verdict: self.verdict_settings(),
         }
     }
 

@@ -2,7 +2,7 @@
 //! ids (`evaluator`), the records and the gate (`reporting`).
 
 use datasets::io::{write_atomic, write_json};
-use evaluator::config::resolved_cell_ids;
+use evaluator::config::resolved_run;
 use evaluator::RunConfig;
 use records::{summarize, CellRecord, QuestionRow};
 use reporting::compare::{
@@ -98,7 +98,7 @@ fn identical_runs_pass_with_zero_deltas() {
         &c,
         &Tolerances::default(),
         &Pairing::default(),
-        &resolved_cell_ids,
+        &resolved_run,
     )
     .unwrap();
     assert_eq!(r.verdict, Verdict::Ok);
@@ -139,7 +139,7 @@ fn holm_is_applied_over_all_matched_cells() {
         &c,
         &Tolerances::default(),
         &Pairing::default(),
-        &resolved_cell_ids,
+        &resolved_run,
     )
     .unwrap();
     let by_strategy: HashMap<&str, &CellComparison> =
@@ -152,10 +152,10 @@ fn holm_is_applied_over_all_matched_cells() {
     assert!(r.cells.iter().all(|c| c.verdict == Verdict::Regression));
     // With alpha 0.02 only cell a stays significant after Holm (raw p of b would pass).
     let strict = Tolerances {
-        alpha: 0.02,
+        alpha: Some(0.02),
         ..Tolerances::default()
     };
-    let r = compare_runs(&b, &c, &strict, &Pairing::default(), &resolved_cell_ids).unwrap();
+    let r = compare_runs(&b, &c, &strict, &Pairing::default(), &resolved_run).unwrap();
     let flagged: Vec<&str> = r
         .cells
         .iter()
@@ -189,7 +189,7 @@ fn words_increase_and_its_interval() {
         &c,
         &Tolerances::default(),
         &Pairing::default(),
-        &resolved_cell_ids,
+        &resolved_run,
     )
     .unwrap();
     let v: Vec<(Option<f64>, Verdict)> = r
@@ -226,7 +226,7 @@ fn a_changed_cell_is_paired_by_its_coordinates_and_the_change_shown() {
         &c,
         &Tolerances::default(),
         &Pairing::default(),
-        &resolved_cell_ids,
+        &resolved_run,
     )
     .unwrap();
     assert_eq!(r.cells.len(), 3);
@@ -253,7 +253,7 @@ fn a_changed_cell_is_paired_by_its_coordinates_and_the_change_shown() {
         &c,
         &Tolerances::default(),
         &Pairing::default(),
-        &resolved_cell_ids,
+        &resolved_run,
     )
     .unwrap();
     assert_eq!(r.verdict, Verdict::Ok, "{}", render_markdown(&r));
@@ -280,7 +280,7 @@ fn a_baseline_cell_without_a_partner_fails_the_gate() {
         &c,
         &Tolerances::default(),
         &Pairing::default(),
-        &resolved_cell_ids,
+        &resolved_run,
     )
     .unwrap();
     assert_eq!((r.missing, r.regressions), (1, 0));
@@ -290,7 +290,7 @@ fn a_baseline_cell_without_a_partner_fails_the_gate() {
         allow_missing: true,
         ..Pairing::default()
     };
-    let r = compare_runs(&b, &c, &Tolerances::default(), &allow, &resolved_cell_ids).unwrap();
+    let r = compare_runs(&b, &c, &Tolerances::default(), &allow, &resolved_run).unwrap();
     assert_eq!(r.verdict, Verdict::Ok);
     assert_eq!(r.only_in_baseline.len(), 1);
 }
@@ -309,7 +309,7 @@ fn unusable_inputs_are_errors_naming_the_path_and_fix() {
                 y,
                 &Tolerances::default(),
                 &Pairing::default(),
-                &resolved_cell_ids
+                &resolved_run
             )
             .unwrap_err()
         )
@@ -343,7 +343,7 @@ fn unusable_inputs_are_errors_naming_the_path_and_fix() {
         &c,
         &Tolerances::default(),
         &Pairing::default(),
-        &resolved_cell_ids,
+        &resolved_run,
     )
     .unwrap();
     assert!(
@@ -389,10 +389,10 @@ fn unusable_inputs_are_errors_naming_the_path_and_fix() {
     assert!(e.contains("config.json"), "{e}");
     // Invalid tolerances.
     let bad = Tolerances {
-        alpha: 2.0,
+        alpha: Some(2.0),
         ..Tolerances::default()
     };
-    assert!(compare_runs(&b, &b, &bad, &Pairing::default(), &resolved_cell_ids).is_err());
+    assert!(compare_runs(&b, &b, &bad, &Pairing::default(), &resolved_run).is_err());
 }
 
 #[test]
@@ -406,7 +406,7 @@ fn report_files_are_written_and_round_trip() {
         &b,
         &Tolerances::default(),
         &Pairing::default(),
-        &resolved_cell_ids,
+        &resolved_run,
     )
     .unwrap();
     let out = t.path().join("out");
@@ -436,7 +436,7 @@ fn a_drop_of_exactly_the_tolerance_passes() {
     };
     let at = answers(3000, 1931, 100);
     write_run(&c, &cfg(), &[at.clone(), at.clone(), at], "sha");
-    let r = compare_runs(&b, &c, &tol, &Pairing::default(), &resolved_cell_ids).unwrap();
+    let r = compare_runs(&b, &c, &tol, &Pairing::default(), &resolved_run).unwrap();
     assert_eq!(r.verdict, Verdict::Ok, "{}", render_markdown(&r));
     assert!(
         r.cells.iter().all(|c| c.holm_p.unwrap() < 0.05),
@@ -444,6 +444,337 @@ fn a_drop_of_exactly_the_tolerance_passes() {
     );
     let over = answers(3000, 1930, 100);
     write_run(&c, &cfg(), &[over.clone(), over.clone(), over], "sha");
-    let r = compare_runs(&b, &c, &tol, &Pairing::default(), &resolved_cell_ids).unwrap();
+    let r = compare_runs(&b, &c, &tol, &Pairing::default(), &resolved_run).unwrap();
     assert_eq!(r.verdict, Verdict::Regression);
+}
+
+/// The candidate's config with `extra` YAML lines appended (its cell ids are unchanged: the
+/// verdict rules are not part of a cell's identity).
+fn cfg_with(extra: &str) -> RunConfig {
+    RunConfig::parse(&format!("{CONFIG}{extra}"), "synth.yaml").unwrap()
+}
+
+/// Issue 55 case 1: a candidate that lost 69 of 3000 questions fails the gate, and naming
+/// another primary metric, dropping its reader or widening the margin in its own config does
+/// not make it pass: the rules are the baseline's and the flags'. A declared difference is
+/// refused (exit 2, each named) unless --allow-rule-change, and the gate then still judges by
+/// its own rules.
+#[test]
+fn the_candidates_config_cannot_loosen_the_gate() {
+    let t = tempfile::tempdir().unwrap();
+    let (b, c) = (t.path().join("b"), t.path().join("c"));
+    let base = answers(3000, 2000, 100);
+    write_run(&b, &cfg(), &[base.clone(), base.clone(), base.clone()], "s");
+    let lost = answers(3000, 1931, 100);
+    let three = [lost.clone(), lost.clone(), lost];
+    write_run(&c, &cfg(), &three, "s");
+    let plain = compare_runs(
+        &b,
+        &c,
+        &Tolerances::default(),
+        &Pairing::default(),
+        &resolved_run,
+    )
+    .unwrap();
+    assert_eq!(
+        plain.verdict,
+        Verdict::Regression,
+        "{}",
+        render_markdown(&plain)
+    );
+    assert_eq!(plain.primary, "accuracy");
+    let md = render_markdown(&plain);
+    assert!(
+        md.contains(
+            "primary metric `accuracy` — baseline config, default over its cells: they were read"
+        ),
+        "{md}"
+    );
+    for (extra, rule) in [
+        ("primary: answer_recall\n", "primary"),
+        ("margin: 5\n", "margin"),
+        ("alpha: 0.001\n", "alpha"),
+        ("resample: question\n", "resample"),
+        ("planned: {strategy: b}\n", "planned"),
+    ] {
+        write_run(&c, &cfg_with(extra), &three, "s");
+        let err = compare_runs(
+            &b,
+            &c,
+            &Tolerances::default(),
+            &Pairing::default(),
+            &resolved_run,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains(&format!("{rule}:")) && err.contains("--allow-rule-change"),
+            "{extra}: {err}"
+        );
+        let allowed = Tolerances {
+            allow_rule_change: true,
+            require: Some(reporting::compare::Requirement::Superior),
+            ..Tolerances::default()
+        };
+        let r = compare_runs(&b, &c, &allowed, &Pairing::default(), &resolved_run).unwrap();
+        assert_eq!(r.primary, "accuracy", "{extra}");
+        assert_eq!(r.margin_pts, 0.0, "{extra}");
+        assert_eq!(r.rules.alpha, 0.05, "{extra}");
+        assert_eq!(r.verdict, Verdict::Regression, "{extra}");
+        assert!(r.cells.iter().all(|c| c.judgement.accuracy), "{extra}");
+        let md = render_markdown(&r);
+        assert!(
+            md.contains("The candidate's config declares other rules"),
+            "{md}"
+        );
+    }
+    // Dropping the reader: the pair is formed by its coordinates, the candidate has no
+    // accuracy, and the gate (accuracy, from the baseline) fails it.
+    let text = CONFIG.replace("lexical: {kind: lexical}", "lexical: {kind: none}");
+    let dropped = RunConfig::parse(&text, "synth.yaml").unwrap();
+    std::fs::remove_dir_all(&c).unwrap();
+    write_run_unread(&c, &dropped, 3000);
+    let err = compare_runs(
+        &b,
+        &c,
+        &Tolerances::default(),
+        &Pairing::default(),
+        &resolved_run,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("primary: accuracy"), "{err}");
+    let allowed = Tolerances {
+        allow_rule_change: true,
+        ..Tolerances::default()
+    };
+    let r = compare_runs(&b, &c, &allowed, &Pairing::default(), &resolved_run).unwrap();
+    assert_eq!(r.verdict, Verdict::Regression);
+    assert!(r.cells.iter().all(|c| c.judgement.primary_missing));
+    assert!(render_markdown(&r).contains("the candidate has no accuracy here"));
+    // A flag is the reviewer's: --margin 5 applies, the candidate's margin 5 agrees with it.
+    write_run(&c, &cfg_with("margin: 5\n"), &three, "s");
+    let flagged = Tolerances {
+        margin_pts: Some(5.0),
+        ..Tolerances::default()
+    };
+    let r = compare_runs(&b, &c, &flagged, &Pairing::default(), &resolved_run).unwrap();
+    assert_eq!(r.rules.margin_from, "--margin");
+    assert!(r.rule_differences.is_empty());
+}
+
+/// A run whose cells have no reader: `n` questions, no `correct`, 100 words each.
+fn write_run_unread(dir: &Path, cfg: &RunConfig, n: usize) {
+    for cell in cfg.cells() {
+        let id = cell.id();
+        let rows: Vec<QuestionRow> = (0..n)
+            .map(|i| QuestionRow {
+                cell_id: id.clone(),
+                dataset: cell.dataset.clone(),
+                strategy: cell.strategy.clone(),
+                retriever: cell.retriever.clone(),
+                k: cell.k,
+                reader: cell.reader.clone(),
+                question_id: format!("q{i:04}"),
+                tied: 1,
+                words: 100,
+                unique_words: 100,
+                ..QuestionRow::default()
+            })
+            .collect();
+        let mut w = csv::Writer::from_writer(Vec::new());
+        for r in &rows {
+            w.serialize(r).unwrap();
+        }
+        let csv = w.into_inner().unwrap();
+        write_atomic(&dir.join("cells").join(format!("{id}.csv")), &csv).unwrap();
+        let rec = CellRecord {
+            id: id.clone(),
+            cell: cell.key(),
+            dataset_manifest_sha256: "s".into(),
+            code: String::new(),
+            inputs: Default::default(),
+            tokens_by: String::new(),
+            rows_sha256: datasets::io::sha256_hex(&csv),
+            summary: summarize(&rows),
+            record_sha256: String::new(),
+        };
+        records::write_cell_record(&dir.join("cells").join(format!("{id}.json")), &rec).unwrap();
+    }
+    write_json(&dir.join("config.json"), cfg).unwrap();
+}
+
+/// Issue 55 cases 2 and 3: one α everywhere (the verdict column and --require follow
+/// --alpha), and --require non-inferior without a margin is unusable input naming the fix,
+/// while a failure with a margin says what would settle it.
+#[test]
+fn one_alpha_and_a_require_that_can_be_met() {
+    let t = tempfile::tempdir().unwrap();
+    let (b, c) = (t.path().join("b"), t.path().join("c"));
+    let base = answers(100, 60, 100);
+    write_run(&b, &cfg(), &[base.clone(), base.clone(), base.clone()], "s");
+    // Each loses 7: McNemar exact p = 2/128 = 0.0156, Holm over three tied = 0.047.
+    let lost = answers(100, 53, 100);
+    write_run(&c, &cfg(), &[lost.clone(), lost.clone(), lost], "s");
+    let at = |alpha: f64| {
+        let tol = Tolerances {
+            alpha: Some(alpha),
+            max_accuracy_drop_pts: 10.0,
+            ..Tolerances::default()
+        };
+        compare_runs(&b, &c, &tol, &Pairing::default(), &resolved_run).unwrap()
+    };
+    let r = at(0.05);
+    assert!(r
+        .cells
+        .iter()
+        .all(|c| c.primary.as_ref().unwrap().verdict == stats::Verdict::Inferior));
+    // Within the 10-point tolerance: ok, and the row says why beside "inferior".
+    assert_eq!(r.verdict, Verdict::Ok);
+    assert!(render_markdown(&r).contains("within the 10.0-point tolerance"));
+    let r = at(0.01);
+    assert_eq!(r.rules.alpha, 0.01);
+    assert!(r
+        .cells
+        .iter()
+        .all(|c| c.primary.as_ref().unwrap().verdict == stats::Verdict::Inconclusive));
+    assert!(render_markdown(&r).contains("α = 0.01 family-wise — --alpha"));
+    // --require non-inferior without a margin cannot be met: exit 2 with the fix.
+    let req = Tolerances {
+        require: Some(reporting::compare::Requirement::NonInferior),
+        ..Tolerances::default()
+    };
+    let err = compare_runs(&b, &b, &req, &Pairing::default(), &resolved_run)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("--margin") && err.contains("no margin"),
+        "{err}"
+    );
+    // With a margin of 2 points, identical cells of 100 questions are not yet non-inferior:
+    // the failure names the questions that would settle it.
+    let req = Tolerances {
+        margin_pts: Some(2.0),
+        ..req
+    };
+    let r = compare_runs(&b, &b, &req, &Pairing::default(), &resolved_run).unwrap();
+    assert_eq!(r.verdict, Verdict::Regression);
+    let reason = &r.cells[0].reasons[0];
+    assert!(
+        reason.contains("non-inferiority at −2.0 points needs ≈")
+            && reason.contains("this set has 100"),
+        "{reason}"
+    );
+}
+
+/// Issue 55 case 10: a baseline without the `question_doc` column cannot be resampled by
+/// document, so the gate refuses it (exit 2) naming the refresh, unless --resample question;
+/// and a renamed strategy without --pair is told about --pair.
+#[test]
+fn a_baseline_without_question_docs_is_refused_and_renames_suggest_pair() {
+    let t = tempfile::tempdir().unwrap();
+    let (b, c) = (t.path().join("b"), t.path().join("c"));
+    let a = answers(100, 60, 100);
+    write_run(&b, &cfg(), &[a.clone(), a.clone(), a.clone()], "s");
+    write_run(&c, &cfg(), &[a.clone(), a.clone(), a.clone()], "s");
+    // Strip the column from the baseline's CSVs (as an older version wrote them).
+    for e in std::fs::read_dir(b.join("cells")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "csv") {
+            let mut r = csv::Reader::from_path(&p).unwrap();
+            let h = r.headers().unwrap().clone();
+            let keep: Vec<usize> = (0..h.len()).filter(|&i| &h[i] != "question_doc").collect();
+            let mut w = csv::Writer::from_writer(Vec::new());
+            w.write_record(keep.iter().map(|&i| &h[i])).unwrap();
+            for rec in r.records() {
+                let rec = rec.unwrap();
+                w.write_record(keep.iter().map(|&i| &rec[i])).unwrap();
+            }
+            let bytes = w.into_inner().unwrap();
+            std::fs::write(&p, &bytes).unwrap();
+            let json = p.with_extension("json");
+            let mut rec: CellRecord =
+                serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+            rec.rows_sha256 = datasets::io::sha256_hex(&bytes);
+            records::write_cell_record(&json, &rec).unwrap();
+        }
+    }
+    let err = compare_runs(
+        &b,
+        &c,
+        &Tolerances::default(),
+        &Pairing::default(),
+        &resolved_run,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("question_doc")
+            && err.contains("--resample question")
+            && err.contains("chunkbench run"),
+        "{err}"
+    );
+    let by_question = Tolerances {
+        resample: Some(reporting::compare::Resample::Question),
+        ..Tolerances::default()
+    };
+    let r = compare_runs(&b, &c, &by_question, &Pairing::default(), &resolved_run).unwrap();
+    assert_eq!(r.verdict, Verdict::Ok);
+    // A rename: strategy `a` becomes `a2` in the candidate.
+    let text = CONFIG.replace("  a: {", "  a2: {");
+    let renamed = RunConfig::parse(&text, "synth.yaml").unwrap();
+    let c2 = t.path().join("c2");
+    write_run(&c2, &renamed, &[a.clone(), a.clone(), a], "s");
+    let r = compare_runs(&b, &c2, &by_question, &Pairing::default(), &resolved_run).unwrap();
+    assert_eq!(
+        r.verdict,
+        Verdict::Regression,
+        "a baseline cell lost its partner"
+    );
+    assert!(
+        render_markdown(&r).contains("--pair a=a2"),
+        "{}",
+        render_markdown(&r)
+    );
+}
+
+/// Issue 55 case 11: the baseline's `planned:` makes the gate's family; pairs outside it are
+/// exploratory, shown with an unadjusted p and not judged on the primary metric.
+#[test]
+fn the_baselines_planned_family_is_the_gates() {
+    let t = tempfile::tempdir().unwrap();
+    let (b, c) = (t.path().join("b"), t.path().join("c"));
+    let planned = cfg_with("planned: {strategy: b}\n");
+    let base = answers(300, 200, 100);
+    write_run(
+        &b,
+        &planned,
+        &[base.clone(), base.clone(), base.clone()],
+        "s",
+    );
+    let lost = answers(300, 180, 100);
+    write_run(&c, &planned, &[lost.clone(), lost.clone(), lost], "s");
+    let r = compare_runs(
+        &b,
+        &c,
+        &Tolerances::default(),
+        &Pairing::default(),
+        &resolved_run,
+    )
+    .unwrap();
+    assert_eq!(r.confirmatory, 1);
+    let by: HashMap<&str, &CellComparison> =
+        r.cells.iter().map(|c| (c.strategy.as_str(), c)).collect();
+    assert!(by["b"].confirmatory && by["b"].judgement.accuracy);
+    for s in ["a", "c"] {
+        assert!(!by[s].confirmatory && !by[s].judgement.accuracy, "{s}");
+        assert!(by[s].primary.as_ref().unwrap().exploratory);
+    }
+    assert_eq!(r.regressions, 1);
+    let md = render_markdown(&r);
+    assert!(
+        md.contains("planned family: 1 of 3 pairs, strategy b — baseline config `planned:`"),
+        "{md}"
+    );
+    assert!(md.contains("exploratory"), "{md}");
 }

@@ -239,7 +239,7 @@ fn chunk(py: Python<'_>, text: String, entry_json: String) -> PyResult<Vec<SpanT
 /// compare.html; returns `{markdown, regression, exit_code, regressions, cells, missing,
 /// files}`.
 #[pyfunction]
-#[pyo3(signature = (baseline, candidate, store, max_accuracy_drop, max_words_increase, alpha, margin=None, require=None, pairs=Vec::new(), allow_missing=false, output=None))]
+#[pyo3(signature = (baseline, candidate, store, max_accuracy_drop, max_words_increase, alpha=None, margin=None, require=None, pairs=Vec::new(), allow_missing=false, output=None, primary=None, resample=None, allow_rule_change=false))]
 #[allow(clippy::too_many_arguments)]
 fn compare<'py>(
     py: Python<'py>,
@@ -248,12 +248,15 @@ fn compare<'py>(
     store: PathBuf,
     max_accuracy_drop: f64,
     max_words_increase: f64,
-    alpha: f64,
+    alpha: Option<f64>,
     margin: Option<f64>,
     require: Option<String>,
     pairs: Vec<(String, String)>,
     allow_missing: bool,
     output: Option<PathBuf>,
+    primary: Option<String>,
+    resample: Option<String>,
+    allow_rule_change: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let o = py
         .detach(|| {
@@ -269,6 +272,18 @@ fn compare<'py>(
                     })
                 })
                 .transpose()?;
+            let resample = resample
+                .map(|r| {
+                    serde_json::from_value::<chunkbench::compare::Resample>(
+                        serde_json::Value::String(r.clone()),
+                    )
+                    .map_err(|_| {
+                        anyhow::anyhow!(
+                            "resample={r:?}: give \"question\", \"document\" or \"subject\""
+                        )
+                    })
+                })
+                .transpose()?;
             chunkbench::compare_runs(
                 &baseline,
                 &candidate,
@@ -277,7 +292,10 @@ fn compare<'py>(
                     max_words_increase_pct: max_words_increase,
                     alpha,
                     margin_pts: margin,
+                    primary,
+                    resample,
                     require,
+                    allow_rule_change,
                 },
                 &chunkbench::compare::Pairing {
                     renames: pairs,

@@ -1526,10 +1526,27 @@ pub const SUMMARY_COLUMNS_TAIL: &[Column<SummaryRow>] = {
             .planned
             .as_ref()
             .map(|p| p.comparison.holm_p)),
-        col!(verdict, Text, |r| r
+        col!(primary_sim_ci_low_pts, 3, |r| r
             .planned
             .as_ref()
-            .map_or("", |p| p.comparison.verdict.as_str())),
+            .and_then(|p| p.comparison.simultaneous)
+            .map(|i| 100.0 * i.lower)),
+        col!(primary_sim_ci_high_pts, 3, |r| r
+            .planned
+            .as_ref()
+            .and_then(|p| p.comparison.simultaneous)
+            .map(|i| 100.0 * i.upper)),
+        col!(verdict, Text, |r| r.planned.as_ref().map_or("", |p| {
+            if p.comparison.exploratory {
+                "exploratory"
+            } else {
+                p.comparison.verdict.as_str()
+            }
+        })),
+        col!(p_settled, OptFlag, |r| r
+            .planned
+            .as_ref()
+            .map(|p| u8::from(p.comparison.p_settled))),
         col!(margin_pts, 3, |r| r
             .planned
             .as_ref()
@@ -1537,7 +1554,13 @@ pub const SUMMARY_COLUMNS_TAIL: &[Column<SummaryRow>] = {
         col!(questions_needed, OptCount, |r| r
             .planned
             .as_ref()
-            .and_then(|p| p.comparison.questions_needed)),
+            .and_then(|p| p.comparison.questions_needed)
+            .and_then(|q| q.n)),
+        col!(questions_needed_for, Text, |r| r
+            .planned
+            .as_ref()
+            .and_then(|p| p.comparison.questions_needed.as_ref())
+            .map_or("", |q| q.claim.as_str())),
         col!(design_effect, 3, |r| r
             .planned
             .as_ref()

@@ -798,10 +798,18 @@ fn verdict_table(f: &crate::verdicts::Family) -> Table {
                 uid: pc.cell_id.clone(),
                 class: "",
                 cells: vec![
-                    TCell {
-                        text: c.verdict.to_string(),
-                        v: None,
-                        badge: Some(verdict_badge(c.verdict)),
+                    if c.exploratory {
+                        TCell {
+                            text: "exploratory".into(),
+                            v: None,
+                            badge: None,
+                        }
+                    } else {
+                        TCell {
+                            text: c.verdict.to_string(),
+                            v: None,
+                            badge: Some(verdict_badge(c.verdict)),
+                        }
                     },
                     text(pc.cell.dataset.clone()),
                     text(pc.cell.strategy.clone()),
@@ -819,8 +827,8 @@ fn verdict_table(f: &crate::verdicts::Family) -> Table {
                     num(crate::fmt::p_value(c.p), Some(c.p)),
                     num(crate::fmt::p_value(c.holm_p), Some(c.holm_p)),
                     num(
-                        c.questions_needed.map_or("–".into(), |n| n.to_string()),
-                        c.questions_needed.map(|n| n as f64),
+                        crate::verdicts::needed_cell(c),
+                        c.questions_needed.and_then(|q| q.n).map(|n| n as f64),
                     ),
                     num(
                         c.design_effect.map_or("–".into(), |d| format!("{d:.2}")),
@@ -832,14 +840,15 @@ fn verdict_table(f: &crate::verdicts::Family) -> Table {
         .collect();
     Table {
         title: format!(
-            "Verdict: {} against the baseline ({} planned comparisons, Holm family of {}, resampled by {}, margin {} points)",
+            "Verdict: {} against the baseline ({} planned comparisons, Holm family of {}, resampled by {}, margin {} points, α = {})",
             f.primary.label(),
-            f.planned.len(),
-            f.planned.first().map_or(0, |p| p.planned.comparison.holm_family),
+            f.size(),
+            f.confirmatory().next().map_or(0, |p| p.planned.comparison.holm_family),
             f.resample.as_str(),
-            crate::fmt::tolerance(f.margin_points)
+            crate::fmt::tolerance(f.settings.margin_points),
+            f.settings.alpha
         ),
-        note: "Primary metric in points; Δ with its 95 % interval (Tango's score interval for right/wrong values with independent questions, else the expanded percentile bootstrap over the resampling units); p two-sided, Holm p over the family; verdicts from the interval at 1 − α/m against the margin (summary.md and docs/reference.md §5 say how). Every other table is exploratory.".into(),
+        note: format!("Primary metric in points; Δ with its {:.0} % interval (Tango's score interval for right/wrong values, Rao–Scott-adjusted when questions are clustered; else its union with the cluster-robust t interval); p two-sided, Holm p over the confirmatory family; verdicts from the interval at 1 − α/m against the margin (summary.md and docs/reference.md §5 say how). Rows outside `planned:` are exploratory. Every other table is exploratory.", 100.0 * (1.0 - f.settings.alpha)),
         head: vec![
             head("verdict", false, "superior, equivalent, non-inferior, inferior or inconclusive"),
             head("dataset", false, ""),
@@ -1337,14 +1346,23 @@ pub fn write_compare_page(
                     p.map(|p| p.holm_p),
                 ),
                 TCell {
-                    text: p.map_or("–".into(), |p| p.verdict.to_string()),
+                    text: p.map_or("–".into(), |p| {
+                        if p.exploratory {
+                            "exploratory".into()
+                        } else {
+                            p.verdict.to_string()
+                        }
+                    }),
                     v: None,
-                    badge: p.map(|p| verdict_badge(p.verdict)),
+                    badge: p
+                        .filter(|p| !p.exploratory)
+                        .map(|p| verdict_badge(p.verdict)),
                 },
                 num(
+                    p.map_or("–".into(), crate::verdicts::needed_cell),
                     p.and_then(|p| p.questions_needed)
-                        .map_or("–".into(), |n| n.to_string()),
-                    p.and_then(|p| p.questions_needed).map(|n| n as f64),
+                        .and_then(|q| q.n)
+                        .map(|n| n as f64),
                 ),
                 num(
                     c.mcnemar

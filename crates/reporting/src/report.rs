@@ -70,11 +70,15 @@ pub fn compare_cells(
         let correct =
             |rs: &[QuestionRow]| rs.iter().map(|r| r.correct == Some(1)).collect::<Vec<_>>();
         let words = |rs: &[QuestionRow]| rs.iter().map(|r| r.words as f64).collect::<Vec<_>>();
+        // The family's resampling unit and level, so that a planned accuracy comparison shows
+        // the same interval here, in the plots and in report.html as in the verdict table.
+        let unit = family.map_or(crate::verdicts::Resample::Question, |f| f.resample);
+        let clusters = stats::Clusters::from_keys(br.iter().map(|r| unit.key(r)));
         let paired = stats::PairedComparison::new(
             &correct(br),
             &correct(cr),
-            cfg.seed,
-            cfg.bootstrap_resamples,
+            &clusters,
+            1.0 - cfg.verdict.alpha,
         )?;
         let (bw, cw) = (words(br), words(cr));
         let base_sum: f64 = bw.iter().sum();
@@ -339,11 +343,7 @@ pub fn write_reports(
     if let Some(f) = &family {
         md.push_str(&crate::verdicts::section(
             f,
-            stats::monte_carlo_resamples(
-                cfg.bootstrap_resamples,
-                f.planned.len(),
-                crate::verdicts::ALPHA,
-            ),
+            stats::monte_carlo_resamples(cfg.bootstrap_resamples, f.size(), f.settings.alpha),
             cfg.seed,
         ));
     }
@@ -400,12 +400,11 @@ pub fn write_reports(
                     match primary {
                         Some(ref p) => crate::verdicts::delta_points(&p.comparison),
                         None => format!(
-                            "{:+.1} [{}]",
+                            "{:+.1} {}",
                             m.paired.delta_points,
-                            m.paired.delta_ci.map_or("n too small".into(), |i| format!(
-                                "{:+.1}, {:+.1}",
-                                i.lower, i.upper
-                            ))
+                            m.paired.delta_ci.map_or("[n too small]".into(), |i| {
+                                crate::fmt::signed_interval(Some(i))
+                            })
                         ),
                     },
                     crate::fmt::p_value(m.paired.mcnemar.exact_p),
@@ -468,7 +467,7 @@ pub fn write_reports(
         md.push_str(&budget_section(cells, p));
     }
     md.push_str(&retrieval_section(cfg, cells, rows)?);
-    let (tests_md, tests_csv) = retrieval_tests(cfg, cells, rows)?;
+    let (tests_md, tests_csv) = retrieval_tests(cfg, cells, rows, family.as_ref())?;
     md.push_str(&tests_md);
     write_atomic(&dir.join("retrieval_comparisons.csv"), &tests_csv)?;
     if cells.iter().any(|c| !c.summary.failures.is_empty()) {
@@ -523,9 +522,9 @@ pub fn write_reports(
             .collect::<Vec<_>>()
             .join(", "),
         if accuracy_primary {
-            "the planned comparison's 95 % interval (see the verdict section)".to_string()
+            format!("the planned comparison's {:.0} % interval (see the verdict section)", 100.0 * (1.0 - cfg.verdict.alpha))
         } else {
-            format!("paired bootstrap 95 % intervals (B = {}, seed {})", cfg.bootstrap_resamples, cfg.seed)
+            format!("{:.0} % intervals by the verdict's method for right/wrong values (Tango's score interval; Rao–Scott by the verdict's resampling unit when questions are clustered)", 100.0 * (1.0 - cfg.verdict.alpha))
         },
         if accuracy_primary {
             "over the planned family (accuracy is the primary metric)"
@@ -536,7 +535,8 @@ pub fn write_reports(
             String::new()
         } else {
             format!(
-                " Minimum detectable effect (α = 0.05, power 0.8, observed discordance): {:.1}–{:.1} points.",
+                " Minimum detectable effect (α = {}, power 0.8, observed discordance): {:.1}–{:.1} points.",
+                cfg.verdict.alpha,
                 mde.iter().copied().fold(f64::INFINITY, f64::min),
                 mde.iter().copied().fold(f64::NEG_INFINITY, f64::max)
             )
@@ -728,8 +728,14 @@ struct RetrievalTest<'a> {
     n: usize,
     baseline_mean: f64,
     cell_mean: f64,
-    delta: stats::BootstrapCi,
-    sign_flip: stats::SignFlipTest,
+    /// Mean difference (cell − baseline).
+    delta: f64,
+    /// Its interval at 1 − α.
+    interval: Option<stats::Interval>,
+    /// Two-sided p (sign-flip by the family's resampling unit).
+    p: f64,
+    /// True when `p` is exact.
+    exact: bool,
 }
 
 /// The per-question rows of a cell and of its baseline, checked to be on the same questions
@@ -755,9 +761,12 @@ pub(crate) fn paired_rows<'a>(
 }
 
 /// Paired tests per retrieval metric (and words retrieved) of every retrieval cell against
-/// its baseline cell (the baseline strategy's, same dataset, retriever and k): the mean
-/// difference with its paired bootstrap 95 % interval, the sign-flip permutation p
-/// ([`stats::sign_flip_test`]), unadjusted (exploratory).
+/// its baseline cell (the baseline strategy's, same dataset, retriever and k), unadjusted
+/// (exploratory): for a metric, the mean difference with its interval at 1 − α by the
+/// verdict's method and resampling unit ([`stats::paired_interval`]) and the sign-flip p by
+/// that unit ([`stats::cluster_sign_flip_test`]) — for the primary metric of a planned cell,
+/// exactly the verdict's figures, so one comparison shows one interval; for words retrieved
+/// (not a proportion), the paired bootstrap 95 % interval and the sign-flip p by question.
 /// Returns summary.md's section (empty when there is nothing to pair) and
 /// `retrieval_comparisons.csv`.
 ///
@@ -767,12 +776,15 @@ fn retrieval_tests(
     cfg: &ReportSettings,
     cells: &[CellRecord],
     rows: &HashMap<String, Vec<QuestionRow>>,
+    family: Option<&crate::verdicts::Family>,
 ) -> Result<(String, Vec<u8>)> {
     let chosen = retrieval_cells(cells, rows);
     let boot = stats::BootstrapConfig {
         resamples: cfg.bootstrap_resamples,
         ..stats::BootstrapConfig::with_seed(cfg.seed)
     };
+    let unit = family.map_or(crate::verdicts::Resample::Question, |f| f.resample);
+    let level = 1.0 - cfg.verdict.alpha;
     let mut tests = Vec::new();
     for &c in &chosen {
         let Some(&b) = chosen.iter().find(|b| {
@@ -787,17 +799,41 @@ fn retrieval_tests(
             continue;
         }
         let (cr, br) = paired_rows(rows, &c.id, &b.id)?;
+        let planned = family
+            .and_then(|f| f.of(&c.id))
+            .filter(|p| !p.comparison.exploratory);
         for m in paired_metrics() {
             let metric = m.label;
-            let (bv, cv): (Vec<f64>, Vec<f64>) = br
+            let (kept, (bv, cv)): (Vec<&QuestionRow>, (Vec<f64>, Vec<f64>)) = br
                 .iter()
                 .zip(cr)
-                .filter_map(|(x, y)| Some((m.value(x)?, m.value(y)?)))
+                .filter_map(|(x, y)| Some((x, (m.value(x)?, m.value(y)?))))
                 .unzip();
             if bv.is_empty() {
                 continue;
             }
             let n = bv.len() as f64;
+            let d: Vec<f64> = cv.iter().zip(&bv).map(|(y, x)| y - x).collect();
+            let name = m.index.map(|i| METRICS[i].name);
+            let primary = planned.filter(|p| Some(p.metric.as_str()) == name);
+            let (interval, p, exact) = if let Some(p) = primary {
+                let c = &p.comparison;
+                (c.interval, c.p, c.exact)
+            } else if name.is_some() && d.iter().all(|x| x.abs() <= 1.0) {
+                let clusters = stats::Clusters::from_keys(kept.iter().map(|r| unit.key(r)));
+                let t = stats::cluster_sign_flip_test(
+                    &d,
+                    &clusters,
+                    cfg.bootstrap_resamples,
+                    cfg.seed,
+                )?;
+                let iv = stats::paired_interval(&d, &clusters, level).map(|i| i.interval);
+                (iv, t.p, t.exact)
+            } else {
+                let t = stats::sign_flip_test(&bv, &cv, &boot)?;
+                let iv = stats::bootstrap_mean_difference(&bv, &cv, &boot)?.interval;
+                (iv, t.p, t.exact)
+            };
             tests.push(RetrievalTest {
                 cell: c,
                 baseline: b,
@@ -805,8 +841,10 @@ fn retrieval_tests(
                 n: bv.len(),
                 baseline_mean: bv.iter().sum::<f64>() / n,
                 cell_mean: cv.iter().sum::<f64>() / n,
-                delta: stats::bootstrap_mean_difference(&bv, &cv, &boot)?,
-                sign_flip: stats::sign_flip_test(&bv, &cv, &boot)?,
+                delta: d.iter().sum::<f64>() / n,
+                interval,
+                p,
+                exact,
             });
         }
     }
@@ -830,7 +868,7 @@ fn retrieval_tests(
     ])?;
     let f6 = |x: f64| format!("{x:.6}");
     for t in &tests {
-        let iv = t.delta.interval;
+        let iv = t.interval;
         w.write_record([
             t.cell.id.clone(),
             t.baseline.id.clone(),
@@ -842,11 +880,11 @@ fn retrieval_tests(
             t.n.to_string(),
             f6(t.baseline_mean),
             f6(t.cell_mean),
-            f6(t.delta.estimate),
+            f6(t.delta),
             iv.map_or(String::new(), |i| f6(i.lower)),
             iv.map_or(String::new(), |i| f6(i.upper)),
-            f6(t.sign_flip.p),
-            u8::from(t.sign_flip.exact).to_string(),
+            f6(t.p),
+            u8::from(t.exact).to_string(),
         ])?;
     }
     let csv = w.into_inner()?;
@@ -854,21 +892,23 @@ fn retrieval_tests(
         return Ok((String::new(), csv));
     }
     let mut md = format!(
-        "\n## Retrieval against the baseline (exploratory)\n\nEach retrieval metric (and words retrieved) of a cell against the baseline strategy's cell with the same dataset, retriever and k, over the questions where both are defined (n): Δ = mean(cell) − mean(baseline) with its paired bootstrap 95 % interval (B = {}, seed {}); p: two-sided paired sign-flip permutation test (exact up to {} non-zero differences, else Monte Carlo with B patterns), unadjusted: these {} tests are exploratory (the verdict section holds the planned, Holm-adjusted comparisons of the primary metric); retrieval_comparisons.csv.\n\n| dataset | strategy | retriever | k | metric | n | baseline | cell | Δ [95% CI] | sign-flip p |\n|---|---|---|---:|---|---:|---:|---:|---|---:|\n",
+        "\n## Retrieval against the baseline (exploratory)\n\nEach retrieval metric (and words retrieved) of a cell against the baseline strategy's cell with the same dataset, retriever and k, over the questions where both are defined (n): Δ = mean(cell) − mean(baseline) with its {level:.0} % interval by the verdict's method and resampling unit (by {}; words retrieved: paired bootstrap 95 %, B = {}, seed {}); p: two-sided sign-flip permutation test by that unit (exact up to {} non-zero sums, else Monte Carlo with B patterns), unadjusted: these {} tests are exploratory (the verdict section holds the planned, Holm-adjusted comparisons of the primary metric; its rows here carry the verdict's own interval and p); retrieval_comparisons.csv.\n\n| dataset | strategy | retriever | k | metric | n | baseline | cell | Δ [{level:.0}% CI] | sign-flip p |\n|---|---|---|---:|---|---:|---:|---:|---|---:|\n",
+        unit.as_str(),
         cfg.bootstrap_resamples,
         cfg.seed,
         stats::SIGN_FLIP_EXACT_MAX,
-        tests.len()
+        tests.len(),
+        level = 100.0 * level,
     );
     for t in &tests {
         let digits = if t.metric == "words retrieved" { 1 } else { 3 };
         let v = |x: f64| format!("{x:.digits$}");
-        let delta = match t.delta.interval {
+        let delta = match t.interval {
             Some(i) => format!(
                 "{:+.digits$} [{:+.digits$}, {:+.digits$}]",
-                t.delta.estimate, i.lower, i.upper
+                t.delta, i.lower, i.upper
             ),
-            None => format!("{:+.digits$} [n too small]", t.delta.estimate),
+            None => format!("{:+.digits$} [n too small]", t.delta),
         };
         let _ = writeln!(
             md,
@@ -881,7 +921,7 @@ fn retrieval_tests(
             t.n,
             v(t.baseline_mean),
             v(t.cell_mean),
-            crate::fmt::p_value(t.sign_flip.p),
+            crate::fmt::p_value(t.p),
         );
     }
     Ok((md, csv))

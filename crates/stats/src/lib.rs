@@ -126,6 +126,11 @@ impl Interval {
     }
 }
 
+/// Standard normal quantile `z_p = Φ⁻¹(p)` for `p` in `(0, 1)` (statrs); NaN outside.
+pub fn normal_quantile(p: f64) -> f64 {
+    z_quantile(p)
+}
+
 /// Standard normal quantile `z_p = Φ⁻¹(p)` for `p` in `(0, 1)`.
 fn z_quantile(p: f64) -> f64 {
     // Normal::new(0, 1) cannot fail.
@@ -870,59 +875,44 @@ pub struct PairedComparison {
     pub candidate_wilson: Interval,
     /// Accuracy difference `100 × (candidate_correct − baseline_correct) / n`, in points.
     pub delta_points: f64,
-    /// Paired bootstrap interval for `delta_points` (see [`bootstrap_accuracy_delta`]);
-    /// `None` when insufficient.
+    /// The interval (at the run's `1 − α`, 95 % by default) of `delta_points` in points, by the verdict's method for these
+    /// questions' clusters ([`paired_interval`]: Tango's score interval, Rao–Scott when
+    /// clustered), so that a planned comparison shows one interval everywhere; `None` when
+    /// insufficient.
     pub delta_ci: Option<Interval>,
+    /// How `delta_ci` was computed.
+    pub method: IntervalMethod,
     /// McNemar's test (exact, mid-p, chi-square) on the discordant pairs.
     pub mcnemar: McNemar,
-    /// Minimum detectable effect in points at α = 0.05, power 0.8 for the observed discordance
-    /// (see [`minimum_detectable_effect_observed`]); `None` when it is undefined.
+    /// Minimum detectable effect in points at α = `1 − level`, power 0.8 for the observed
+    /// discordance ([`minimum_detectable_effect_with`]); `None` when it is undefined.
     pub mde_points: Option<f64>,
-    /// Bootstrap settings used.
-    pub bootstrap: BootstrapConfig,
-    /// True for "insufficient data" (n = 1): no bootstrap interval.
+    /// True for "insufficient data" (n = 1): no interval.
     pub insufficient: bool,
 }
 
 impl PairedComparison {
-    /// Compares `candidate` with `baseline` (per-question correctness, same question order)
-    /// with a 95 % paired bootstrap of `resamples` draws seeded by `seed`.
+    /// Compares `candidate` with `baseline` (per-question correctness, same question order),
+    /// with the two-sided `level` interval of [`paired_interval`] (the run's `1 − α`) for the
+    /// questions' `clusters`.
     ///
     /// # Errors
-    /// [`StatsError::EmptyInput`] for an empty question list; [`StatsError::LengthMismatch`];
-    /// [`StatsError::ZeroResamples`] when `resamples == 0`.
+    /// [`StatsError::EmptyInput`] for an empty question list; [`StatsError::LengthMismatch`]
+    /// (also between the questions and `clusters`); [`StatsError::InvalidConfidence`].
     pub fn new(
         baseline: &[bool],
         candidate: &[bool],
-        seed: u64,
-        resamples: usize,
+        clusters: &Clusters,
+        level: f64,
     ) -> Result<Self, StatsError> {
-        Self::with_config(
-            baseline,
-            candidate,
-            &BootstrapConfig {
-                resamples,
-                confidence: DEFAULT_CONFIDENCE,
-                seed,
-            },
-        )
-    }
-
-    /// As [`PairedComparison::new`] with explicit bootstrap settings (the Wilson intervals stay
-    /// at 95 %).
-    ///
-    /// # Errors
-    /// As [`PairedComparison::new`], plus [`StatsError::InvalidConfidence`].
-    pub fn with_config(
-        baseline: &[bool],
-        candidate: &[bool],
-        config: &BootstrapConfig,
-    ) -> Result<Self, StatsError> {
+        if !valid_level(level) {
+            return Err(StatsError::InvalidConfidence(level));
+        }
         check_same_len(baseline.len(), candidate.len())?;
+        check_same_len(baseline.len(), clusters.len())?;
         if baseline.is_empty() {
             return Err(StatsError::EmptyInput);
         }
-        check_config(config)?;
         let n = baseline.len();
         let count = |xs: &[bool]| xs.iter().filter(|&&ok| ok).count() as u64;
         let baseline_correct = count(baseline);
@@ -932,7 +922,12 @@ impl PairedComparison {
             wilson(baseline_correct, nu, DEFAULT_CONFIDENCE).ok_or(StatsError::EmptyInput)?;
         let candidate_wilson =
             wilson(candidate_correct, nu, DEFAULT_CONFIDENCE).ok_or(StatsError::EmptyInput)?;
-        let boot = bootstrap_accuracy_delta(baseline, candidate, config)?;
+        let d: Vec<f64> = candidate
+            .iter()
+            .zip(baseline)
+            .map(|(&c, &b)| f64::from(u8::from(c)) - f64::from(u8::from(b)))
+            .collect();
+        let ci = paired_interval(&d, clusters, level);
         let mcnemar = mcnemar_paired(baseline, candidate)?;
         let delta_points = 100.0 * (candidate_correct as f64 - baseline_correct as f64) / n as f64;
         Ok(Self {
@@ -942,11 +937,19 @@ impl PairedComparison {
             baseline_wilson,
             candidate_wilson,
             delta_points,
-            delta_ci: boot.interval,
+            delta_ci: ci.map(|c| Interval {
+                lower: 100.0 * c.interval.lower,
+                upper: 100.0 * c.interval.upper,
+            }),
+            method: ci.map_or(IntervalMethod::Tango, |c| c.method),
             mcnemar,
-            mde_points: minimum_detectable_effect_observed(nu, mcnemar.b, mcnemar.c),
-            bootstrap: *config,
-            insufficient: boot.insufficient,
+            mde_points: minimum_detectable_effect_with(
+                nu,
+                mcnemar.b.saturating_add(mcnemar.c) as f64 / n as f64,
+                1.0 - level,
+                DEFAULT_POWER,
+            ),
+            insufficient: n < MIN_PAIRED_QUESTIONS,
         })
     }
 }
@@ -1369,27 +1372,25 @@ mod tests {
     #[test]
     fn case34_identical_methods_p_is_one() {
         let a = [true, true, false, true, false];
-        let cmp = PairedComparison::new(&a, &a, 1, 1000).unwrap();
+        let cmp = PairedComparison::new(&a, &a, &Clusters::singletons(5), 0.95).unwrap();
         assert_eq!((cmp.mcnemar.b, cmp.mcnemar.c), (0, 0));
         assert_eq!(cmp.mcnemar.exact_p, 1.0);
         assert_eq!(cmp.mcnemar.mid_p, 1.0);
         assert_eq!(cmp.mcnemar.chi2_p, 1.0);
         assert_eq!(cmp.mcnemar.chi2_cc_p, 1.0);
         assert_eq!(cmp.delta_points, 0.0);
-        assert_eq!(
-            cmp.delta_ci,
-            Some(Interval {
-                lower: 0.0,
-                upper: 0.0
-            })
-        );
+        // No discordant pair among 5 is not certainty: Tango's ±z²/(n + z²), in points.
+        let iv = cmp.delta_ci.unwrap();
+        let z2 = 1.959_963_984_540_054f64.powi(2);
+        close(iv.upper, 100.0 * z2 / (5.0 + z2), 1e-6);
+        assert_eq!(iv.lower, -iv.upper);
         assert_eq!(cmp.mde_points, None);
         assert!(!cmp.insufficient);
     }
 
     #[test]
     fn case34_single_question_is_insufficient_data() {
-        let cmp = PairedComparison::new(&[true], &[false], 1, DEFAULT_RESAMPLES).unwrap();
+        let cmp = PairedComparison::new(&[true], &[false], &Clusters::singletons(1), 0.95).unwrap();
         assert!(cmp.insufficient);
         assert_eq!(cmp.delta_ci, None);
         assert_eq!(cmp.delta_points, -100.0);
@@ -1412,7 +1413,7 @@ mod tests {
     #[test]
     fn case34_all_correct_for_both() {
         let all = [true; 25];
-        let cmp = PairedComparison::new(&all, &all, 9, 2000).unwrap();
+        let cmp = PairedComparison::new(&all, &all, &Clusters::singletons(25), 0.95).unwrap();
         assert_eq!(cmp.mcnemar.exact_p, 1.0);
         assert_eq!(cmp.delta_points, 0.0);
         for w in [cmp.baseline_wilson, cmp.candidate_wilson] {
@@ -1424,12 +1425,12 @@ mod tests {
 
     #[test]
     fn case34_empty_input_is_a_clear_error() {
-        let err = PairedComparison::new(&[], &[], 0, DEFAULT_RESAMPLES).unwrap_err();
+        let err = PairedComparison::new(&[], &[], &Clusters::singletons(0), 0.95).unwrap_err();
         assert_eq!(err, StatsError::EmptyInput);
         assert!(err.to_string().contains("empty input"));
         assert_eq!(mcnemar_paired(&[], &[]), Err(StatsError::EmptyInput));
         assert!(matches!(
-            PairedComparison::new(&[true], &[true, false], 0, 10),
+            PairedComparison::new(&[true], &[true, false], &Clusters::singletons(1), 0.95),
             Err(StatsError::LengthMismatch { .. })
         ));
     }
@@ -1438,7 +1439,7 @@ mod tests {
     fn paired_comparison_is_serializable_shape() {
         // Serialize/Deserialize derive compiles and values are NaN-free (JSON-safe).
         let (base, cand) = paired(100, 13, 4, 36);
-        let cmp = PairedComparison::new(&base, &cand, 5, 500).unwrap();
+        let cmp = PairedComparison::new(&base, &cand, &Clusters::singletons(153), 0.95).unwrap();
         assert_eq!(cmp.n, 153);
         close(cmp.mcnemar.exact_p, 0.0490417, 1e-7);
         close(cmp.delta_points, -900.0 / 153.0, 1e-9);
@@ -1504,12 +1505,11 @@ mod tests {
         }
 
         #[test]
-        fn prop_bootstrap_never_nan(
+        fn prop_paired_interval_never_nan(
             pairs in proptest::collection::vec((any::<bool>(), any::<bool>()), 1..60),
-            seed in any::<u64>(),
         ) {
             let (base, cand): (Vec<bool>, Vec<bool>) = pairs.into_iter().unzip();
-            let cmp = PairedComparison::new(&base, &cand, seed, 200).unwrap();
+            let cmp = PairedComparison::new(&base, &cand, &Clusters::singletons(base.len()), 0.95).unwrap();
             prop_assert!(!cmp.delta_points.is_nan());
             prop_assert_eq!(cmp.insufficient, base.len() < 2);
             if let Some(iv) = cmp.delta_ci {

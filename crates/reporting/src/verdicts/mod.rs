@@ -1,17 +1,22 @@
 //! The run's verdict: its primary metric over the planned comparisons (each strategy against
 //! the baseline at the same dataset, retriever, k and — for accuracy — reader), one Holm
-//! family, each comparison with a verdict against the margin ([`stats::plan_family`];
-//! docs/reference.md §5 "The verdict").
+//! family of the confirmatory ones (every comparison, or those `planned:` names), each with a
+//! verdict against the margin ([`stats::plan_family`]); the rest exploratory
+//! ([`stats::explore`]); docs/reference.md §5 "The verdict".
 
-use crate::md::{Code, Text};
+mod planned;
+mod section;
+
+pub use planned::{OneOrMany, PlannedCells};
+pub use section::{delta_points, needed_cell, section, signed_points};
+
 use anyhow::{bail, Result};
 use records::{CellRecord, Planned, QuestionRow};
 use retriever::metrics::METRICS;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::fmt::Write as _;
 
-/// Family-wise significance level of the verdicts.
+/// Default family-wise significance level of the verdicts (config `alpha:`).
 pub const ALPHA: f64 = stats::DEFAULT_ALPHA;
 
 /// Power at which "questions needed" is computed.
@@ -40,7 +45,7 @@ impl Resample {
     }
 
     /// A question's cluster key: its document or subject, or (empty, or `question`) its own id.
-    fn key(self, r: &QuestionRow) -> String {
+    pub(crate) fn key(self, r: &QuestionRow) -> String {
         let shared = match self {
             Resample::Question => "",
             Resample::Document => r.question_doc.as_str(),
@@ -54,8 +59,10 @@ impl Resample {
     }
 }
 
-/// The verdict settings of a run (config fields `primary`, `margin`, `resample`).
-#[derive(Debug, Clone, PartialEq, Default)]
+/// The verdict settings of a run (config fields `primary`, `margin`, `resample`, `alpha`,
+/// `effect`, `planned`): the one typed value the runner reads from YAML, writes to
+/// config.json, and `compare` reads back as the gate's rules.
+#[derive(Debug, Clone, PartialEq)]
 pub struct VerdictSettings {
     /// `accuracy` or a metric name of [`METRICS`]; `None` = the default
     /// ([`Primary::resolve`]).
@@ -65,6 +72,26 @@ pub struct VerdictSettings {
     /// Resampling unit; `None` = `document` when some document holds several of the
     /// compared questions, else `question`.
     pub resample: Option<Resample>,
+    /// Family-wise significance level α, in (0, 1) (default [`ALPHA`]).
+    pub alpha: f64,
+    /// The smallest difference worth detecting, in points (0 = none): what "questions needed"
+    /// is computed for when there is no margin.
+    pub effect_points: f64,
+    /// The confirmatory comparisons; `None` = every comparison.
+    pub planned: Option<PlannedCells>,
+}
+
+impl Default for VerdictSettings {
+    fn default() -> Self {
+        VerdictSettings {
+            primary: None,
+            margin_points: 0.0,
+            resample: None,
+            alpha: ALPHA,
+            effect_points: 0.0,
+            planned: None,
+        }
+    }
 }
 
 /// The metric the verdict is about.
@@ -155,7 +182,7 @@ impl Primary {
 
     /// True when the metric does not depend on the reader (one comparison stands for every
     /// reader's copy of the cell).
-    fn retrieval(self) -> bool {
+    pub fn retrieval(self) -> bool {
         matches!(self, Primary::Metric(_))
     }
 }
@@ -169,13 +196,26 @@ pub struct Family {
     pub resample: Resample,
     /// True when `resample` was chosen by default rather than set.
     pub resample_default: bool,
-    /// Documents (or subjects) holding more than one compared question, for the note on
-    /// the default.
+    /// Documents holding more than one compared question (whatever the unit used).
+    pub shared_documents: usize,
+    /// Clusters of the unit used holding more than one compared question.
     pub shared_clusters: usize,
-    /// Margin in points.
-    pub margin_points: f64,
-    /// The planned comparisons, in cell order.
+    /// The settings the family was computed with (margin, α, effect, `planned:`).
+    pub settings: VerdictSettings,
+    /// The planned comparisons, confirmatory and exploratory, in cell order.
     pub planned: Vec<PlannedCell>,
+    /// The confirmatory comparisons under the other resampling unit, a sensitivity analysis;
+    /// `None` when no document holds several compared questions (the unit cannot matter).
+    pub sensitivity: Option<Sensitivity>,
+}
+
+/// The confirmatory family recomputed under another resampling unit ([`Family::sensitivity`]).
+#[derive(Debug, Clone)]
+pub struct Sensitivity {
+    /// The other unit.
+    pub resample: Resample,
+    /// One comparison per confirmatory cell, in the family's order.
+    pub comparisons: Vec<stats::PlannedComparison>,
 }
 
 /// One planned comparison and the cell it is about.
@@ -196,6 +236,18 @@ impl Family {
             .iter()
             .find(|p| p.cell_id == cell_id)
             .map(|p| &p.planned)
+    }
+
+    /// The confirmatory comparisons (the Holm family).
+    pub fn confirmatory(&self) -> impl Iterator<Item = &PlannedCell> {
+        self.planned
+            .iter()
+            .filter(|p| !p.planned.comparison.exploratory)
+    }
+
+    /// The family's size `m`: its confirmatory comparisons.
+    pub fn size(&self) -> usize {
+        self.confirmatory().count()
     }
 }
 
@@ -274,6 +326,11 @@ impl<'a> PairValues<'a> {
     pub fn cand_mean(&self) -> f64 {
         self.cand.iter().sum::<f64>() / self.cand.len().max(1) as f64
     }
+
+    /// The questions' clusters under `unit`.
+    pub fn clusters(&self, unit: Resample) -> stats::Clusters {
+        stats::Clusters::from_keys(self.rows.iter().map(|r| unit.key(r)))
+    }
 }
 
 /// A family computed by [`compute_family`]: the resampling unit used and one comparison per
@@ -284,62 +341,111 @@ pub struct FamilyResult {
     pub resample: Resample,
     /// True when it was chosen by default.
     pub resample_default: bool,
-    /// Clusters of that unit holding several compared questions.
+    /// Documents holding several compared questions.
+    pub shared_documents: usize,
+    /// Clusters of the unit used holding several compared questions.
     pub shared_clusters: usize,
-    /// One comparison per pair.
+    /// One comparison per pair (exploratory ones flagged).
     pub comparisons: Vec<stats::PlannedComparison>,
+    /// The confirmatory comparisons under the other unit ([`Family::sensitivity`]).
+    pub sensitivity: Option<Sensitivity>,
 }
 
-/// The family of `pairs` under `settings` (resampling unit, margin in points): clusters by
-/// the unit (default `document` when some document holds several compared questions), then
-/// [`stats::plan_family`].
+/// The settings of [`stats::plan_family`] for `settings` (points → the metric's scale).
+pub fn family_settings(
+    settings: &VerdictSettings,
+    seed: u64,
+    resamples: usize,
+) -> stats::FamilySettings {
+    stats::FamilySettings {
+        alpha: settings.alpha,
+        power: POWER,
+        margin: settings.margin_points / 100.0,
+        effect: settings.effect_points / 100.0,
+        resamples,
+        seed,
+    }
+}
+
+/// The family of `pairs` under `settings` (resampling unit, margin in points, α), where
+/// `confirmatory[i]` says whether pair `i` is in the Holm family ([`stats::plan_family`]) or
+/// exploratory ([`stats::explore`]): clusters by the unit (default `document` when some
+/// document holds several compared questions), and the confirmatory family again under the
+/// other unit as a sensitivity analysis when documents hold several compared questions.
 ///
 /// # Errors
 /// Statistics errors (empty pairs, non-finite values).
 pub fn compute_family(
     pairs: &[PairValues<'_>],
+    confirmatory: &[bool],
     settings: &VerdictSettings,
     seed: u64,
     resamples: usize,
 ) -> Result<FamilyResult> {
-    let shared_docs = shared_clusters(pairs, Resample::Document);
+    let shared_documents = shared_clusters(pairs, Resample::Document);
     let (resample, resample_default) = match settings.resample {
         Some(r) => (r, false),
-        None if shared_docs > 0 => (Resample::Document, true),
+        None if shared_documents > 0 => (Resample::Document, true),
         None => (Resample::Question, true),
     };
-    let clusters: Vec<stats::Clusters> = pairs
+    let fs = family_settings(settings, seed, resamples);
+    let run = |unit: Resample, which: bool, fs: &stats::FamilySettings| {
+        let clusters: Vec<stats::Clusters> = pairs
+            .iter()
+            .zip(confirmatory)
+            .filter(|(_, &c)| c == which)
+            .map(|(p, _)| p.clusters(unit))
+            .collect();
+        let inputs: Vec<stats::PairedInput<'_>> = pairs
+            .iter()
+            .zip(confirmatory)
+            .filter(|(_, &c)| c == which)
+            .zip(&clusters)
+            .map(|((p, _), cl)| stats::PairedInput {
+                baseline: &p.base,
+                candidate: &p.cand,
+                clusters: cl,
+            })
+            .collect();
+        if which {
+            stats::plan_family(&inputs, fs)
+        } else {
+            stats::explore(&inputs, fs)
+        }
+    };
+    let mut planned = run(resample, true, &fs)?.into_iter();
+    let m = confirmatory.iter().filter(|&&c| c).count();
+    let explore_settings = stats::FamilySettings {
+        seed: seed.wrapping_add(m as u64),
+        ..fs
+    };
+    let mut explored = run(resample, false, &explore_settings)?.into_iter();
+    let comparisons = confirmatory
         .iter()
-        .map(|p| stats::Clusters::from_keys(p.rows.iter().map(|r| resample.key(r))))
-        .collect();
-    let inputs: Vec<stats::PairedInput<'_>> = pairs
-        .iter()
-        .zip(&clusters)
-        .map(|(p, cl)| stats::PairedInput {
-            baseline: &p.base,
-            candidate: &p.cand,
-            clusters: cl,
-        })
-        .collect();
-    let comparisons = stats::plan_family(
-        &inputs,
-        &stats::FamilySettings {
-            alpha: ALPHA,
-            power: POWER,
-            margin: settings.margin_points / 100.0,
-            resamples,
-            seed,
-        },
-    )?;
+        .map(|&c| if c { planned.next() } else { explored.next() })
+        .collect::<Option<Vec<_>>>()
+        .unwrap_or_default();
+    let other = match resample {
+        Resample::Question if shared_documents > 0 => Some(Resample::Document),
+        Resample::Document | Resample::Subject if shared_clusters(pairs, resample) > 0 => {
+            Some(Resample::Question)
+        }
+        _ => None,
+    };
+    let sensitivity = match other {
+        Some(unit) if m > 0 => Some(Sensitivity {
+            resample: unit,
+            comparisons: run(unit, true, &fs)?,
+        }),
+        _ => None,
+    };
     Ok(FamilyResult {
         resample,
         resample_default,
-        shared_clusters: if resample == Resample::Document {
-            shared_docs
-        } else {
-            shared_clusters(pairs, resample)
-        },
+        shared_documents,
+        shared_clusters: shared_clusters(pairs, resample),
         comparisons,
+        sensitivity,
     })
 }
 
@@ -347,7 +453,8 @@ pub fn compute_family(
 /// metric or no planned comparison.
 ///
 /// # Errors
-/// An unknown primary metric, cells run on different questions, statistics errors.
+/// An unknown primary metric, cells run on different questions, a `planned:` that names no
+/// comparison, statistics errors.
 pub fn plan(
     settings: &VerdictSettings,
     baseline: &str,
@@ -383,8 +490,23 @@ pub fn plan(
     if pairs.is_empty() {
         return Ok(None);
     }
-    let fam = compute_family(&pairs, settings, seed, resamples)?;
-    let m = fam.comparisons.len();
+    let confirmatory: Vec<bool> = cells_of
+        .iter()
+        .map(|(c, _)| settings.planned.as_ref().is_none_or(|p| p.matches(&c.cell)))
+        .collect();
+    if !confirmatory.contains(&true) {
+        bail!(
+            "field `planned`: {} matches none of the run's {} comparisons against the baseline; \
+             name a dataset, strategy, retriever, k, budget or reader the run compares",
+            settings
+                .planned
+                .as_ref()
+                .map_or(String::new(), PlannedCells::describe),
+            pairs.len()
+        );
+    }
+    let fam = compute_family(&pairs, &confirmatory, settings, seed, resamples)?;
+    let m = confirmatory.iter().filter(|&&c| c).count();
     let margin = settings.margin_points / 100.0;
     let planned = pairs
         .iter()
@@ -409,15 +531,17 @@ pub fn plan(
         primary,
         resample: fam.resample,
         resample_default: fam.resample_default,
+        shared_documents: fam.shared_documents,
         shared_clusters: fam.shared_clusters,
-        margin_points: settings.margin_points,
+        settings: settings.clone(),
         planned,
+        sensitivity: fam.sensitivity,
     }))
 }
 
 /// Clusters of `unit` holding more than one compared question, over the datasets of `pairs`
 /// (each dataset's questions counted once).
-fn shared_clusters(pairs: &[PairValues<'_>], unit: Resample) -> usize {
+pub fn shared_clusters(pairs: &[PairValues<'_>], unit: Resample) -> usize {
     let mut seen = std::collections::HashSet::new();
     let mut sizes: HashMap<(String, String), usize> = HashMap::new();
     for p in pairs {
@@ -431,170 +555,4 @@ fn shared_clusters(pairs: &[PairValues<'_>], unit: Resample) -> usize {
         .iter()
         .filter(|((_, k), &n)| n > 1 && k.starts_with('c'))
         .count()
-}
-
-/// A difference on the 0–1 scale in signed points with one decimal (`+1.2`); rounded first,
-/// then `+ 0.0`, so that nothing prints as `-0.0`.
-pub fn signed_points(x: f64) -> String {
-    format!("{:+.1}", (1000.0 * x).round() / 10.0 + 0.0)
-}
-
-/// `+1.2 [−0.3, +2.7]` in points, or `+1.2 [n too small]`.
-pub fn delta_points(c: &stats::PlannedComparison) -> String {
-    let pts = signed_points;
-    match c.interval {
-        Some(i) => format!("{} [{}, {}]", pts(c.estimate), pts(i.lower), pts(i.upper)),
-        None => format!("{} [n too small]", pts(c.estimate)),
-    }
-}
-
-/// summary.md's verdict section (first after the title): the family's settings in words and
-/// one row per planned comparison.
-pub fn section(family: &Family, resamples: usize, seed: u64) -> String {
-    let m = family.planned.len();
-    let holm = family
-        .planned
-        .first()
-        .map_or(0, |p| p.planned.comparison.holm_family);
-    let left_out = if holm < m {
-        format!(
-            " (the {} whose questions all agree cannot reach significance and are left out, Tarone 1990)",
-            m - holm
-        )
-    } else {
-        String::new()
-    };
-    let label = family.primary.label();
-    let margin = if family.margin_points > 0.0 {
-        format!(
-            "margin {:.1} points (set with `margin:`): non-inferior = the simultaneous interval's lower end above −{0:.1}; equivalent = the interval inside ±{0:.1}",
-            family.margin_points
-        )
-    } else {
-        "no margin (set `margin:` in points to test non-inferiority and equivalence): only superior, inferior or inconclusive".to_string()
-    };
-    let resample = match (family.resample, family.resample_default) {
-        (Resample::Question | Resample::Subject, true) => {
-            "by question (the default: no document holds more than one compared question)"
-                .to_string()
-        }
-        (Resample::Document, true) => format!(
-            "by document (the default, since {} documents hold several compared questions; set `resample: question` to override)",
-            family.shared_clusters
-        ),
-        (r, false) => format!(
-            "by {} (`resample: {}`; {} clusters hold several questions)",
-            r.as_str(),
-            r.as_str(),
-            family.shared_clusters
-        ),
-    };
-    let mut md = format!(
-        "\n## Verdict: {label} against the baseline\n\n\
-         Primary metric {} (`primary:`), in points; {m} planned comparison{} (each strategy against the baseline at the same dataset, retriever, k{}), one Holm family of size {holm}{left_out}; every other figure in this summary is exploratory (unadjusted). \
-         Resampled {resample}. Δ: candidate − baseline with its 95 % interval (Tango's score interval for right/wrong values with independent questions, else the expanded percentile bootstrap over the resampling units, B = {resamples}, seed {seed}); p: two-sided sign-flip test by resampling unit (McNemar's exact test for right/wrong values with independent questions), Monte Carlo with at least ⌈20·m/α⌉ patterns so its floor never decides; Holm p over the family. \
-         Verdict at α = {ALPHA} family-wise, {margin}; non-inferiority and equivalence are read from intervals at 1 − α/m (Bonferroni), superior/inferior from Holm p. Questions needed: to settle the verdict (or, when inconclusive, the nearest claim) at power {POWER}, taking the observed difference, spread and design effect as true.\n\n\
-         | dataset | strategy | retriever | k | reader | n | clusters | baseline | cell | Δ pts [95% CI] | interval at 1 − α/m | p | Holm p | verdict | questions needed | design effect |\n\
-         |---|---|---|---:|---|---:|---:|---:|---:|---|---|---:|---:|---|---:|---:|\n",
-        Code(family.primary.name()),
-        if m == 1 { "" } else { "s" },
-        if family.primary.retrieval() {
-            ""
-        } else {
-            " and reader"
-        },
-    );
-    for pc in &family.planned {
-        let (p, key) = (&pc.planned, &pc.cell);
-        let c = &p.comparison;
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {} | {} | {} | {} | **{}** | {} | {} |",
-            Text(&key.dataset),
-            Text(&key.strategy),
-            Text(&key.retriever),
-            key.depth_label(),
-            if family.primary.retrieval() {
-                "–".to_string()
-            } else {
-                Text(&key.reader).to_string()
-            },
-            c.n,
-            c.clusters,
-            100.0 * p.baseline_mean,
-            100.0 * p.mean,
-            delta_points(c),
-            c.simultaneous.map_or("–".to_string(), |i| format!(
-                "[{}, {}]",
-                signed_points(i.lower),
-                signed_points(i.upper)
-            )),
-            crate::fmt::p_value(c.p),
-            crate::fmt::p_value(c.holm_p),
-            c.verdict,
-            c.questions_needed
-                .map_or("–".to_string(), |n| n.to_string()),
-            c.design_effect.map_or("–".to_string(), |d| format!("{d:.2}")),
-        );
-    }
-    md.push_str(&cluster_floor_note(family, holm));
-    md
-}
-
-/// The cluster counts among `clusters` whose exact sign-flip test cannot reach `threshold`:
-/// its smallest two-sided p with `c` clusters is 2/2^c (with fewer nonzero clusters it is
-/// larger still, so a count listed here is limited for certain).
-fn floor_limited(clusters: impl Iterator<Item = usize>, threshold: f64) -> Vec<usize> {
-    clusters
-        .filter(|&c| c > 0 && c < 64 && 2f64.powi(1 - c as i32) > threshold)
-        .collect()
-}
-
-/// A note under the verdict table when some comparison has too few resampling units for the
-/// sign-flip test ever to reach the smallest Holm threshold α/m: with `c` clusters its
-/// two-sided p is at least 2/2^c (every sign pattern enumerated), so superior or inferior
-/// cannot be declared whatever the difference — more documents are needed, not more
-/// questions (the "questions needed" figure assumes more clusters like the present ones).
-/// Empty when no comparison is limited so.
-fn cluster_floor_note(family: &Family, holm: usize) -> String {
-    let threshold = ALPHA / holm.max(1) as f64;
-    let limited = floor_limited(
-        family
-            .planned
-            .iter()
-            .map(|pc| pc.planned.comparison.clusters),
-        threshold,
-    );
-    let Some(&most) = limited.iter().max() else {
-        return String::new();
-    };
-    format!(
-        "\n**Too few resampling units for a significant verdict.** {} of the {} comparisons have \
-         at most {most} clusters: the sign-flip test's smallest attainable p is 2/2^{most} = \
-         {:.4}, above the Holm threshold α/m = {threshold:.4}, so superior or inferior cannot be \
-         declared there, however large Δ is. More documents would settle it, not more questions \
-         per document; if the questions are independent of their documents, `resample: question` \
-         is the right unit.\n",
-        limited.len(),
-        family.planned.len(),
-        2f64.powi(1 - most as i32),
-    )
-}
-
-#[cfg(test)]
-mod floor_tests {
-    use super::floor_limited;
-
-    #[test]
-    fn too_few_clusters_are_flagged_against_the_holm_threshold() {
-        // 8 clusters: smallest p 2/256 = 0.0078, above 0.05/40 = 0.00125 (flagged) but below
-        // 0.05/5 = 0.01 (a family of 5 can still reach significance).
-        assert_eq!(floor_limited([8, 12, 337].into_iter(), 0.05 / 40.0), [8]);
-        assert!(floor_limited([8].into_iter(), 0.05 / 5.0).is_empty());
-        // 5 clusters: 2/32 = 0.0625 > 0.05 even alone.
-        assert_eq!(floor_limited([5].into_iter(), 0.05), [5]);
-        // 6 clusters: 2/64 = 0.03125 < 0.05.
-        assert!(floor_limited([6].into_iter(), 0.05).is_empty());
-        assert!(floor_limited([0, 100].into_iter(), 1e-9).is_empty());
-    }
 }
