@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Calibration of the verdict by simulation (issue 38; docs/reference.md §5 "The verdict"):
-# family-wise error rates of the Holm family and of the gate under no true difference (with
-# and without clustered questions), false non-inferiority at a true difference equal to the
-# margin, and the coverage of the 95 % and simultaneous intervals under a known difference,
-# for exactly the code the reports use (`stats::plan_family`). Writes
-# results/calibration/verdicts.md.
+# Calibration of the verdict by simulation (issues 38 and 55; docs/reference.md §5 "The
+# verdict"), for exactly the code the reports use (`stats::plan_family`): 0/1, continuous and
+# sparse continuous differences; 10, 20 and 40 resampling units, independent and clustered;
+# families of m = 2, 4, 8, 16. Family-wise error and the gate's false alarms under no
+# difference, simultaneous coverage, false non-inferiority/equivalence at the margin, and
+# coverage under a known difference. Writes results/calibration/verdicts.md.
 #
-#   scripts/calibrate_verdicts.sh          # 1,000 simulated runs per scenario (≈ 2 min)
+#   scripts/calibrate_verdicts.sh          # 1,000 simulated runs per row (≈ 25 min of one core)
 #   RUNS=200 scripts/calibrate_verdicts.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

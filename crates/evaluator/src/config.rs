@@ -321,6 +321,7 @@ impl Cell {
 pub fn resolved_run(bytes: &[u8]) -> Result<reporting::compare::ResolvedRun> {
     let cfg: RunConfig = serde_json::from_slice(bytes)?;
     cfg.check_verdict()?;
+    cfg.check_planned()?;
     Ok(reporting::compare::ResolvedRun {
         name: cfg.name.clone(),
         cells: cfg.cells().iter().map(Cell::id).collect(),
@@ -895,10 +896,10 @@ impl RunConfig {
                 self.margin
             );
         }
-        if !(self.alpha > 0.0 && self.alpha < 0.5) {
+        if !reporting::verdicts::valid_alpha(self.alpha) {
             bail!(
-                "field `alpha`: {} is not a significance level (a number between 0 and 0.5, \
-                 e.g. 0.05 or 0.01)",
+                "field `alpha`: {} is not a significance level chunkbench uses (a number from \
+                 0.0001 up to, not including, 0.5; e.g. 0.05 or 0.01)",
                 self.alpha
             );
         }
@@ -921,6 +922,13 @@ impl RunConfig {
         let Some(p) = &self.planned else {
             return Ok(());
         };
+        if p.is_empty() {
+            bail!(
+                "field `planned`: names nothing (an empty map or only empty lists); name the \
+                 confirmatory cells, e.g. `planned: {{retriever: dense, k: 3}}`, or leave \
+                 `planned:` out to plan every comparison"
+            );
+        }
         fn names<T: std::fmt::Display + PartialEq>(
             field: &str,
             given: &Option<reporting::verdicts::OneOrMany<T>>,
@@ -928,41 +936,43 @@ impl RunConfig {
         ) -> Result<()> {
             for v in given.iter().flat_map(|g| g.values()) {
                 if !have.contains(v) {
+                    let have = if have.is_empty() {
+                        "this config has none".to_string()
+                    } else {
+                        format!(
+                            "have: {}",
+                            have.iter()
+                                .map(|h| h.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    };
                     bail!(
-                        "field `planned.{field}`: {v} is not one of this config's (have: {}); \
-                         name a value the run compares",
-                        have.iter()
-                            .map(|h| h.to_string())
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        "field `planned.{field}`: {v} is not one of this config's ({have}); name \
+                         a value the run compares"
                     );
                 }
             }
             Ok(())
         }
-        let keys = |m: &dyn Fn() -> Vec<String>| m();
         let base = self.baseline_strategy().to_string();
+        let others: Vec<String> = self
+            .strategies
+            .keys()
+            .filter(|k| **k != base)
+            .cloned()
+            .collect();
         names("dataset", &p.dataset, &self.datasets)?;
-        names(
-            "strategy",
-            &p.strategy,
-            &keys(&|| {
-                self.strategies
-                    .keys()
-                    .filter(|k| **k != base)
-                    .cloned()
-                    .collect()
-            }),
-        )?;
+        names("strategy", &p.strategy, &others)?;
         names(
             "retriever",
             &p.retriever,
-            &keys(&|| self.retrievers.keys().cloned().collect()),
+            &self.retrievers.keys().cloned().collect::<Vec<_>>(),
         )?;
         names(
             "reader",
             &p.reader,
-            &keys(&|| self.readers.keys().cloned().collect()),
+            &self.readers.keys().cloned().collect::<Vec<_>>(),
         )?;
         names("k", &p.k, &self.k)?;
         let sizes = self.budget.as_ref().map_or(Vec::new(), |b| b.sizes.clone());
@@ -1094,6 +1104,39 @@ retrievers:
 readers:
   lexical: {kind: lexical}
 ";
+
+    /// Issue 55: the verdict rules refuse what they cannot mean, naming the field and the fix.
+    #[test]
+    fn verdict_rules_are_checked_with_the_fix() {
+        let err = |extra: &str| {
+            let cfg = format!("{GOOD}strategies:\n  a: {{kind: fixed, size: 50}}\n  b: {{kind: fixed, size: 80}}\n{extra}")
+                .replace("strategies:\n  fixed-100: {kind: fixed, size: 100}\n", "");
+            format!("{:#}", RunConfig::parse(&cfg, "t.yaml").unwrap_err())
+        };
+        assert!(err("alpha: 0.5\n").contains("field `alpha`"));
+        assert!(err("alpha: 1e-300\n").contains("0.0001"));
+        assert!(err("planned: {}\n").contains("names nothing"));
+        assert!(err("planned: {strategy: []}\n").contains("names nothing"));
+        let e = err("planned: {budget: 512}\n");
+        assert!(
+            e.contains("planned.budget") && e.contains("this config has none"),
+            "{e}"
+        );
+        let e = err("planned: {strategy: zz}\n");
+        assert!(
+            e.contains("planned.strategy") && e.contains("have: b"),
+            "{e}"
+        );
+        let e = err("planned: {k: [x]}\n");
+        assert!(e.contains("a name or a list of names"), "{e}");
+        let ok = GOOD.to_string() + "alpha: 0.01\neffect: 2\nplanned: {k: 3}\n";
+        let c = RunConfig::parse(&ok, "t.yaml").unwrap();
+        assert_eq!((c.alpha, c.effect), (0.01, 2.0));
+        // A config that sets no new rule serialises as before (config.json unchanged).
+        let plain = RunConfig::parse(GOOD, "t.yaml").unwrap();
+        let json = serde_json::to_string(&plain).unwrap();
+        assert!(!json.contains("alpha") && !json.contains("planned") && !json.contains("effect"));
+    }
 
     #[test]
     fn parses_and_expands() {

@@ -32,29 +32,48 @@ type Answers = Vec<(u8, usize)>;
 /// Writes a run directory with one cell per strategy of CONFIG (in order), each holding
 /// the given answers, computed on a dataset whose manifest hashes to `sha`.
 fn write_run(dir: &Path, cfg: &RunConfig, answers: &[Answers], sha: &str) {
+    let row = |i: usize, so_far: &[QuestionRow]| {
+        let (correct, words) = answers[i][so_far.len()];
+        QuestionRow {
+            gold: Some(0),
+            choice: Some(usize::from(correct == 0)),
+            correct: Some(correct),
+            words,
+            unique_words: words,
+            ..QuestionRow::default()
+        }
+    };
+    write_cells(dir, cfg, sha, row, |i| answers[i].len(), answers.len());
+}
+
+/// Writes `config.json` and, for each of the first `n_cells` cells of `cfg`, `count(i)` rows
+/// made by `row(i, rows so far)` with the cell's coordinates and question ids filled in.
+fn write_cells(
+    dir: &Path,
+    cfg: &RunConfig,
+    sha: &str,
+    row: impl Fn(usize, &[QuestionRow]) -> QuestionRow,
+    count: impl Fn(usize) -> usize,
+    n_cells: usize,
+) {
     write_json(&dir.join("config.json"), cfg).unwrap();
-    for (cell, ans) in cfg.cells().iter().zip(answers) {
+    for (i, cell) in cfg.cells().iter().enumerate().take(n_cells) {
         let id = cell.id();
-        let rows: Vec<QuestionRow> = ans
-            .iter()
-            .enumerate()
-            .map(|(i, &(correct, words))| QuestionRow {
+        let mut rows: Vec<QuestionRow> = Vec::new();
+        for q in 0..count(i) {
+            let r = QuestionRow {
                 cell_id: id.clone(),
                 dataset: cell.dataset.clone(),
                 strategy: cell.strategy.clone(),
                 retriever: cell.retriever.clone(),
                 k: cell.k,
                 reader: cell.reader.clone(),
-                question_id: format!("q{i:04}"),
-                gold: Some(0),
-                choice: Some(usize::from(correct == 0)),
-                correct: Some(correct),
+                question_id: format!("q{q:04}"),
                 tied: 1,
-                words,
-                unique_words: words,
-                ..QuestionRow::default()
-            })
-            .collect();
+                ..row(i, &rows)
+            };
+            rows.push(r);
+        }
         let mut w = csv::Writer::from_writer(Vec::new());
         for r in &rows {
             w.serialize(r).unwrap();
@@ -528,31 +547,50 @@ fn the_candidates_config_cannot_loosen_the_gate() {
             "{md}"
         );
     }
-    // Dropping the reader: the pair is formed by its coordinates, the candidate has no
-    // accuracy, and the gate (accuracy, from the baseline) fails it.
+    // Dropping the reader declares no other rule: the pair is formed by its coordinates, the
+    // candidate has no accuracy, and the gate (accuracy, from the baseline) fails it.
     let text = CONFIG.replace("lexical: {kind: lexical}", "lexical: {kind: none}");
     let dropped = RunConfig::parse(&text, "synth.yaml").unwrap();
     std::fs::remove_dir_all(&c).unwrap();
     write_run_unread(&c, &dropped, 3000);
-    let err = compare_runs(
+    let r = compare_runs(
         &b,
         &c,
         &Tolerances::default(),
         &Pairing::default(),
         &resolved_run,
     )
-    .unwrap_err()
-    .to_string();
-    assert!(err.contains("primary: accuracy"), "{err}");
-    let allowed = Tolerances {
-        allow_rule_change: true,
-        ..Tolerances::default()
-    };
-    let r = compare_runs(&b, &c, &allowed, &Pairing::default(), &resolved_run).unwrap();
+    .unwrap();
     assert_eq!(r.verdict, Verdict::Regression);
     assert!(r.cells.iter().all(|c| c.judgement.primary_missing));
+    assert!(r.cells.iter().all(|c| c.baseline.primary_mean.is_some()));
     assert!(render_markdown(&r).contains("the candidate has no accuracy here"));
-    // A flag is the reviewer's: --margin 5 applies, the candidate's margin 5 agrees with it.
+    // A primary metric the baseline has no value of judges nothing: unusable input.
+    let recall = Tolerances {
+        primary: Some("recall".into()),
+        ..Tolerances::default()
+    };
+    let err = compare_runs(&b, &c, &recall, &Pairing::default(), &resolved_run)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("no value in any of the baseline's cells"),
+        "{err}"
+    );
+    // Resampling by subject where no question has a subject would be by question: refused.
+    let subject = Tolerances {
+        resample: Some(reporting::compare::Resample::Subject),
+        ..Tolerances::default()
+    };
+    let err = compare_runs(&b, &b, &subject, &Pairing::default(), &resolved_run)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("resamples by subject") && err.contains("--resample question"),
+        "{err}"
+    );
+    // A flag is the reviewer's: with --margin 5 the candidate's `margin: 5` (which the
+    // baseline's config lacks) is shown, not refused, and the gate's margin is the flag's.
     write_run(&c, &cfg_with("margin: 5\n"), &three, "s");
     let flagged = Tolerances {
         margin_pts: Some(5.0),
@@ -560,48 +598,25 @@ fn the_candidates_config_cannot_loosen_the_gate() {
     };
     let r = compare_runs(&b, &c, &flagged, &Pairing::default(), &resolved_run).unwrap();
     assert_eq!(r.rules.margin_from, "--margin");
-    assert!(r.rule_differences.is_empty());
+    assert_eq!(r.rule_differences.len(), 1);
+    assert!(r.rule_differences[0].by_flag);
 }
 
 /// A run whose cells have no reader: `n` questions, no `correct`, 100 words each.
 fn write_run_unread(dir: &Path, cfg: &RunConfig, n: usize) {
-    for cell in cfg.cells() {
-        let id = cell.id();
-        let rows: Vec<QuestionRow> = (0..n)
-            .map(|i| QuestionRow {
-                cell_id: id.clone(),
-                dataset: cell.dataset.clone(),
-                strategy: cell.strategy.clone(),
-                retriever: cell.retriever.clone(),
-                k: cell.k,
-                reader: cell.reader.clone(),
-                question_id: format!("q{i:04}"),
-                tied: 1,
-                words: 100,
-                unique_words: 100,
-                ..QuestionRow::default()
-            })
-            .collect();
-        let mut w = csv::Writer::from_writer(Vec::new());
-        for r in &rows {
-            w.serialize(r).unwrap();
-        }
-        let csv = w.into_inner().unwrap();
-        write_atomic(&dir.join("cells").join(format!("{id}.csv")), &csv).unwrap();
-        let rec = CellRecord {
-            id: id.clone(),
-            cell: cell.key(),
-            dataset_manifest_sha256: "s".into(),
-            code: String::new(),
-            inputs: Default::default(),
-            tokens_by: String::new(),
-            rows_sha256: datasets::io::sha256_hex(&csv),
-            summary: summarize(&rows),
-            record_sha256: String::new(),
-        };
-        records::write_cell_record(&dir.join("cells").join(format!("{id}.json")), &rec).unwrap();
-    }
-    write_json(&dir.join("config.json"), cfg).unwrap();
+    let cells = cfg.cells().len();
+    write_cells(
+        dir,
+        cfg,
+        "s",
+        |_, _| QuestionRow {
+            words: 100,
+            unique_words: 100,
+            ..QuestionRow::default()
+        },
+        |_| n,
+        cells,
+    );
 }
 
 /// Issue 55 cases 2 and 3: one α everywhere (the verdict column and --require follow
@@ -776,5 +791,44 @@ fn the_baselines_planned_family_is_the_gates() {
         md.contains("planned family: 1 of 3 pairs, strategy b — baseline config `planned:`"),
         "{md}"
     );
-    assert!(md.contains("exploratory"), "{md}");
+    assert!(md.contains("exploratory"), "{md}"); // Renaming the planned strategy does not take it out of the family: the plan is read in
+                                                 // the baseline's names (here with --pair; without it the baseline cell lacks a partner).
+    let renamed = RunConfig::parse(&CONFIG.replace("  b: {", "  b2: {"), "synth.yaml").unwrap();
+    let lost = answers(300, 180, 100);
+    let c2 = t.path().join("c2");
+    write_run(&c2, &renamed, &[lost.clone(), lost.clone(), lost], "s");
+    let pairing = Pairing {
+        renames: vec![("b".into(), "b2".into())],
+        ..Pairing::default()
+    };
+    let allowed = Tolerances {
+        allow_rule_change: true,
+        ..Tolerances::default()
+    };
+    let r = compare_runs(&b, &c2, &allowed, &pairing, &resolved_run).unwrap();
+    let b2 = r.cells.iter().find(|c| c.strategy == "b2").unwrap();
+    assert!(
+        b2.confirmatory && b2.judgement.accuracy,
+        "{}",
+        render_markdown(&r)
+    );
+    assert_eq!(r.verdict, Verdict::Regression);
+    // A plan naming a strategy the baseline's config does not have is unusable input.
+    let cfg_path = b.join("config.json");
+    let text = std::fs::read_to_string(&cfg_path).unwrap();
+    assert!(text.contains("\"strategy\": \"b\""), "{text}");
+    std::fs::write(
+        &cfg_path,
+        text.replace("\"strategy\": \"b\"", "\"strategy\": \"zz\""),
+    )
+    .unwrap();
+    let err = compare_runs(
+        &b,
+        &c,
+        &Tolerances::default(),
+        &Pairing::default(),
+        &resolved_run,
+    )
+    .unwrap_err();
+    assert!(format!("{err:#}").contains("planned.strategy"), "{err:#}");
 }

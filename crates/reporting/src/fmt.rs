@@ -31,6 +31,13 @@ pub fn accuracy(s: &CellSummary) -> String {
     }
 }
 
+/// The confidence level of an interval at `1 − alpha`, in percent as headers print it: `95`,
+/// `99`, `97.5`, `99.99` (to 4 decimals, trailing zeros dropped).
+pub fn level(alpha: f64) -> String {
+    let pct = (100.0 * (1.0 - alpha) * 1e4).round() / 1e4;
+    format!("{pct}")
+}
+
 /// A tolerance as the user gave it, with at least one decimal (`1.0`, `0.25`, `5.0`).
 pub fn tolerance(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
@@ -49,6 +56,14 @@ mod tests {
         assert_eq!(p_value(0.0004), "< 0.001");
         assert_eq!(p_value(0.001), "0.001");
         assert_eq!(p_value(1.0), "1.000");
+    }
+
+    #[test]
+    fn levels_print_as_the_percent_they_are() {
+        assert_eq!(level(0.05), "95");
+        assert_eq!(level(0.01), "99");
+        assert_eq!(level(0.025), "97.5");
+        assert_eq!(level(0.0001), "99.99");
     }
 
     #[test]

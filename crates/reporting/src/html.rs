@@ -696,10 +696,10 @@ struct Table {
 
 #[derive(Serialize)]
 struct Head {
-    label: &'static str,
+    label: std::borrow::Cow<'static, str>,
     /// Numeric column (sorted by value, right-aligned).
     num: bool,
-    tip: &'static str,
+    tip: std::borrow::Cow<'static, str>,
 }
 
 #[derive(Serialize)]
@@ -735,8 +735,16 @@ fn num(s: impl Into<String>, v: Option<f64>) -> TCell {
     }
 }
 
-fn head(label: &'static str, num: bool, tip: &'static str) -> Head {
-    Head { label, num, tip }
+fn head(
+    label: impl Into<std::borrow::Cow<'static, str>>,
+    num: bool,
+    tip: impl Into<std::borrow::Cow<'static, str>>,
+) -> Head {
+    Head {
+        label: label.into(),
+        num,
+        tip: tip.into(),
+    }
 }
 
 /// Sort key of a name with numbers compared as numbers: `fixed[size=64]` before
@@ -848,7 +856,7 @@ fn verdict_table(f: &crate::verdicts::Family) -> Table {
             crate::fmt::tolerance(f.settings.margin_points),
             f.settings.alpha
         ),
-        note: format!("Primary metric in points; Δ with its {:.0} % interval (Tango's score interval for right/wrong values, Rao–Scott-adjusted when questions are clustered; else its union with the cluster-robust t interval); p two-sided, Holm p over the confirmatory family; verdicts from the interval at 1 − α/m against the margin (summary.md and docs/reference.md §5 say how). Rows outside `planned:` are exploratory. Every other table is exploratory.", 100.0 * (1.0 - f.settings.alpha)),
+        note: format!("Primary metric in points; Δ with its {} % interval (Tango's score interval for right/wrong values, Rao–Scott-adjusted when questions are clustered; else its union with the cluster-robust t interval); p two-sided, Holm p over the confirmatory family; verdicts from the interval at 1 − α/m against the margin (summary.md and docs/reference.md §5 say how). Rows outside `planned:` are exploratory. Every other table is exploratory.", crate::fmt::level(f.settings.alpha)),
         head: vec![
             head("verdict", false, "superior, equivalent, non-inferior, inferior or inconclusive"),
             head("dataset", false, ""),
@@ -859,10 +867,10 @@ fn verdict_table(f: &crate::verdicts::Family) -> Table {
             head("n", true, "paired questions"),
             head("baseline", true, "the primary metric, points"),
             head("cell", true, "the primary metric, points"),
-            head("Δ pts [95% CI]", true, ""),
+            head(format!("Δ pts [{}% CI]", crate::fmt::level(f.settings.alpha)), true, ""),
             head("p", true, "sign-flip by resampling unit (McNemar exact for right/wrong, independent questions)"),
             head("Holm p", true, "over the family"),
-            head("questions needed", true, "to settle the verdict at power 0.8"),
+            head("questions needed", true, "for an inconclusive verdict: for the margin (non-inferiority if the true difference were 0) or the stated effect, at power 0.8"),
             head("design effect", true, "variance inflation from clustered questions"),
         ],
         rows,
@@ -875,6 +883,7 @@ fn summary_tables(
     cells: &[&CellRecord],
     comparisons: &HashMap<String, Comparison>,
     baseline: &str,
+    alpha: f64,
 ) -> Vec<Table> {
     let groups = records::by_dataset_reader(cells.iter().copied());
     let mut tables = Vec::new();
@@ -1008,7 +1017,7 @@ fn summary_tables(
         ]);
         if read {
             head_row.extend([
-                head("Δ acc pts [95% CI]", true, "against the baseline strategy's cell; paired bootstrap 95 % interval"),
+                head(format!("Δ acc pts [{}% CI]", crate::fmt::level(alpha)), true, "against the baseline strategy's cell; the verdict's interval (Tango score, Rao–Scott when clustered)"),
                 head("lost / gained", true, "McNemar's discordant pairs: baseline right and this cell wrong (b) / the reverse (c); sorts by lost"),
                 head("McNemar p", true, "exact"),
                 head("Holm p", true, "Holm-adjusted over the run's comparisons"),
@@ -1198,9 +1207,9 @@ pub fn write_run_report(r: &RunReport<'_>) -> Result<PathBuf> {
                 family.as_ref().map_or("0".into(), |f| {
                     format!(
                         "{} · {}",
-                        f.planned.len(),
-                        f.planned
-                            .first()
+                        f.size(),
+                        f.confirmatory()
+                            .next()
                             .map_or(0, |p| p.planned.comparison.holm_family)
                     )
                 }),
@@ -1214,6 +1223,7 @@ pub fn write_run_report(r: &RunReport<'_>) -> Result<PathBuf> {
                 &records,
                 r.comparisons,
                 &r.settings.baseline,
+                r.settings.verdict.alpha,
             ))
             .collect(),
         lists: Vec::new(),
@@ -1403,9 +1413,9 @@ pub fn write_compare_page(
             head("baseline", true, "the primary metric, points"),
             head("candidate", true, "the primary metric, points"),
             head(
-                "Δ pts [95% CI]",
+                format!("Δ pts [{}% CI]", crate::fmt::level(report.rules.alpha)),
                 true,
-                "Tango's score interval (right/wrong), else the expanded percentile bootstrap",
+                "the verdict's interval: Tango's score interval for right/wrong values (Rao–Scott-adjusted when questions are clustered), else its union with the t interval",
             ),
             head(
                 "Holm p",
@@ -1498,13 +1508,7 @@ pub fn write_compare_page(
             report.cells.len()
         ),
         verdict: Some(if regression { "bad" } else { "good" }),
-        facts: vec![
-            ("rule".into(), report.rule.clone()),
-            (
-                "bootstrap resamples".into(),
-                report.bootstrap_resamples.to_string(),
-            ),
-        ],
+        facts: compare_facts(report),
         notes,
         tables: vec![table],
         lists,
@@ -1516,6 +1520,48 @@ pub fn write_compare_page(
     let path = out.join(COMPARE_HTML);
     write_atomic(&path, render(&page)?.as_bytes())?;
     Ok(path)
+}
+
+/// compare.html's facts: the rule, and each of the gate's rules with where it came from (the
+/// baseline's config or a flag, never the candidate's).
+fn compare_facts(report: &CompareReport) -> Vec<(String, String)> {
+    let g = &report.rules;
+    let mut facts = vec![
+        ("rule".into(), report.rule.clone()),
+        (
+            "primary metric".into(),
+            format!("{} — {}", g.primary, g.primary_from),
+        ),
+        (
+            "margin".into(),
+            format!(
+                "{} points — {}",
+                crate::fmt::tolerance(g.margin_pts),
+                g.margin_from
+            ),
+        ),
+        ("α".into(), format!("{} — {}", g.alpha, g.alpha_from)),
+        (
+            "resampled by".into(),
+            format!(
+                "{} — {}",
+                if report.resample.is_empty() {
+                    "–"
+                } else {
+                    report.resample.as_str()
+                },
+                g.resample_from
+            ),
+        ),
+        (
+            "bootstrap resamples".into(),
+            report.bootstrap_resamples.to_string(),
+        ),
+    ];
+    for d in &report.rule_differences {
+        facts.push(("candidate declares".into(), d.describe()));
+    }
+    facts
 }
 
 /// The matched cells of `report` as stored in run directory `dir`: records and full rows

@@ -469,7 +469,7 @@ fn draw_forest<DB: DrawingBackend>(
         .configure_mesh()
         .disable_y_mesh()
         .disable_y_axis()
-        .x_desc("accuracy delta vs baseline (points), paired bootstrap 95 % interval")
+        .x_desc("accuracy delta vs baseline (points), the verdict's interval")
         .x_label_formatter(&|v| tick(*v))
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 17))

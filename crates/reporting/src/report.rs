@@ -72,7 +72,10 @@ pub fn compare_cells(
         let words = |rs: &[QuestionRow]| rs.iter().map(|r| r.words as f64).collect::<Vec<_>>();
         // The family's resampling unit and level, so that a planned accuracy comparison shows
         // the same interval here, in the plots and in report.html as in the verdict table.
-        let unit = family.map_or(crate::verdicts::Resample::Question, |f| f.resample);
+        let unit = family.map_or_else(
+            || crate::verdicts::unit_without_family(&cfg.verdict, rows),
+            |f| f.resample,
+        );
         let clusters = stats::Clusters::from_keys(br.iter().map(|r| unit.key(r)));
         let paired = stats::PairedComparison::new(
             &correct(br),
@@ -346,6 +349,15 @@ pub fn write_reports(
             stats::monte_carlo_resamples(cfg.bootstrap_resamples, f.size(), f.settings.alpha),
             cfg.seed,
         ));
+    } else if let Some(p) = &cfg.verdict.primary {
+        let _ = write!(
+            md,
+            "\n## Verdict: none\n\nNo strategy is compared with the baseline on the primary \
+             metric {} (`primary:`): no cell pair has a value of it on both sides (it needs a \
+             reader for accuracy, gold evidence for the span and rank metrics, an answer \
+             string for answer recall). Set `primary:` to a metric this run's data has.\n",
+            Code(p)
+        );
     }
     let mut groups: Vec<(String, String)> = cells
         .iter()
@@ -369,9 +381,10 @@ pub fn write_reports(
         }
         let _ = write!(
             md,
-            "\n## {} · reader {}\n\n| strategy | retriever | k | n | accuracy [95% CI] | ties | invalid | words (mean) | unique words | chars (mean) | tokens (mean) | acc pts / 1k words | Δ acc pts [95% CI] | McNemar p | Holm p | words reduction % [95% CI] | recall@k | nDCG@k |\n|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---:|---:|\n",
+            "\n## {} · reader {}\n\n| strategy | retriever | k | n | accuracy [95% CI] | ties | invalid | words (mean) | unique words | chars (mean) | tokens (mean) | acc pts / 1k words | Δ acc pts [{}% CI] | McNemar p | Holm p | words reduction % [95% CI] | recall@k | nDCG@k |\n|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---:|---:|\n",
             Text(ds),
-            Code(rd)
+            Code(rd),
+            crate::fmt::level(cfg.verdict.alpha)
         );
         for c in cells
             .iter()
@@ -522,9 +535,9 @@ pub fn write_reports(
             .collect::<Vec<_>>()
             .join(", "),
         if accuracy_primary {
-            format!("the planned comparison's {:.0} % interval (see the verdict section)", 100.0 * (1.0 - cfg.verdict.alpha))
+            format!("the planned comparison's {} % interval (see the verdict section)", crate::fmt::level(cfg.verdict.alpha))
         } else {
-            format!("{:.0} % intervals by the verdict's method for right/wrong values (Tango's score interval; Rao–Scott by the verdict's resampling unit when questions are clustered)", 100.0 * (1.0 - cfg.verdict.alpha))
+            format!("{} % intervals by the verdict's method for right/wrong values (Tango's score interval; Rao–Scott by the verdict's resampling unit when questions are clustered)", crate::fmt::level(cfg.verdict.alpha))
         },
         if accuracy_primary {
             "over the planned family (accuracy is the primary metric)"
@@ -783,7 +796,10 @@ fn retrieval_tests(
         resamples: cfg.bootstrap_resamples,
         ..stats::BootstrapConfig::with_seed(cfg.seed)
     };
-    let unit = family.map_or(crate::verdicts::Resample::Question, |f| f.resample);
+    let unit = family.map_or_else(
+        || crate::verdicts::unit_without_family(&cfg.verdict, rows),
+        |f| f.resample,
+    );
     let level = 1.0 - cfg.verdict.alpha;
     let mut tests = Vec::new();
     for &c in &chosen {
@@ -892,13 +908,13 @@ fn retrieval_tests(
         return Ok((String::new(), csv));
     }
     let mut md = format!(
-        "\n## Retrieval against the baseline (exploratory)\n\nEach retrieval metric (and words retrieved) of a cell against the baseline strategy's cell with the same dataset, retriever and k, over the questions where both are defined (n): Δ = mean(cell) − mean(baseline) with its {level:.0} % interval by the verdict's method and resampling unit (by {}; words retrieved: paired bootstrap 95 %, B = {}, seed {}); p: two-sided sign-flip permutation test by that unit (exact up to {} non-zero sums, else Monte Carlo with B patterns), unadjusted: these {} tests are exploratory (the verdict section holds the planned, Holm-adjusted comparisons of the primary metric; its rows here carry the verdict's own interval and p); retrieval_comparisons.csv.\n\n| dataset | strategy | retriever | k | metric | n | baseline | cell | Δ [{level:.0}% CI] | sign-flip p |\n|---|---|---|---:|---|---:|---:|---:|---|---:|\n",
+        "\n## Retrieval against the baseline (exploratory)\n\nEach retrieval metric (and words retrieved) of a cell against the baseline strategy's cell with the same dataset, retriever and k, over the questions where both are defined (n): Δ = mean(cell) − mean(baseline) with its {level} % interval by the verdict's method and resampling unit (by {}; words retrieved: paired bootstrap 95 %, B = {}, seed {}); p: two-sided sign-flip permutation test by that unit (exact up to {} non-zero sums, else Monte Carlo with B patterns), unadjusted: these {} tests are exploratory (the verdict section holds the planned, Holm-adjusted comparisons of the primary metric; its rows here carry the verdict's own interval and p); retrieval_comparisons.csv.\n\n| dataset | strategy | retriever | k | metric | n | baseline | cell | Δ [{level}% CI] | sign-flip p |\n|---|---|---|---:|---|---:|---:|---:|---|---:|\n",
         unit.as_str(),
         cfg.bootstrap_resamples,
         cfg.seed,
         stats::SIGN_FLIP_EXACT_MAX,
         tests.len(),
-        level = 100.0 * level,
+        level = crate::fmt::level(cfg.verdict.alpha),
     );
     for t in &tests {
         let digits = if t.metric == "words retrieved" { 1 } else { 3 };

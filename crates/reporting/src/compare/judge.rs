@@ -212,9 +212,18 @@ fn requirement_reason(prim: &PrimaryFigures<'_>, r: Requirement, rules: &GateRul
         clusters: &clusters,
     };
     let margin = rules.margin_pts / 100.0;
-    let claim = match r {
-        Requirement::NonInferior => stats::Claim::NonInferiority,
-        Requirement::Equivalent => stats::Claim::Equivalence,
+    let (claim, target) = match r {
+        Requirement::NonInferior => (stats::Claim::NonInferiority, margin),
+        Requirement::Equivalent => (stats::Claim::Equivalence, margin),
+        Requirement::Superior if c.differing == 0 => {
+            return format!(
+                "{head}; no question differs between the two cells, so no number of questions \
+                 makes one superior to the other"
+            );
+        }
+        Requirement::Superior if rules.effect_pts > 0.0 => {
+            (stats::Claim::Effect, rules.effect_pts / 100.0)
+        }
         Requirement::Superior => {
             let deff = c.design_effect.unwrap_or(1.0).max(1.0);
             let z = stats::normal_quantile;
@@ -224,7 +233,8 @@ fn requirement_reason(prim: &PrimaryFigures<'_>, r: Requirement, rules: &GateRul
                 * (deff / c.n.max(1) as f64).sqrt();
             return format!(
                 "{head}; with {} questions the smallest gain this set shows as superior with \
-                 power {} is ≈ {:.1} points",
+                 power {} is ≈ {:.1} points (set `effect:` in the baseline's config for the \
+                 questions a stated gain needs)",
                 c.n,
                 crate::verdicts::POWER,
                 100.0 * gain
@@ -234,11 +244,19 @@ fn requirement_reason(prim: &PrimaryFigures<'_>, r: Requirement, rules: &GateRul
     match stats::questions_needed_for(
         &input,
         claim,
-        margin,
+        target,
         rules.alpha,
         crate::verdicts::POWER,
         prim.family,
     ) {
+        Some(q) if q.n.is_some_and(|n| n <= c.n as u64) => format!(
+            "{head}; this set of {} questions would show it if the true difference were 0 (≈ {} \
+             needed): the observed difference, {} points, not the number of questions, keeps \
+             it from passing",
+            c.n,
+            q.n.unwrap_or(0),
+            crate::verdicts::signed_points(c.estimate)
+        ),
         Some(q) => format!(
             "{head}; {} if the true difference is 0; this set has {}",
             q.describe(),
@@ -306,56 +324,8 @@ pub(super) fn judge_pair(
         requirement,
         primary_missing,
     };
-    let mut reasons = Vec::new();
-    if let (true, Some(f)) = (quality, &prim) {
-        reasons.push(format!(
-            "{} {:+.1} points (a drop of more than {}) with Holm p {} (below {})",
-            primary.label(),
-            100.0 * f.comparison.estimate,
-            crate::fmt::tolerance(tol.max_accuracy_drop_pts),
-            crate::fmt::p_value(f.comparison.holm_p),
-            rules.alpha
-        ));
-    }
-    if primary_missing {
-        reasons.push(format!(
-            "the candidate has no {} here where the baseline has one (the gate's primary metric, \
-             {}): the gate cannot show it did not regress",
-            primary.label(),
-            rules.primary_from
-        ));
-    }
-    if words {
-        reasons.push(match w.change_pct {
-            Some(x) => format!(
-                "mean words retrieved {x:+.1} % (more than +{} %)",
-                crate::fmt::tolerance(tol.max_words_increase_pct)
-            ),
-            None => "words retrieved where the baseline retrieved none".to_string(),
-        });
-    }
-    if requirement && !primary_missing {
-        reasons.push(match (&prim, tol.require) {
-            (Some(f), Some(r)) => requirement_reason(f, r, rules),
-            _ => format!("no {} to judge --require by", primary.label()),
-        });
-    }
-    let mut notes = Vec::new();
-    if let Some(f) = prim
-        .as_ref()
-        .filter(|f| !quality && !f.comparison.exploratory)
-    {
-        if f.comparison.verdict == stats::Verdict::Inferior {
-            notes.push(format!(
-                "inferior (Holm p {} below α = {}) but the drop, {} points, is within the \
-                 {}-point tolerance",
-                crate::fmt::p_value(f.comparison.holm_p),
-                rules.alpha,
-                crate::verdicts::signed_points(f.comparison.estimate),
-                crate::fmt::tolerance(tol.max_accuracy_drop_pts)
-            ));
-        }
-    }
+    let reasons = reasons_for(&judgement, prim.as_ref(), primary, tol, rules, &w);
+    let notes = notes_for(quality, prim.as_ref(), tol, rules);
     let side = |correct: Option<u64>, ci: Option<stats::Interval>, mean: Option<f64>, sum: f64| {
         SideAccuracy {
             correct,
@@ -395,7 +365,16 @@ pub(super) fn judge_pair(
         baseline: side(
             pc.as_ref().map(|x| x.baseline_correct),
             pc.as_ref().map(|x| x.baseline_wilson),
-            prim.as_ref().map(|x| x.base_mean),
+            prim.as_ref().map(|x| x.base_mean).or_else(|| {
+                // The baseline's own mean where the candidate has no value to pair it with.
+                let xs: Vec<f64> = p
+                    .base
+                    .rows
+                    .iter()
+                    .filter_map(|r| primary.value(r))
+                    .collect();
+                stats::mean(&xs)
+            }),
             w.base_sum,
         ),
         candidate: side(
@@ -420,4 +399,70 @@ pub(super) fn judge_pair(
         reasons,
         notes,
     })
+}
+
+/// Why a pair regressed, one sentence per criterion that fired.
+fn reasons_for(
+    judgement: &Judgement,
+    prim: Option<&PrimaryFigures<'_>>,
+    primary: crate::verdicts::Primary,
+    tol: &Tolerances,
+    rules: &GateRules,
+    w: &WordsFigures,
+) -> Vec<String> {
+    let mut reasons = Vec::new();
+    if let (true, Some(f)) = (judgement.accuracy, prim) {
+        reasons.push(format!(
+            "{} {:+.1} points (a drop of more than {}) with Holm p {} (below {})",
+            primary.label(),
+            100.0 * f.comparison.estimate,
+            crate::fmt::tolerance(tol.max_accuracy_drop_pts),
+            crate::fmt::p_value(f.comparison.holm_p),
+            rules.alpha
+        ));
+    }
+    if judgement.primary_missing {
+        reasons.push(format!(
+            "the candidate has no {} here where the baseline has one (the gate's primary metric, \
+             {}): the gate cannot show it did not regress",
+            primary.label(),
+            rules.primary_from
+        ));
+    }
+    if judgement.words {
+        reasons.push(match w.change_pct {
+            Some(x) => format!(
+                "mean words retrieved {x:+.1} % (more than +{} %)",
+                crate::fmt::tolerance(tol.max_words_increase_pct)
+            ),
+            None => "words retrieved where the baseline retrieved none".to_string(),
+        });
+    }
+    if judgement.requirement && !judgement.primary_missing {
+        reasons.push(match (prim, tol.require) {
+            (Some(f), Some(r)) => requirement_reason(f, r, rules),
+            _ => format!("no {} to judge --require by", primary.label()),
+        });
+    }
+    reasons
+}
+
+/// What a reader of an `ok` row should know: an "inferior" verdict within the tolerance.
+fn notes_for(
+    quality: bool,
+    prim: Option<&PrimaryFigures<'_>>,
+    tol: &Tolerances,
+    rules: &GateRules,
+) -> Vec<String> {
+    match prim.filter(|f| !quality && !f.comparison.exploratory) {
+        Some(f) if f.comparison.verdict == stats::Verdict::Inferior => vec![format!(
+            "inferior (Holm p {} below α = {}) but the drop, {} points, is within the {}-point \
+             tolerance",
+            crate::fmt::p_value(f.comparison.holm_p),
+            rules.alpha,
+            crate::verdicts::signed_points(f.comparison.estimate),
+            crate::fmt::tolerance(tol.max_accuracy_drop_pts)
+        )],
+        _ => Vec::new(),
+    }
 }

@@ -46,6 +46,8 @@ pub(super) struct RunCell {
     /// False when `cells/ID.csv` has no `question_doc` column (written before it existed):
     /// its questions' documents are unknown, so it cannot be resampled by document.
     pub(super) has_question_doc: bool,
+    /// False when `cells/ID.csv` has no `subject` column.
+    pub(super) has_subject: bool,
 }
 
 /// A run directory as the gate reads it.
@@ -161,6 +163,7 @@ fn load_cell(cells_dir: &Path, id: &str) -> Result<RunCell> {
         .with_context(|| format!("{}: not CSV; {rerun}", csv_path.display()))?
         .clone();
     let has_question_doc = headers.iter().any(|h| h == "question_doc");
+    let has_subject = headers.iter().any(|h| h == "subject");
     let metric_at: Vec<(usize, usize)> = retriever::metrics::METRICS
         .iter()
         .enumerate()
@@ -244,5 +247,6 @@ fn load_cell(cells_dir: &Path, id: &str) -> Result<RunCell> {
         record,
         rows,
         has_question_doc,
+        has_subject,
     })
 }

@@ -39,11 +39,11 @@ pub fn render_markdown(r: &CompareReport) -> String {
         r.cells.len(),
     );
     rules_lines(&mut md, r);
-    let level = 100.0 * (1.0 - r.rules.alpha);
+    let level = crate::fmt::level(r.rules.alpha);
     let _ = write!(
         md,
         "| gate | dataset | strategy | retriever | k | reader | n | primary baseline → \
-         candidate | Δ pts [{level:.0}% CI] | Holm p | verdict | questions needed | lost / \
+         candidate | Δ pts [{level}% CI] | Holm p | verdict | questions needed | lost / \
          gained | words (mean) baseline → candidate | Δ words % [95% CI] | invalid baseline → \
          candidate |\n\
          |---|---|---|---|---:|---|---:|---|---|---:|---|---:|---:|---|---|---:|\n",
@@ -58,7 +58,7 @@ pub fn render_markdown(r: &CompareReport) -> String {
     let _ = writeln!(
         md,
         "\nRule: {}. Δ, intervals and verdicts: the primary metric candidate − baseline in \
-         points, {level:.0} % interval (Tango's score interval for right/wrong values, \
+         points, {level} % interval (Tango's score interval for right/wrong values, \
          Rao–Scott-adjusted when questions are clustered, else its union with the \
          cluster-robust t interval), Holm over the {} confirmatory pairs with a primary value \
          and a differing question (a pair whose questions all agree cannot reach \
@@ -90,7 +90,10 @@ fn rules_lines(md: &mut String, r: &CompareReport) {
     };
     let resample = match (g.resample, r.resample.as_str()) {
         (Some(u), _) => format!("by {} — {}", u.as_str(), g.resample_from),
-        (None, "") => format!("– — {}", g.resample_from),
+        (None, "") => format!(
+            "– ({}; no pair has the primary metric on both sides)",
+            g.resample_from
+        ),
         (None, used) => format!(
             "by {used} — {} (by document when documents hold several compared questions; {} \
              do)",
@@ -104,6 +107,7 @@ fn rules_lines(md: &mut String, r: &CompareReport) {
          - primary metric {} — {}\n\
          - margin {} points — {}\n\
          - α = {} family-wise — {}\n\
+         - effect {} points — {}\n\
          - resampled {resample}\n\
          - planned family: {family}; Holm family of {}\n",
         Code(&g.primary),
@@ -112,6 +116,8 @@ fn rules_lines(md: &mut String, r: &CompareReport) {
         g.margin_from,
         g.alpha,
         g.alpha_from,
+        crate::fmt::tolerance(g.effect_pts),
+        g.effect_from,
         r.family_size,
     );
     if !r.rule_differences.is_empty() {

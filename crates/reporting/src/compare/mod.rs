@@ -222,8 +222,11 @@ impl Tolerances {
             );
         }
         if let Some(a) = self.alpha {
-            if !(a > 0.0 && a < 1.0) {
-                bail!("--alpha {a}: give a significance level in (0, 1), e.g. 0.05");
+            if !crate::verdicts::valid_alpha(a) {
+                bail!(
+                    "--alpha {a}: give a significance level from 0.0001 up to, not including, \
+                     0.5, e.g. 0.05"
+                );
             }
         }
         if let Some(p) = &self.primary {
@@ -552,51 +555,8 @@ pub fn compare_runs(
     check_requirement(tol, &rules)?;
     check_question_docs(&rules, &paired, baseline)?;
     let primary = crate::verdicts::Primary::parse(&rules.primary)?;
-    let settings = rules.settings();
     let resamples = base.run.bootstrap_resamples;
-    let values: Vec<crate::verdicts::PairValues<'_>> = paired
-        .iter()
-        .map(|p| crate::verdicts::PairValues::of(primary, &p.base.rows, &p.cand_rows))
-        .collect();
-    let members: Vec<usize> = (0..paired.len())
-        .filter(|&i| !values[i].base.is_empty())
-        .collect();
-    let member_values: Vec<crate::verdicts::PairValues<'_>> =
-        members.iter().map(|&i| values[i].clone()).collect();
-    let confirmatory: Vec<bool> = members
-        .iter()
-        .map(|&i| {
-            rules
-                .planned
-                .as_ref()
-                .is_none_or(|p| p.matches(&paired[i].cand.record.cell))
-        })
-        .collect();
-    let family = if member_values.is_empty() {
-        None
-    } else {
-        Some(crate::verdicts::compute_family(
-            &member_values,
-            &confirmatory,
-            &settings,
-            base.run.seed,
-            resamples,
-        )?)
-    };
-    let mut primary_of: Vec<Option<judge::PrimaryFigures<'_>>> = vec![None; paired.len()];
-    if let Some(f) = &family {
-        let m = confirmatory.iter().filter(|&&c| c).count();
-        for ((&i, c), v) in members.iter().zip(&f.comparisons).zip(&member_values) {
-            primary_of[i] = Some(judge::PrimaryFigures {
-                comparison: c.clone(),
-                base_mean: v.base_mean(),
-                cand_mean: v.cand_mean(),
-                values: v.clone(),
-                unit: f.resample,
-                family: m,
-            });
-        }
-    }
+    let (primary_of, family) = primary_figures(&paired, primary, &rules, &base.run)?;
     let mut cells = Vec::with_capacity(paired.len());
     for (p, prim) in paired.iter().zip(primary_of) {
         cells.push(judge_pair(p, prim, primary, tol, &rules, resamples)?);
@@ -606,6 +566,10 @@ pub fn compare_runs(
         .filter(|c| c.verdict == Verdict::Regression)
         .count();
     let missing = only_in_baseline.len();
+    let confirmatory = cells
+        .iter()
+        .filter(|c| c.confirmatory && c.primary.is_some())
+        .count();
     Ok(CompareReport {
         baseline: baseline.display().to_string(),
         candidate: candidate.display().to_string(),
@@ -620,7 +584,7 @@ pub fn compare_runs(
             .as_ref()
             .map_or(String::new(), |f| f.resample.as_str().to_string()),
         shared_documents: family.as_ref().map_or(0, |f| f.shared_documents),
-        confirmatory: confirmatory.iter().filter(|&&c| c).count(),
+        confirmatory,
         family_size: family
             .as_ref()
             .and_then(|f| f.comparisons.iter().find(|c| !c.exploratory))
@@ -641,6 +605,82 @@ pub fn compare_runs(
         ignored_baseline_cells: base.ignored,
         ignored_candidate_cells: cand.ignored,
     })
+}
+
+/// The gate's family: each pair's primary comparison (confirmatory when the rules' `planned:`
+/// matches the baseline's cell, else exploratory; `None` where a side has no value), computed
+/// with the baseline's seed and Monte Carlo start; and the family's result.
+///
+/// # Errors
+/// Statistics errors.
+fn primary_figures<'a>(
+    paired: &'a [Paired<'a>],
+    primary: crate::verdicts::Primary,
+    rules: &GateRules,
+    base: &ResolvedRun,
+) -> Result<(
+    Vec<Option<judge::PrimaryFigures<'a>>>,
+    Option<crate::verdicts::FamilyResult>,
+)> {
+    let values: Vec<crate::verdicts::PairValues<'a>> = paired
+        .iter()
+        .map(|p| crate::verdicts::PairValues::of(primary, &p.base.rows, &p.cand_rows))
+        .collect();
+    let members: Vec<usize> = (0..paired.len())
+        .filter(|&i| !values[i].base.is_empty())
+        .collect();
+    let member_values: Vec<crate::verdicts::PairValues<'a>> =
+        members.iter().map(|&i| values[i].clone()).collect();
+    // The plan is the baseline's, in its names: a candidate that renames a planned strategy
+    // (paired by --pair) is still in the family.
+    let confirmatory: Vec<bool> = members
+        .iter()
+        .map(|&i| {
+            rules
+                .planned
+                .as_ref()
+                .is_none_or(|p| p.matches(&paired[i].base.record.cell))
+        })
+        .collect();
+    let mut out: Vec<Option<judge::PrimaryFigures<'a>>> = vec![None; paired.len()];
+    let base_has = paired
+        .iter()
+        .any(|p| p.base.rows.iter().any(|r| primary.value(r).is_some()));
+    if !base_has {
+        bail!(
+            "the gate's primary metric `{}` ({}) has no value in any of the baseline's cells \
+             ({}), so no pair could be judged on it; choose one the baseline has: --primary \
+             METRIC, or `primary:` in the baseline's config",
+            rules.primary,
+            rules.primary_from,
+            match primary {
+                crate::verdicts::Primary::Accuracy => "they have no reader",
+                _ => "no question has what the metric needs: gold evidence or an answer string",
+            }
+        );
+    }
+    if member_values.is_empty() {
+        return Ok((out, None));
+    }
+    let f = crate::verdicts::compute_family(
+        &member_values,
+        &confirmatory,
+        &rules.settings(),
+        base.seed,
+        base.bootstrap_resamples,
+    )?;
+    let m = confirmatory.iter().filter(|&&c| c).count();
+    for ((&i, c), v) in members.iter().zip(&f.comparisons).zip(member_values) {
+        out[i] = Some(judge::PrimaryFigures {
+            comparison: c.clone(),
+            base_mean: v.base_mean(),
+            cand_mean: v.cand_mean(),
+            values: v,
+            unit: f.resample,
+            family: m,
+        });
+    }
+    Ok((out, Some(f)))
 }
 
 /// The gate's rules (flags, else the baseline's config, with its primary metric resolved
@@ -666,7 +706,7 @@ fn the_rules(
     let base_primary = resolved(base)?.unwrap_or(crate::verdicts::Primary::Accuracy);
     let defaulted = base.run.verdict.primary.is_none();
     let rules = rules::gate_rules(tol, &base.run.verdict, base_primary, defaulted);
-    let differences = rules::differences(&rules, &cand.run.verdict, resolved(cand)?);
+    let differences = rules::differences(&rules, &base.run.verdict, &cand.run.verdict);
     let refused: Vec<String> = differences
         .iter()
         .filter(|d| !d.by_flag)
@@ -707,11 +747,32 @@ fn check_requirement(tol: &Tolerances, rules: &GateRules) -> Result<()> {
 }
 
 /// Refuses a baseline whose cells lack the `question_doc` column when the gate resamples by
-/// document (or by default, which needs the documents to choose): it would silently resample
-/// by question.
+/// document (or by default, which needs the documents to choose), or have no subject when it
+/// resamples by subject: it would silently resample by question.
 fn check_question_docs(rules: &GateRules, paired: &[Paired<'_>], baseline: &Path) -> Result<()> {
     use crate::verdicts::Resample;
-    if matches!(rules.resample, Some(Resample::Question | Resample::Subject)) {
+    if rules.resample == Some(Resample::Subject) {
+        let none = paired
+            .iter()
+            .all(|p| !p.base.has_subject || p.base.rows.iter().all(|r| r.subject.is_empty()));
+        if none {
+            bail!(
+                "the gate resamples by subject ({}), but no question of the baseline's cells has \
+                 a subject (cells/{}.csv{}): it would silently resample by question; give \
+                 --resample question or document, or refresh the baseline from a dataset with \
+                 subjects (re-run its config: `chunkbench run CONFIG --output DIR`)",
+                rules.resample_from,
+                paired.first().map_or("", |p| p.base.record.id.as_str()),
+                if paired.iter().any(|p| !p.base.has_subject) {
+                    " has no `subject` column"
+                } else {
+                    ""
+                }
+            );
+        }
+        return Ok(());
+    }
+    if rules.resample == Some(Resample::Question) {
         return Ok(());
     }
     if let Some(p) = paired.iter().find(|p| !p.base.has_question_doc) {

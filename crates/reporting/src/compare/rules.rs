@@ -140,61 +140,65 @@ fn planned(p: &Option<PlannedCells>) -> String {
         .map_or("every comparison".into(), PlannedCells::describe)
 }
 
-/// Where the candidate's declared rules (`cand`, its primary metric resolved over its own
-/// cells as `cand_primary`) differ from the gate's.
+/// Where the candidate's config declares other verdict rules than the baseline's config — the
+/// declarations compared as written (`primary:` absent is the default, not the metric it
+/// resolves to: a candidate that drops its reader declares nothing; it then lacks the gate's
+/// primary metric and fails its pairs). Each difference carries the gate's value and where it
+/// came from; one the gate took from a flag is shown but not refused (the reviewer overrode
+/// both configs).
 pub fn differences(
     rules: &GateRules,
+    base: &VerdictSettings,
     cand: &VerdictSettings,
-    cand_primary: Option<Primary>,
 ) -> Vec<RuleDifference> {
     let mut out = Vec::new();
-    let mut push = |rule: &str, gate: String, candidate: String, from: &str| {
-        if gate != candidate {
+    let mut push = |rule: &str, declared: (String, String), gate: String, from: &str| {
+        if declared.0 != declared.1 {
             out.push(RuleDifference {
                 rule: rule.into(),
                 gate,
-                candidate,
+                candidate: declared.1,
                 from: from.to_string(),
                 by_flag: from.starts_with("--"),
             });
         }
     };
+    let primary = |p: &Option<String>| p.clone().unwrap_or_else(|| "(default)".into());
     push(
         "primary",
+        (primary(&base.primary), primary(&cand.primary)),
         rules.primary.clone(),
-        cand_primary.map_or("(none: nothing to compare on)".into(), |p| {
-            p.name().to_string()
-        }),
         &rules.primary_from,
     );
+    let pts = |x: f64| format!("{} points", crate::fmt::tolerance(x));
     push(
         "margin",
-        format!("{} points", crate::fmt::tolerance(rules.margin_pts)),
-        format!("{} points", crate::fmt::tolerance(cand.margin_points)),
+        (pts(base.margin_points), pts(cand.margin_points)),
+        pts(rules.margin_pts),
         &rules.margin_from,
     );
     push(
         "alpha",
+        (base.alpha.to_string(), cand.alpha.to_string()),
         rules.alpha.to_string(),
-        cand.alpha.to_string(),
         &rules.alpha_from,
     );
     push(
         "resample",
+        (unit(base.resample), unit(cand.resample)),
         unit(rules.resample),
-        unit(cand.resample),
         &rules.resample_from,
     );
     push(
         "effect",
-        format!("{} points", crate::fmt::tolerance(rules.effect_pts)),
-        format!("{} points", crate::fmt::tolerance(cand.effect_points)),
+        (pts(base.effect_points), pts(cand.effect_points)),
+        pts(rules.effect_pts),
         &rules.effect_from,
     );
     push(
         "planned",
+        (planned(&base.planned), planned(&cand.planned)),
         planned(&rules.planned),
-        planned(&cand.planned),
         &rules.planned_from,
     );
     out
@@ -218,8 +222,7 @@ mod tests {
             margin_points: 5.0,
             ..VerdictSettings::default()
         };
-        let answer = crate::verdicts::Primary::parse("answer_recall").unwrap();
-        let d = differences(&rules, &cand, Some(answer));
+        let d = differences(&rules, &base, &cand);
         let names: Vec<&str> = d.iter().map(|d| d.rule.as_str()).collect();
         assert_eq!(names, ["primary", "margin"]);
         assert!(d.iter().all(|d| !d.by_flag));
@@ -234,8 +237,12 @@ mod tests {
         let rules = gate_rules(&tol, &base, Primary::Accuracy, true);
         assert_eq!((rules.margin_pts, rules.alpha), (2.0, 0.01));
         assert_eq!(rules.alpha_from, "--alpha");
-        let d = differences(&rules, &cand, Some(Primary::Accuracy));
+        let d = differences(&rules, &base, &cand);
         assert!(d.iter().any(|d| d.rule == "margin" && d.by_flag));
-        assert!(d.iter().any(|d| d.rule == "alpha" && d.by_flag));
+        // The candidate's alpha is the default, as the baseline's: no difference, whatever the
+        // flag says.
+        assert!(!d.iter().any(|d| d.rule == "alpha"));
+        // A candidate that declares nothing differs in nothing.
+        assert!(differences(&rules, &base, &VerdictSettings::default()).is_empty());
     }
 }

@@ -111,7 +111,7 @@ fn invalid_tolerances_name_the_flag() {
         ..d.clone()
     })
     .contains("--max-words-increase"));
-    for a in [0.0, 1.0, 1.5] {
+    for a in [0.0, 1e-17, 0.5, 0.999_999, 1.0, 1.5] {
         assert!(bad(Tolerances {
             alpha: Some(a),
             ..d.clone()

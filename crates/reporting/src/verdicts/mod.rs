@@ -22,6 +22,13 @@ pub const ALPHA: f64 = stats::DEFAULT_ALPHA;
 /// Power at which "questions needed" is computed.
 pub const POWER: f64 = stats::DEFAULT_POWER;
 
+/// True for a family-wise α chunkbench computes with: from 0.0001 up to, not including, 0.5.
+/// Below 0.0001 the Monte Carlo tests could not reach the thresholds in bounded time; at 0.5
+/// and above an interval at 1 − α is no interval a verdict can be read from.
+pub fn valid_alpha(alpha: f64) -> bool {
+    (1e-4..0.5).contains(&alpha)
+}
+
 /// What the intervals and tests resample: the config's `resample:`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -200,6 +207,10 @@ pub struct Family {
     pub shared_documents: usize,
     /// Clusters of the unit used holding more than one compared question.
     pub shared_clusters: usize,
+    /// True when the unit is `document` or `subject` and no compared question has one: every
+    /// question is then its own cluster (resampled by question in effect), which summary.md
+    /// says.
+    pub unit_missing: bool,
     /// The settings the family was computed with (margin, α, effect, `planned:`).
     pub settings: VerdictSettings,
     /// The planned comparisons, confirmatory and exploratory, in cell order.
@@ -345,6 +356,8 @@ pub struct FamilyResult {
     pub shared_documents: usize,
     /// Clusters of the unit used holding several compared questions.
     pub shared_clusters: usize,
+    /// The unit is `document` or `subject` and no compared question has one.
+    pub unit_missing: bool,
     /// One comparison per pair (exploratory ones flagged).
     pub comparisons: Vec<stats::PlannedComparison>,
     /// The confirmatory comparisons under the other unit ([`Family::sensitivity`]).
@@ -439,11 +452,17 @@ pub fn compute_family(
         }),
         _ => None,
     };
+    let unit_missing = resample != Resample::Question
+        && pairs.iter().flat_map(|p| &p.rows).all(|r| match resample {
+            Resample::Document => r.question_doc.is_empty(),
+            _ => r.subject.is_empty(),
+        });
     Ok(FamilyResult {
         resample,
         resample_default,
         shared_documents,
         shared_clusters: shared_clusters(pairs, resample),
+        unit_missing,
         comparisons,
         sensitivity,
     })
@@ -533,10 +552,39 @@ pub fn plan(
         resample_default: fam.resample_default,
         shared_documents: fam.shared_documents,
         shared_clusters: fam.shared_clusters,
+        unit_missing: fam.unit_missing,
         settings: settings.clone(),
         planned,
         sensitivity: fam.sensitivity,
     }))
+}
+
+/// The resampling unit of a run's comparisons when it has no family to take it from (no
+/// comparison of the primary metric): the config's `resample:`, else `document` when some
+/// document holds several of the run's questions, else `question` — the family's own rule.
+pub fn unit_without_family(
+    settings: &VerdictSettings,
+    rows: &HashMap<String, Vec<QuestionRow>>,
+) -> Resample {
+    if let Some(r) = settings.resample {
+        return r;
+    }
+    let mut per_doc: HashMap<(&str, &str), std::collections::HashSet<&str>> = HashMap::new();
+    for r in rows
+        .values()
+        .flatten()
+        .filter(|r| !r.question_doc.is_empty())
+    {
+        per_doc
+            .entry((r.dataset.as_str(), r.question_doc.as_str()))
+            .or_default()
+            .insert(r.question_id.as_str());
+    }
+    if per_doc.values().any(|qs| qs.len() > 1) {
+        Resample::Document
+    } else {
+        Resample::Question
+    }
 }
 
 /// Clusters of `unit` holding more than one compared question, over the datasets of `pairs`

@@ -6,7 +6,10 @@ use serde::{Deserialize, Serialize};
 
 /// One value or a list of them (`retriever: dense` or `retriever: [dense, bm25]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "a name or a list of names (k and budget: a whole number or a list of them)"
+)]
 pub enum OneOrMany<T> {
     /// A single value.
     One(T),
@@ -25,6 +28,11 @@ impl<T: PartialEq> OneOrMany<T> {
 }
 
 impl<T> OneOrMany<T> {
+    /// True for an empty list.
+    pub fn is_empty(&self) -> bool {
+        matches!(self, OneOrMany::Many(v) if v.is_empty())
+    }
+
     /// The values.
     pub fn values(&self) -> Vec<&T> {
         match self {
@@ -62,6 +70,20 @@ pub struct PlannedCells {
 }
 
 impl PlannedCells {
+    /// True when it names nothing: every field absent or an empty list (which would plan
+    /// either nothing or everything — refused by the config's check).
+    pub fn is_empty(&self) -> bool {
+        fn none<T>(f: &Option<OneOrMany<T>>) -> bool {
+            f.as_ref().is_none_or(OneOrMany::is_empty)
+        }
+        none(&self.dataset)
+            && none(&self.strategy)
+            && none(&self.retriever)
+            && none(&self.k)
+            && none(&self.budget)
+            && none(&self.reader)
+    }
+
     /// True when `cell` matches every field given.
     pub fn matches(&self, cell: &CellKey) -> bool {
         let text =

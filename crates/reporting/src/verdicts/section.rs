@@ -34,10 +34,13 @@ fn interval_points(i: Option<stats::Interval>) -> String {
     })
 }
 
-/// The "questions needed" cell: `412 (non-inferiority)`, `> 1000000 (none in sight)`, `–`.
+/// The "questions needed" cell: `412 (non-inferiority)`, `> 1000000 (none in sight)`, `–`;
+/// when the set already has that many, `enough if Δ = 0`: the observed difference, not the
+/// number of questions, keeps the verdict open.
 pub fn needed_cell(c: &stats::PlannedComparison) -> String {
     match c.questions_needed {
         Some(q) => match q.n {
+            Some(n) if n <= c.n as u64 => format!("enough if Δ = 0 ({n})"),
             Some(n) => format!("{n} ({})", q.claim.as_str().trim_end_matches(" of")),
             None => format!("> {} (none in sight)", stats::QUESTIONS_NEEDED_CAP),
         },
@@ -59,6 +62,11 @@ fn resample_sentence(family: &Family) -> String {
         ),
         (Resample::Question, false) => format!(
             "by question (`resample: question`; {docs} documents hold several compared questions)"
+        ),
+        (r, false) if family.unit_missing => format!(
+            "by {0} (`resample: {0}`) — ⚠ but no compared question has a {0}, so every \
+             question is its own cluster: this is resampling by question in effect",
+            r.as_str()
         ),
         (r, false) => format!(
             "by {} (`resample: {}`; {} {}s hold several compared questions)",
@@ -96,10 +104,11 @@ fn family_sentence(family: &Family, holm: usize) -> String {
         ),
         Some(p) => format!(
             "{m} confirmatory comparison{} of {all}: those `planned:` names ({}); the other {} \
-             are exploratory (95 % interval and unadjusted p, no verdict)",
+             are exploratory ({} % interval and unadjusted p, no verdict)",
             if m == 1 { "" } else { "s" },
             Text(&p.describe()),
-            all - m
+            all - m,
+            crate::fmt::level(family.settings.alpha)
         ),
     };
     format!("{which}, one Holm family of size {holm}{left_out}")
@@ -135,17 +144,22 @@ pub fn section(family: &Family, resamples: usize, seed: u64) -> String {
     let mut md = format!(
         "\n## Verdict: {label} against the baseline\n\n\
          Primary metric {} (`primary:`), in points; {}; every other figure in this summary is exploratory (unadjusted). \
-         Resampled {} — the analysis the config fixed before the results; the other unit is a sensitivity analysis below. \
-         Δ: candidate − baseline with its {:.0} % interval ({}); p: two-sided sign-flip test by resampling unit (McNemar's exact test for right/wrong values with independent questions), Monte Carlo from ⌈20·m/α⌉ patterns (at least B = {resamples}, seed {seed}) and drawn on until its side of every Holm threshold α/j is settled; Holm p over the family. \
+         Resampled {} — the analysis the config fixed before the results{}. \
+         Δ: candidate − baseline with its {} % interval ({}); p: two-sided sign-flip test by resampling unit (McNemar's exact test for right/wrong values with independent questions), Monte Carlo from ⌈20·m/α⌉ patterns (at least B = {resamples}, seed {seed}) and drawn on until its side of every Holm threshold α/j is settled; Holm p over the family. \
          Verdict at α = {alpha} family-wise (`alpha:`), {margin}; non-inferiority and equivalence are read from intervals at 1 − α/m (Bonferroni), superior/inferior from Holm p. Questions needed: {needed}.\n\n\
-         | dataset | strategy | retriever | k | reader | n | clusters | baseline | cell | Δ pts [{:.0}% CI] | interval at 1 − α/m | p | Holm p | verdict | questions needed | design effect |\n\
+         | dataset | strategy | retriever | k | reader | n | clusters | baseline | cell | Δ pts [{}% CI] | interval at 1 − α/m | p | Holm p | verdict | questions needed | design effect |\n\
          |---|---|---|---:|---|---:|---:|---:|---:|---|---|---:|---:|---|---:|---:|\n",
         Code(family.primary.name()),
         family_sentence(family, holm),
         resample_sentence(family),
-        100.0 * (1.0 - alpha),
+        if family.sensitivity.is_some() {
+            "; the other unit is a sensitivity analysis below"
+        } else {
+            ""
+        },
+        crate::fmt::level(alpha),
         methods(family),
-        100.0 * (1.0 - alpha),
+        crate::fmt::level(alpha),
     );
     for pc in family.confirmatory() {
         let (p, key) = (&pc.planned, &pc.cell);
@@ -220,10 +234,10 @@ fn exploratory_table(family: &Family) -> String {
     }
     let mut md = format!(
         "\n**Exploratory comparisons** ({} outside `planned:`): no verdict, p unadjusted.\n\n\
-         | dataset | strategy | retriever | k | reader | n | baseline | cell | Δ pts [{:.0}% CI] | p |\n\
+         | dataset | strategy | retriever | k | reader | n | baseline | cell | Δ pts [{}% CI] | p |\n\
          |---|---|---|---:|---|---:|---:|---:|---|---:|\n",
         rows.len(),
-        100.0 * (1.0 - family.settings.alpha)
+        crate::fmt::level(family.settings.alpha)
     );
     for pc in rows {
         let (p, key) = (&pc.planned, &pc.cell);

@@ -232,12 +232,13 @@ pub enum IntervalMethod {
     /// Tango's score interval: the differences take at most the values `−a`, `0`, `a` (right
     /// or wrong answers; a metric that moved by one step), questions independent.
     Tango,
-    /// Tango's score interval on the Rao–Scott effective counts (counts divided by the design
-    /// effect) read at `t_{K−1}`: two-point differences, clustered questions.
+    /// Two-point differences, clustered questions: the union of Tango's interval ignoring the
+    /// clusters and Tango's on the Rao–Scott effective counts (counts divided by the design
+    /// effect) read at `t_{K−1}`.
     TangoClustered,
-    /// The union of the score interval of the two-point model with the differences' first two
-    /// moments and the cluster-robust t interval with `K − 1` degrees of freedom: differences
-    /// of more than two magnitudes (continuous metrics).
+    /// Differences of more than two magnitudes (continuous metrics): the union of the score
+    /// interval of the two-point model with the differences' first two moments and the t
+    /// interval (`t_{n−1}`; clustered: also their cluster-robust forms at `t_{K−1}`).
     ScoreOrT,
 }
 
@@ -246,8 +247,8 @@ impl IntervalMethod {
     pub fn as_str(self) -> &'static str {
         match self {
             IntervalMethod::Tango => "Tango score",
-            IntervalMethod::TangoClustered => "Tango score, Rao–Scott, t(K−1)",
-            IntervalMethod::ScoreOrT => "score ∪ cluster-robust t(K−1)",
+            IntervalMethod::TangoClustered => "Tango score ∪ its Rao–Scott form at t(K−1)",
+            IntervalMethod::ScoreOrT => "score ∪ t, and their cluster-robust forms at t(K−1)",
         }
     }
 }
@@ -274,28 +275,32 @@ pub(crate) fn t_quantile(p: f64, df: f64) -> Option<f64> {
 
 /// The two-sided `level` interval of the mean of the paired differences `d` (candidate −
 /// baseline, each in `[−1, 1]`: the metrics are proportions in `[0, 1]`) with questions in
-/// `clusters`. `K` = clusters, `deff` = [`design_effect`] floored at 1 (1 when undefined:
-/// clustering is never taken to add information), `a` = the largest `|d_i|`.
+/// `clusters`. `K` = clusters, `a` = the largest `|d_i|`.
 ///
+/// One *analysis* at a design effect `deff` and critical values (score, t):
 /// - **Two-point differences** (every `d_i` is `−a`, `0` or `a`; all zero counts as `a = 1`,
 ///   the widest a proportion's difference can be): Tango's score interval
-///   ([`tango_interval`]) on `b` = #{d < 0}, `c` = #{d > 0}, scaled by `a`. Independent
-///   questions: exactly Tango (1998) at `z`. Clustered: the Rao–Scott effective counts `b/deff`,
-///   `c/deff`, `n/deff` (J. N. K. Rao & A. J. Scott 1992, "A simple method for the analysis of
-///   clustered binary data", Biometrics 48:577–585, §2) read at `t_{K−1}` instead of `z` (the
-///   small-sample reference distribution of cluster-robust inference: C. Cameron & D. Miller
-///   2015, "A practitioner's guide to cluster-robust inference", J. Human Resources
-///   50:317–372, §VI.C). This interval is never degenerate: no differing question among 40
-///   independent ones gives ±8.8 points, one gives an interval that holds values of both
-///   signs.
-/// - **Other differences** (continuous metrics): the union of (a) the cluster-robust t
-///   interval `d̄ ± t_{K−1}·sqrt(deff·s²/n)` (Cameron & Miller 2015 §VI.C; with clusters of
-///   one the ordinary one-sample t interval) and (b) the score interval of the two-point
-///   model with the same first two moments (scale `a* = min(a, m₂/|d̄|)`, counts
-///   `n·(m₂/a*² ∓ d̄/a*)/2`, `m₂` the mean square), Rao–Scott adjusted when clustered, read at
-///   `t_{K−1}` (its counts are estimated from the sample, as the t interval's variance is). (b)
-///   keeps a sample with few differing questions from the Wald interval's narrowness; (a)
-///   covers what the two-point model cannot (a consistent shift beyond its scale).
+///   ([`tango_interval`]) on `b` = #{d < 0}, `c` = #{d > 0}, scaled by `a`, with the
+///   counts `b/deff`, `c/deff`, `n/deff` (the Rao–Scott effective counts: J. N. K. Rao &
+///   A. J. Scott 1992, "A simple method for the analysis of clustered binary data", Biometrics
+///   48:577–585, §2).
+/// - **Other differences** (continuous metrics): the union of (a) the t interval
+///   `d̄ ± t·sqrt(deff·s²/n)` and (b) the score interval of the two-point model with the same
+///   first two moments (scale `a* = min(a, m₂/|d̄|)`, counts `n·(m₂/a*² ∓ d̄/a*)/2`, `m₂` the
+///   mean square), its counts divided by `deff`. (b) keeps a sample with few differing
+///   questions from the Wald interval's narrowness; (a) covers what the two-point model cannot
+///   (a consistent shift beyond its scale).
+///
+/// Independent questions: one analysis at `deff = 1`, critical values `z` (two-point: exactly
+/// Tango 1998) or `t_{n−1}` (continuous: the model's counts and the variance are estimated).
+/// Clustered questions: the union of that analysis, which ignores the clusters, and the
+/// cluster analysis at the estimated [`design_effect`] with `t_{K−1}` (the small-sample
+/// reference of cluster-robust inference: A. C. Cameron & D. L. Miller 2015, "A
+/// practitioner's guide to cluster-robust inference", J. Human Resources 50:317–372, §VI.C) —
+/// so clustering is never taken to add information, and a design effect below 1 estimated
+/// from a few clusters is not taken at face value. Never degenerate: no differing question
+/// among 40 independent ones gives ±8.8 points, among 40 in 10 documents ±11.3; one differing
+/// question leaves room for values of both signs.
 ///
 /// The result is clipped to `[−1, 1]` and always contains `d̄`. `None` when there are fewer
 /// than two questions or two clusters, `clusters` does not match `d`, or `level` is not in
@@ -309,20 +314,11 @@ pub fn paired_interval(d: &[f64], clusters: &Clusters, level: f64) -> Option<Pai
     let nf = n as f64;
     let mean = d.iter().sum::<f64>() / nf;
     let amax = d.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let deff = design_effect(d, clusters).unwrap_or(1.0).max(1.0);
     let clustered = clusters.clustered();
     let tail = 1.0 - (1.0 - level) / 2.0;
-    let crit_t = t_quantile(tail, (k - 1) as f64)?;
     let two_point = amax == 0.0
         || d.iter()
             .all(|&x| x == 0.0 || (x.abs() - amax).abs() <= 1e-12 * amax);
-    // Tango's z where the two-point model is exact and questions independent; t_{K−1} where
-    // its counts are estimated (clustered: Rao–Scott; continuous: moment-matched).
-    let crit_score = if clustered || !two_point {
-        crit_t
-    } else {
-        z_quantile(tail)
-    };
     let (a, b, c) = if amax == 0.0 {
         (1.0, 0.0, 0.0)
     } else if two_point {
@@ -342,27 +338,40 @@ pub fn paired_interval(d: &[f64], clusters: &Clusters, level: f64) -> Option<Pai
             (nf * (s + r) / 2.0).max(0.0),
         )
     };
-    let score = score_interval(b / deff, c / deff, nf / deff, crit_score);
-    let score = Interval {
-        lower: a * score.lower,
-        upper: a * score.upper,
-    };
-    let (interval, method) = if two_point {
-        let method = if clustered {
-            IntervalMethod::TangoClustered
-        } else {
-            IntervalMethod::Tango
+    let var_iid = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (nf * (nf - 1.0));
+    let analysis = |deff: f64, crit_score: f64, crit_t: f64| -> Interval {
+        let score = score_interval(b / deff, c / deff, nf / deff, crit_score);
+        let score = Interval {
+            lower: a * score.lower,
+            upper: a * score.upper,
         };
-        (score, method)
-    } else {
-        let var_iid = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (nf * (nf - 1.0));
+        if two_point {
+            return score;
+        }
         let half = crit_t * (deff * var_iid).sqrt();
-        let union = Interval {
+        Interval {
             lower: score.lower.min(mean - half),
             upper: score.upper.max(mean + half),
-        };
-        (union, IntervalMethod::ScoreOrT)
+        }
     };
+    let t_iid = t_quantile(tail, nf - 1.0)?;
+    let mut interval = analysis(1.0, if two_point { z_quantile(tail) } else { t_iid }, t_iid);
+    let method = match (two_point, clustered) {
+        (true, false) => IntervalMethod::Tango,
+        (true, true) => IntervalMethod::TangoClustered,
+        (false, _) => IntervalMethod::ScoreOrT,
+    };
+    if clustered {
+        let deff = design_effect(d, clusters).unwrap_or(1.0);
+        if deff > 1e-6 {
+            let t_k = t_quantile(tail, (k - 1) as f64)?;
+            let cl = analysis(deff, t_k, t_k);
+            interval = Interval {
+                lower: interval.lower.min(cl.lower),
+                upper: interval.upper.max(cl.upper),
+            };
+        }
+    }
     Some(PairedInterval {
         interval: Interval {
             lower: round12(interval.lower.max(-1.0).min(mean)),
@@ -469,7 +478,8 @@ mod tests {
 
     #[test]
     fn clustering_never_narrows_the_interval() {
-        // Differences that cancel within documents: deff < 1 is floored at 1.
+        // Differences that cancel within documents: deff < 1, the analysis ignoring the
+        // clusters holds.
         let d: Vec<f64> = (0..40)
             .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 } * f64::from(i % 4 < 2))
             .collect();

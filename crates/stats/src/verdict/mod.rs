@@ -342,7 +342,8 @@ fn compare_each(
         let seed = settings.seed.wrapping_add(j as u64);
         let (c, mut t) = one_comparison(input, settings, m, seed)?;
         if !c.exact {
-            t.draw(start);
+            // Never more than the settling draws may reach (a tiny α asks for more).
+            t.draw(start.min(monte_carlo_limit(t.nonzero())));
         }
         out.push(c);
         tests.push(t);
@@ -400,15 +401,23 @@ fn settle(
         if done.iter().all(|&d| d) {
             break;
         }
+        // First the tests whose own decision is open; only when none of them can draw more,
+        // the others whose bounds hold a threshold (a step-down decision may hang on them).
         let mut drew = false;
-        for &j in informative {
-            let t = &mut tests[j];
-            let (lo, hi) = t.bounds();
-            let straddles = thresholds.iter().any(|&a| lo < a && a < hi);
-            let cap = limit(t.nonzero());
-            if !out[j].exact && !t.exact() && straddles && t.patterns() < cap {
-                t.draw((3 * t.patterns()).min(cap - t.patterns()).max(1));
-                drew = true;
+        for own_first in [true, false] {
+            for (i, &j) in informative.iter().enumerate() {
+                let t = &mut tests[j];
+                let (lo, hi) = t.bounds();
+                let straddles = thresholds.iter().any(|&a| lo < a && a < hi);
+                let cap = limit(t.nonzero());
+                let eligible = !out[j].exact && !t.exact() && straddles && t.patterns() < cap;
+                if eligible && (!own_first || !done[i]) {
+                    t.draw((3 * t.patterns()).min(cap - t.patterns()).max(1));
+                    drew = true;
+                }
+            }
+            if drew {
+                break;
             }
         }
         if !drew {

@@ -3,7 +3,7 @@
 
 use super::Clusters;
 use crate::{check_finite, check_same_len, StatsError};
-use rand::{Rng, SeedableRng};
+use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
@@ -85,11 +85,16 @@ impl SignFlip {
             return;
         }
         for _ in 0..more {
-            let t: f64 = self
-                .sums
-                .iter()
-                .map(|&x| if self.rng.random::<bool>() { -x } else { x })
-                .sum();
+            // One random bit per cluster sum, 64 from each draw of the stream.
+            let mut t = 0.0;
+            let mut bits = 0u64;
+            for (i, &x) in self.sums.iter().enumerate() {
+                if i % 64 == 0 {
+                    bits = self.rng.next_u64();
+                }
+                t += if bits & 1 == 1 { -x } else { x };
+                bits >>= 1;
+            }
             self.hits += usize::from(self.at_least(t));
         }
         self.drawn += more;
