@@ -122,13 +122,13 @@ VERDICT_COLUMNS: Dict[str, str] = {
     "primary_baseline_pts": "baseline",
     "primary_pts": "value",
     "margin_pts": "margin",
-    "primary_ci_high_pts": "ci_high",
     "primary_sim_ci_low_pts": "sim_ci_low",
     "primary_sim_ci_high_pts": "sim_ci_high",
-    "verdict": "verdict",
-    "primary_holm_p": "holm_p",
     "p_settled": "p_settled",
     "questions_needed_for": "questions_needed_for",
+    "primary_ci_high_pts": "ci_high",
+    "verdict": "verdict",
+    "primary_holm_p": "holm_p",
     "questions_needed": "questions_needed",
 }
 

@@ -124,9 +124,14 @@ fn flipped_answers_regress_unless_within_tolerance() {
     assert!(stdout.contains("no regression"), "{stdout}");
     let (code, _, _) = compare(&base, &cand, &["--max-accuracy-drop", "9.9"]);
     assert_eq!(code, Some(1));
-    // Not significant at a tiny alpha: passes.
-    let (code, _, _) = compare(&base, &cand, &["--alpha", "1e-12"]);
-    assert_eq!(code, Some(0));
+    // An α below what the tests can reach in bounded time is unusable input naming the flag
+    // (it passed before: nothing could be significant at 1e-12).
+    let (code, _, stderr) = compare(&base, &cand, &["--alpha", "1e-12"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("--alpha 0.000000000001") || stderr.contains("--alpha 1e-12"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -306,8 +306,7 @@ fn unsettled_note(family: &Family) -> String {
     format!(
         "\n⚠ **Not settled by Monte Carlo**: the p of {} comparison{} (marked ⚠) lies so close to \
          a Holm threshold that {} random sign patterns could not tell its side (99.9 % \
-         interval); its verdict may change with the seed. More resampling units, not more \
-         patterns, would settle it.\n",
+         interval): its verdict may change with `seed:`, so read it as on the boundary.\n",
         unsettled.len(),
         if unsettled.len() == 1 { "" } else { "s" },
         unsettled
