@@ -1,11 +1,12 @@
-//! `chunkbench cache stats | prune`: what the embedding and response caches hold, and removing
-//! entries by identity, age or validity.
+//! `chunkbench cache stats | prune`: what the embedding, response and generation caches
+//! hold, and removing entries by identity, age or validity.
 //!
-//! Both caches are one SQLite database each (the `cachedb` crate): `embeddings.sqlite3` under
-//! the embedder's `cache:` directory (default `.cache/embeddings`) and `responses.sqlite3`
-//! under `.cache/responses`. Every entry is filed under the identity of what produced it (the
-//! embedding model's or the reader's), which is what `stats` groups by and `prune --identity`
-//! matches.
+//! Each cache is one SQLite database (the `cachedb` crate): `embeddings.sqlite3` under the
+//! embedder's `cache:` directory (default `.cache/embeddings`), `responses.sqlite3` under
+//! `.cache/responses` (the readers) and `generations.sqlite3` under `.cache/generations` (the
+//! replies of `data generate` and of the LLM chunking kinds). Every entry is filed under the
+//! identity of what produced it (the embedding model's, the reader's or the generating
+//! model's), which is what `stats` groups by and `prune --identity` matches.
 
 use anyhow::{bail, Context, Result};
 use cachedb::{CacheDb, Prune};
@@ -20,6 +21,8 @@ pub enum Which {
     Embeddings,
     /// The reader-response cache.
     Responses,
+    /// The generation cache (`data generate`, `contextual`, `llm-boundaries`).
+    Generations,
 }
 
 /// The options `stats` and `prune` share.
@@ -31,6 +34,9 @@ pub struct Caches {
     /// The response cache directory.
     #[arg(long, value_name = "DIR", default_value = evaluator::readers::RESPONSE_CACHE)]
     responses: PathBuf,
+    /// The generation cache directory (`data generate --cache`, the LLM chunking kinds).
+    #[arg(long, value_name = "DIR", default_value = evaluator::strategies::llm::GENERATION_CACHE)]
+    generations: PathBuf,
     /// Which cache.
     #[arg(long, value_enum, default_value = "all")]
     which: Which,
@@ -77,18 +83,25 @@ struct Target {
 
 fn targets(c: &Caches) -> Vec<Target> {
     let mut t = Vec::new();
-    if c.which != Which::Responses {
+    if matches!(c.which, Which::All | Which::Embeddings) {
         t.push(Target {
             name: embed::cache::DB_KIND,
             db: c.embeddings.join(embed::cache::DB_FILE),
             verify: |k, v| embed::EmbeddingCache::verify(k, v).map(|_| ()),
         });
     }
-    if c.which != Which::Embeddings {
+    if matches!(c.which, Which::All | Which::Responses) {
         t.push(Target {
             name: reader::RESPONSE_DB_KIND,
             db: c.responses.join(reader::RESPONSE_DB_FILE),
             verify: |k, v| reader::verify_entry(k, v).map(|_| ()),
+        });
+    }
+    if matches!(c.which, Which::All | Which::Generations) {
+        t.push(Target {
+            name: reader::generation_cache::DB_KIND,
+            db: c.generations.join(reader::generation_cache::DB_FILE),
+            verify: reader::generation_cache::verify_entry,
         });
     }
     t
@@ -325,6 +338,12 @@ fn prune(
         bail!(
             "cache prune: give at least one of --identity TEXT, --older-than DAYS, \
              --corrupt (to empty a cache, delete its database file)"
+        );
+    }
+    if identity.as_deref().is_some_and(|i| i.trim().is_empty()) {
+        bail!(
+            "cache prune --identity: an empty TEXT matches every entry; give part of an \
+             identity as `cache stats` prints it (to empty a cache, delete its database file)"
         );
     }
     if let Some(d) = older_than {

@@ -557,7 +557,11 @@ fn stitch(
             ScopeArg::Corpus => StitchScope::Corpus,
         },
     };
-    let m = write_stitched(&source, &name, store, &o, force)?;
+    let mut warnings = Vec::new();
+    let m = write_stitched(&source, &name, store, &o, force, &mut warnings)?;
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
     let c = |k: &str| m.counts.get(k).copied().unwrap_or(0);
     eprintln!(
         "  {name}: {} documents of {}–{} characters from {} documents of {from}; {} of {} \

@@ -1012,3 +1012,467 @@ fn case22_the_models_directory_moves_without_recomputing() {
     let err = failed(&o);
     assert!(err.contains(s(&empty)), "{err}");
 }
+
+// Issue 56 (Trust III): one run per directory, secrets that never touch an answer.
+
+/// Issue 56 case 1: two runs into one output directory both exited 0, config.json saying one
+/// config and per_question.csv holding the other's cells; two imports of one NAME at once
+/// likewise. Every writer of a run directory (`run`, `merge`, `report`) and of a dataset
+/// (`data import`, `stitch`, `generate`, `fetch`) now holds a lock, and the second fails at
+/// once naming the first's pid.
+#[test]
+fn issue56_case01_one_writer_per_run_directory_and_per_dataset() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    write_dataset(&store, "toy", DOCS, QUESTIONS);
+    let out = tmp.path().join("runs");
+    let cfg = config(tmp.path(), "locked", FIXED);
+    ok(&run(&cfg, &store, &out, &[]));
+    let run_dir = out.join("locked");
+    assert!(
+        !run_dir.join(".chunkbench.lock").exists(),
+        "the lock goes with its run"
+    );
+    let me = format!("pid {}", std::process::id());
+    {
+        // This test process plays the first writer.
+        let _first = evaluator::run::lock_run_dir(&run_dir).unwrap();
+        let err = failed(&run(&cfg, &store, &out, &[]));
+        assert!(
+            err.contains("is being written by another chunkbench process"),
+            "{err}"
+        );
+        assert!(
+            err.contains(&me) && err.contains("another directory"),
+            "{err}"
+        );
+        let err = failed(&chunkbench(&["report", s(&run_dir), "--store", s(&store)]));
+        assert!(err.contains(&me), "{err}");
+        let merged = out.join("merged");
+        let _other = evaluator::run::lock_run_dir(&merged).unwrap();
+        let err = failed(&chunkbench(&[
+            "merge",
+            s(&merged),
+            s(&run_dir),
+            "--store",
+            s(&store),
+        ]));
+        assert!(err.contains(&me), "{err}");
+    }
+    ok(&run(&cfg, &store, &out, &[]));
+    // The dataset store: an import of a NAME another process is writing.
+    let docs = tmp.path().join("d.jsonl");
+    std::fs::write(&docs, DOCS).unwrap();
+    let q = tmp.path().join("q.jsonl");
+    std::fs::write(&q, QUESTIONS).unwrap();
+    let import = || {
+        chunkbench(&[
+            "data",
+            "import",
+            "toy2",
+            "--documents",
+            s(&docs),
+            "--questions",
+            s(&q),
+            "--options",
+            "options",
+            "--answer",
+            "answer",
+            "--answer-format",
+            "index",
+            "--store",
+            s(&store),
+        ])
+    };
+    {
+        let _first = datasets::io::StagedDataset::begin(&store, "toy2", &mut Vec::new()).unwrap();
+        let err = failed(&import());
+        assert!(
+            err.contains("dataset toy2 of") && err.contains(&me),
+            "{err}"
+        );
+    }
+    ok(&import());
+    let left: Vec<String> = std::fs::read_dir(&store)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "no lock or work directory is left: {left:?}"
+    );
+}
+
+/// Issue 56 case 2: with a placeholder key (`EMPTY`, common for local servers) the reply "the
+/// empty set" was redacted to "the <redacted> set" before parsing and scored invalid.
+#[test]
+fn issue56_case02_a_placeholder_key_never_rewrites_a_reply() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    write_dataset(
+        &store,
+        "toy",
+        DOCS,
+        "{\"id\":\"q1\",\"question\":\"Which set has no members?\",\"options\":[\"the empty set\",\"the full set\",\"a singleton\",\"a pair\"],\"answer\":0}\n",
+    );
+    let out = tmp.path().join("runs");
+    let url = chat_server(|_| (200, "the empty set".to_string()));
+    let cfg = reader_config(tmp.path(), "placeholder", &url, "never");
+    let o = chunkbench_env(
+        &["run", s(&cfg), "--store", s(&store), "--output", s(&out)],
+        &[("HOSTILE_TEST_KEY", "EMPTY")],
+    );
+    let (_, stderr) = ok(&o);
+    assert!(stderr.contains("holds a placeholder key"), "{stderr}");
+    for r in read_csv(&out.join("placeholder/per_question.csv")) {
+        assert_eq!(
+            (r["invalid"].as_str(), r["choice"].as_str()),
+            ("0", "0"),
+            "{r:?}"
+        );
+        assert!(r["reply"].contains("the empty set"), "{r:?}");
+    }
+}
+
+/// Issue 56 case 3: a key echoed with `\uXXXX` JSON escapes passed the redaction (which ran
+/// before decoding) into per_question.csv, the cells, report.html and the response cache.
+#[test]
+fn issue56_case03_a_key_echoed_in_json_escapes_is_never_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    write_dataset(&store, "toy", DOCS, QUESTIONS);
+    let out = tmp.path().join("runs");
+    let url = testkit::serve(|req| {
+        if req.url.ends_with("/models") {
+            return (
+                200,
+                r#"{"object":"list","data":[{"id":"m","object":"model"}]}"#.into(),
+            );
+        }
+        let key = req
+            .authorization
+            .as_deref()
+            .unwrap_or("")
+            .trim_start_matches("Bearer ");
+        let escaped: String = key
+            .chars()
+            .map(|c| format!("\\u{:04x}", c as u32))
+            .collect();
+        (
+            200,
+            format!(
+                "{{\"id\":\"x\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{{\"index\":0,\"finish_reason\":\"stop\",\"message\":{{\"role\":\"assistant\",\"content\":\"Answer: B; token {escaped}\"}}}}]}}"
+            ),
+        )
+    });
+    let cfg = reader_config(tmp.path(), "escaped", &format!("{url}/v1"), "read-write");
+    let o = chunkbench_env(
+        &["run", s(&cfg), "--store", s(&store), "--output", s(&out)],
+        &[("HOSTILE_TEST_KEY", KEY)],
+    );
+    ok(&o);
+    for r in read_csv(&out.join("escaped/per_question.csv")) {
+        // Parsed from the reply as sent (B), shown redacted.
+        assert_eq!(r["choice"], "1", "{r:?}");
+        assert!(r["reply"].contains("<redacted>"), "{r:?}");
+    }
+    let mut files = vec![out.join("escaped"), workspace().join(".cache/responses")];
+    while let Some(p) = files.pop() {
+        if p.is_dir() {
+            files.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+        } else if let Ok(bytes) = std::fs::read(&p) {
+            let found = bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes());
+            assert!(!found, "the key is in {}", p.display());
+        }
+    }
+}
+
+/// Issue 56 case 7: a blank question, a blank option and two identical options (one of them
+/// the gold answer, which the lexical reader can then never choose alone) were imported.
+#[test]
+fn issue56_case07_blank_cells_and_a_duplicated_gold_option_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let docs = tmp.path().join("d.jsonl");
+    std::fs::write(&docs, DOCS).unwrap();
+    let q = tmp.path().join("q.jsonl");
+    let import = |name: &str| {
+        chunkbench(&[
+            "data",
+            "import",
+            name,
+            "--documents",
+            s(&docs),
+            "--questions",
+            s(&q),
+            "--options",
+            "options",
+            "--answer",
+            "answer",
+            "--answer-format",
+            "index",
+            "--store",
+            s(&store),
+        ])
+    };
+    std::fs::write(
+        &q,
+        concat!(
+            "{\"id\":\"q1\",\"question\":\"   \",\"options\":[\"V1\",\"V2\"],\"answer\":1}\n",
+            "{\"id\":\"q2\",\"question\":\"Which valve?\",\"options\":[\"V1\",\" \"],\"answer\":0}\n",
+            "{\"id\":\"q3\",\"question\":\"Which valve?\",\"options\":[\"V1\",\"v1 \",\"V3\"],\"answer\":1}\n",
+        ),
+    )
+    .unwrap();
+    let err = failed(&import("blank"));
+    assert!(err.contains("empty, blank or missing"), "{err}");
+    assert!(err.contains("item 2: empty, blank or null"), "{err}");
+    assert!(
+        err.contains("options A and B are the same text") && err.contains("drop the row"),
+        "{err}"
+    );
+    assert!(!store.join("blank").exists());
+    // Two equal distractors: a fair question still, imported with a warning and a count.
+    std::fs::write(
+        &q,
+        "{\"id\":\"q1\",\"question\":\"Which valve?\",\"options\":[\"V2\",\"V3\",\"V3\"],\"answer\":0}\n",
+    )
+    .unwrap();
+    let (_, stderr) = ok(&import("dup"));
+    assert!(
+        stderr.contains("repeat an option text") && stderr.contains("rows 1"),
+        "{stderr}"
+    );
+    let m: DatasetManifest =
+        serde_json::from_str(&std::fs::read_to_string(store.join("dup/manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(m.counts["questions_with_duplicate_options"], 1);
+}
+
+/// Issue 56 case 11: `cache prune --identity ''` selected every entry; case 16: `--set name=`
+/// made a run named `null`, and names holding line separators or bidirectional overrides
+/// were accepted.
+#[test]
+fn issue56_case11_16_empty_filters_and_invisible_names_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let err = failed(&chunkbench(&[
+        "cache",
+        "prune",
+        "--identity",
+        "",
+        "--dry-run",
+        "--which",
+        "generations",
+        "--generations",
+        s(tmp.path()),
+    ]));
+    assert!(err.contains("an empty TEXT matches every entry"), "{err}");
+    let store = tmp.path().join("store");
+    write_dataset(&store, "toy", DOCS, QUESTIONS);
+    let cfg = config(tmp.path(), "names", FIXED);
+    let err = failed(&chunkbench(&[
+        "validate",
+        s(&cfg),
+        "--store",
+        s(&store),
+        "--set",
+        "name=",
+    ]));
+    assert!(err.contains("`name=` gives no value"), "{err}");
+    // YAML escapes for U+2028 (line separator) and U+202E (right-to-left override).
+    for bad in ["a\\u2028b", "evil\\u202Ecod", "   "] {
+        let err = failed(&chunkbench(&[
+            "validate",
+            s(&cfg),
+            "--store",
+            s(&store),
+            "--set",
+            &format!("name=\"{bad}\""),
+        ]));
+        assert!(
+            err.contains("must be a plain directory name"),
+            "{bad:?}: {err}"
+        );
+    }
+    let renamed = config(tmp.path(), "entry", &FIXED.replace("f5:", "\"f\\u202E5\":"));
+    let err = failed(&chunkbench(&[
+        "validate",
+        s(&renamed),
+        "--store",
+        s(&store),
+    ]));
+    assert!(err.contains("bidirectional"), "{err}");
+    // A YAML merge key: refused naming its line and the cause (not applied by chunkbench).
+    let merged = config(
+        tmp.path(),
+        "merged",
+        "strategies:\n  base: &base {kind: fixed, unit: words, size: 5}\n  g: {<<: *base, size: 20}\nretrievers:\n  bm25: {kind: bm25}\nk: [1]\n",
+    );
+    let err = failed(&chunkbench(&["validate", s(&merged), "--store", s(&store)]));
+    assert!(err.contains("line 5: YAML merge keys"), "{err}");
+}
+
+/// Issue 56 case 9: contextual and llm-boundaries read replies up to the 256 MiB body limit
+/// and cached and indexed them whole (4 MB "contexts" under "100 tokens at most"). A reply
+/// longer than `max_tokens` can make is cut at 32 bytes a token (4 KiB at least), counted and
+/// shown; the generation cache holds the cut reply.
+#[test]
+fn issue56_case09_replies_past_max_tokens_are_cut_counted_and_shown() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    write_dataset(&store, "toy", DOCS, QUESTIONS);
+    let out = tmp.path().join("runs");
+    let url = chat_server(|_| (200, "context ".repeat(250_000)));
+    let cfg = config(
+        tmp.path(),
+        "long",
+        &format!("strategies:\n  ctx: {{kind: contextual, over: {{kind: fixed, unit: words, size: 10}}, llm: {{base_url: '{url}', model: m}}}}\nretrievers:\n  bm25: {{kind: bm25}}\nreaders:\n  lexical: {{kind: lexical}}\nk: [1]\n"),
+    );
+    let cache = tmp.path().join("generations");
+    let (_, stderr) = ok(&chunkbench_env(
+        &["run", s(&cfg), "--store", s(&store), "--output", s(&out)],
+        &[("CHUNKBENCH_GENERATION_CACHE", s(&cache))],
+    ));
+    let md = std::fs::read_to_string(out.join("long/summary.md")).unwrap();
+    assert!(
+        md.contains("model replies were longer than `max_tokens`"),
+        "{md}\n{stderr}"
+    );
+    let bytes: u64 = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    // 2 MB a reply before; each now kept to 4 KiB (100 tokens × 32 bytes < 4 KiB).
+    assert!(bytes < 1 << 20, "the generation cache holds {bytes} bytes");
+    let (stats, _) = ok(&chunkbench(&[
+        "cache",
+        "stats",
+        "--which",
+        "generations",
+        "--generations",
+        s(&cache),
+        "--check",
+    ]));
+    assert!(stats.contains("generations"), "{stats}");
+}
+
+/// Issue 56 case 14: serde's internals reached the user ("expected a Value::Tagged enum",
+/// "expected a YAML tag starting with '!'"); the message names the field and its values.
+#[test]
+fn issue56_case14_a_wrong_type_names_the_fields_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    write_dataset(&store, "toy", DOCS, QUESTIONS);
+    for (name, body, field, values) in [
+        (
+            "logprobs",
+            "strategies:\n  f: {kind: fixed, unit: words, size: 10}\nretrievers:\n  b: {kind: bm25}\nreaders:\n  r: {kind: openai, openai: {base_url: 'http://127.0.0.1:9/v1', model: m, logprobs: false}}\nk: [1]\n",
+            "openai.logprobs",
+            "`auto`, `on`, `off`",
+        ),
+        (
+            "resample",
+            "strategies:\n  f: {kind: fixed, unit: words, size: 10}\nretrievers:\n  b: {kind: bm25}\nk: [1]\nresample: [question]\n",
+            "resample",
+            "`question`, `document`, `subject`",
+        ),
+    ] {
+        let cfg = config(tmp.path(), name, body);
+        let err = failed(&chunkbench(&["validate", s(&cfg), "--store", s(&store)]));
+        assert!(!err.contains("Value::Tagged") && !err.contains("YAML tag"), "{err}");
+        assert!(err.contains(field) && err.contains(values), "{err}");
+    }
+    // An integer past 64 bits, in the file and through --set.
+    let body = "strategies:\n  f: {kind: fixed, unit: words, size: 10}\nretrievers:\n  b: {kind: bm25}\nreaders:\n  l: {kind: lexical}\nk: [1]\n";
+    let cfg = config(
+        tmp.path(),
+        "big",
+        &format!("{body}budget: {{unit: words, sizes: [18446744073709551616]}}\n"),
+    );
+    let err = failed(&chunkbench(&["validate", s(&cfg), "--store", s(&store)]));
+    assert!(
+        err.contains("budget.sizes")
+            && err.contains("too large")
+            && err.contains("18446744073709551615"),
+        "{err}"
+    );
+    let cfg = config(tmp.path(), "set", body);
+    let err = failed(&chunkbench(&[
+        "validate",
+        s(&cfg),
+        "--store",
+        s(&store),
+        "--set",
+        "budget={unit: words, sizes: [18446744073709551616]}",
+    ]));
+    assert!(
+        err.contains("too large") && !err.contains("any YAML value"),
+        "{err}"
+    );
+}
+
+/// Issue 56 case 13: an error inside a nested entry (`over:`, `pieces:`) lost its cause
+/// ("field `strategies.y`: field `over`") or was blamed on the wrapper ("it is a setting of
+/// `fixed`, `recursive`, …"). The whole chain is printed, with the inner entry's own hint.
+#[test]
+fn issue56_case13_errors_inside_nested_entries_keep_their_cause() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    write_dataset(&store, "toy", DOCS, QUESTIONS);
+    let tail = "retrievers:\n  b: {kind: bm25}\nk: [1]\nreaders:\n  l: {kind: lexical}\n";
+    for (name, entry, want) in [
+        ("overlap", "{kind: headers, over: {kind: fixed, unit: words, size: 10, overlap: 20}}", &["field `over`", "overlap"][..]),
+        ("misspelt", "{kind: headers, over: {kind: fixed, unit: words, size: 10, sise: 20}}", &["field `over`", "`sise`", "did you mean `size`"][..]),
+        ("pieces", "{kind: llm-boundaries, protocol: chroma, llm: {base_url: 'http://127.0.0.1:9/v1', model: m}, pieces: {kind: fixed, size: 5, sise: 3}}", &["field `pieces`", "`sise`"][..]),
+        ("kind", "{kind: contextual, over: {kind: fixd, size: 5}, llm: {base_url: 'http://127.0.0.1:9/v1', model: m}}", &["field `over`", "`fixd`", "did you mean `fixed`"][..]),
+    ] {
+        let cfg = config(tmp.path(), name, &format!("strategies:\n  y: {entry}\n{tail}"));
+        let err = failed(&chunkbench(&["validate", s(&cfg), "--store", s(&store)]));
+        for w in want {
+            assert!(err.contains(w), "{name}: {w}: {err}");
+        }
+        assert!(!err.contains("does not apply to kind `headers`"), "{err}");
+    }
+}
+
+/// Issue 56 case 12: `validate` said "valid" for a `kind: python` entry this process cannot
+/// compute (no finished cells) and for `late` with a window past the model's 512 positions;
+/// `run` failed on them only after computing the other cells. Both are found before any cell.
+#[test]
+fn issue56_case12_validate_refuses_what_run_would_refuse_later() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    write_dataset(&store, "toy", DOCS, QUESTIONS);
+    let cfg = config(
+        tmp.path(),
+        "late",
+        &format!(
+            "strategies:\n  f: {{kind: fixed, unit: words, size: 10}}\n  py: {{kind: python, object: mod.Chunker, fingerprint: {}}}\n  wide: {{kind: late, over: {{kind: fixed, unit: words, size: 10}}, window: 100000}}\nretrievers:\n  bm25: {{kind: bm25}}\nreaders:\n  lexical: {{kind: lexical}}\nk: [1]\n",
+            "ab".repeat(32)
+        ),
+    );
+    let err = failed(&chunkbench(&["validate", s(&cfg), "--store", s(&store)]));
+    assert!(
+        err.contains("strategy `py`: 1 of its 1 cells are not finished"),
+        "{err}"
+    );
+    assert!(
+        err.contains("strategy `wide`: field `window`: 100000 is more than the embedder's 512"),
+        "{err}"
+    );
+    let out = tmp.path().join("runs");
+    let err = failed(&run(&cfg, &store, &out, &[]));
+    assert!(
+        err.contains("the run cannot start") && err.contains("strategy `py`"),
+        "{err}"
+    );
+    assert!(
+        !out.join("late/cells").exists()
+            || std::fs::read_dir(out.join("late/cells"))
+                .unwrap()
+                .next()
+                .is_none(),
+        "no cell was computed"
+    );
+}

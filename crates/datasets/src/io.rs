@@ -55,6 +55,142 @@ pub fn write_jsonl<T: serde::Serialize>(path: &Path, items: &[T]) -> Result<()> 
     write_atomic(path, &bytes)
 }
 
+/// A dataset being written into the store all or nothing: a hidden work directory
+/// (`.NAME.importing-PID`, hidden from `ls datasets`) that [`StagedDataset::publish`] renames
+/// into place as `store/NAME` (an existing dataset is moved aside first and removed after), so
+/// a kill or a full disk mid-write leaves the old dataset as it was. Dropped unpublished, the
+/// work directory is removed and nothing in the store changed. From `begin` to `publish` the
+/// dataset's lock is held (`.NAME.lock` in the store, [`fsio::WriteLock`]): two commands
+/// writing one NAME at once cannot mix their files, the second fails naming the first. Work
+/// directories left by a killed writer (`.NAME.importing-PID`/`.NAME.replaced-PID` of a
+/// process that no longer runs) are removed by `begin`, each with a warning.
+#[derive(Debug)]
+pub struct StagedDataset {
+    _lock: fsio::WriteLock,
+    store: std::path::PathBuf,
+    name: String,
+    tmp: std::path::PathBuf,
+    published: bool,
+}
+
+impl StagedDataset {
+    /// Locks dataset `name` of `store` and creates its empty work directory; warnings (work
+    /// directories of killed writers removed) go to `warnings`.
+    ///
+    /// # Errors
+    /// Another process writing dataset `name` (its pid and command line), or a directory that
+    /// cannot be created (naming it).
+    pub fn begin(store: &Path, name: &str, warnings: &mut Vec<String>) -> Result<StagedDataset> {
+        std::fs::create_dir_all(store)
+            .with_context(|| format!("cannot create {}", store.display()))?;
+        let lock = fsio::WriteLock::acquire(
+            &store.join(format!(".{name}.lock")),
+            &format!("dataset {name} of {}", store.display()),
+        )?;
+        remove_stale_work_dirs(store, name, warnings);
+        let tmp = store.join(format!(".{name}.importing-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp)
+            .with_context(|| format!("cannot create {}", tmp.display()))?;
+        Ok(StagedDataset {
+            _lock: lock,
+            store: store.to_path_buf(),
+            name: name.to_string(),
+            tmp,
+            published: false,
+        })
+    }
+
+    /// The work directory to write the dataset's files into.
+    pub fn dir(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// Renames the work directory into place as `store/NAME`, replacing an existing dataset.
+    ///
+    /// # Errors
+    /// A directory that cannot be renamed (naming it).
+    pub fn publish(mut self) -> Result<()> {
+        let target = self.store.join(&self.name);
+        if target.exists() {
+            let old = self
+                .store
+                .join(format!(".{}.replaced-{}", self.name, std::process::id()));
+            std::fs::rename(&target, &old)
+                .with_context(|| format!("cannot move the old {} aside", target.display()))?;
+            std::fs::rename(&self.tmp, &target).with_context(|| {
+                format!(
+                    "cannot rename {} to {}",
+                    self.tmp.display(),
+                    target.display()
+                )
+            })?;
+            let _ = std::fs::remove_dir_all(&old);
+        } else {
+            std::fs::rename(&self.tmp, &target).with_context(|| {
+                format!(
+                    "cannot rename {} to {}",
+                    self.tmp.display(),
+                    target.display()
+                )
+            })?;
+        }
+        self.published = true;
+        Ok(())
+    }
+}
+
+impl Drop for StagedDataset {
+    fn drop(&mut self) {
+        if !self.published {
+            let _ = std::fs::remove_dir_all(&self.tmp);
+        }
+    }
+}
+
+/// Writes a dataset directory `store/name` all or nothing ([`StagedDataset`]): `build` fills
+/// the work directory, and only when it returns `Ok` is it renamed into place. Shared by
+/// `data import`, `data generate` and `data stitch`.
+///
+/// # Errors
+/// Another process writing dataset `name` (its pid and command line), `build`'s error, or a
+/// directory that cannot be created or renamed (naming it).
+pub fn write_into_store<T>(
+    store: &Path,
+    name: &str,
+    warnings: &mut Vec<String>,
+    build: impl FnOnce(&Path) -> Result<T>,
+) -> Result<T> {
+    let staged = StagedDataset::begin(store, name, warnings)?;
+    let value = build(staged.dir())?;
+    staged.publish()?;
+    Ok(value)
+}
+
+/// Removes the work directories an import of `name` killed before it finished left in `store`
+/// (`.NAME.importing-PID`, `.NAME.replaced-PID` whose process no longer runs), noting each in
+/// `warnings`; a live import's are left alone.
+fn remove_stale_work_dirs(store: &Path, name: &str, warnings: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(store) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let file = e.file_name().to_string_lossy().into_owned();
+        let pid = [".importing-", ".replaced-"].iter().find_map(|kind| {
+            file.strip_prefix(&format!(".{name}{kind}"))
+                .and_then(|p| p.parse::<u32>().ok())
+        });
+        let Some(pid) = pid else { continue };
+        let alive = pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists();
+        if !alive && std::fs::remove_dir_all(e.path()).is_ok() {
+            warnings.push(format!(
+                "removed {}, left by an import that was killed before it finished",
+                e.path().display()
+            ));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,5 +208,32 @@ mod tests {
         );
         // only the file itself is left behind
         assert_eq!(std::fs::read_dir(p.parent().unwrap()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_failed_or_concurrent_write_leaves_the_old_dataset() {
+        let store = tempfile::tempdir().unwrap();
+        let mut w = Vec::new();
+        write_into_store(store.path(), "d", &mut w, |dir| {
+            write_atomic(&dir.join("f"), b"old")
+        })
+        .unwrap();
+        let failed: Result<()> = write_into_store(store.path(), "d", &mut w, |dir| {
+            write_atomic(&dir.join("f"), b"new")?;
+            anyhow::bail!("disk full")
+        });
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read(store.path().join("d/f")).unwrap(), b"old");
+        let staged = StagedDataset::begin(store.path(), "d", &mut w).unwrap();
+        let e = StagedDataset::begin(store.path(), "d", &mut w).unwrap_err();
+        assert!(format!("{e:#}").contains("dataset d of"), "{e:#}");
+        drop(staged);
+        // Nothing but the dataset is left: no work directory, no lock file.
+        let names: Vec<String> = std::fs::read_dir(store.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["d"]);
+        assert_eq!(std::fs::read(store.path().join("d/f")).unwrap(), b"old");
     }
 }

@@ -1434,7 +1434,8 @@ fn corpus_counts(corpus: &Corpus, counts: &mut BTreeMap<String, u64>) {
 /// # Errors
 /// I/O errors naming the file; an invalid document set (duplicate ids).
 pub fn write_corpus(corpus: &Corpus, store: &Path) -> Result<DatasetManifest> {
-    let dir = store.join(&corpus.spec.name);
+    let staged = crate::io::StagedDataset::begin(store, &corpus.spec.name, &mut Vec::new())?;
+    let dir = staged.dir().to_path_buf();
     let docs = corpus.documents();
     crate::import::write_dataset(&dir, &docs, &[])?;
     let mut rows = Vec::new();
@@ -1479,11 +1480,13 @@ pub fn write_corpus(corpus: &Corpus, store: &Path) -> Result<DatasetManifest> {
         notes: corpus_notes(corpus),
         files: BTreeMap::new(),
     };
-    finish_with(
+    let manifest = finish_with(
         &dir,
         manifest,
         &["documents.jsonl", "questions.jsonl", "blocks.jsonl"],
-    )
+    )?;
+    staged.publish()?;
+    Ok(manifest)
 }
 
 fn source_line(corpus: &Corpus) -> String {
@@ -1685,7 +1688,8 @@ pub fn write_mmlu(
     let mmlu_name = corpus.spec.mmlu_dataset();
 
     // All supported questions, with the audit file.
-    let dir = store.join(&mmlu_name);
+    let staged = crate::io::StagedDataset::begin(store, &mmlu_name, &mut Vec::new())?;
+    let dir = staged.dir().to_path_buf();
     crate::import::write_dataset(&dir, &docs, &questions)?;
     write_jsonl(&dir.join("support.jsonl"), &decisions)?;
     let mut counts = BTreeMap::from([
@@ -1735,6 +1739,7 @@ pub fn write_mmlu(
         },
         &["documents.jsonl", "questions.jsonl", "support.jsonl"],
     )?;
+    staged.publish()?;
 
     // The seeded, stratified sample.
     let name = corpus.spec.sample_dataset(sample);
@@ -1742,7 +1747,8 @@ pub fn write_mmlu(
         .into_iter()
         .map(|i| questions[i].clone())
         .collect();
-    let sdir = store.join(&name);
+    let staged = crate::io::StagedDataset::begin(store, &name, &mut Vec::new())?;
+    let sdir = staged.dir().to_path_buf();
     crate::import::write_dataset(&sdir, &docs, &picked)?;
     let mut scounts = BTreeMap::from([
         ("documents".into(), docs.len() as u64),
@@ -1774,6 +1780,7 @@ pub fn write_mmlu(
         },
         &["documents.jsonl", "questions.jsonl"],
     )?;
+    staged.publish()?;
     Ok(vec![manifest, smanifest])
 }
 

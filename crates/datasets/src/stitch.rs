@@ -24,7 +24,7 @@
 use crate::dataset::{DatasetManifest, Evidence, Question};
 use crate::io::sha256_hex;
 use crate::Dataset;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use chunker::Document;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -251,18 +251,20 @@ pub fn stitch(source: &Dataset, o: &StitchOptions) -> Result<Stitched> {
 }
 
 /// Stitches `source` and writes dataset `name` into `store` (`documents.jsonl`,
-/// `questions.jsonl`, `stitch.jsonl`, then `manifest.json` last): its input key
+/// `questions.jsonl`, `stitch.jsonl`, then `manifest.json` last, in a work directory renamed
+/// into place by [`crate::io::write_into_store`]; its warnings go to `warnings`): its input key
 /// (`sha256`) covers the source manifest's sha256, [`STITCH_RULE`] and the options.
 ///
 /// # Errors
 /// Any error of [`stitch`]; an existing dataset `name` without `force`; `name` equal to the
-/// source; a failed write.
+/// source; another process writing `name`; a failed write.
 pub fn write_stitched(
     source: &Dataset,
     name: &str,
     store: &std::path::Path,
     o: &StitchOptions,
     force: bool,
+    warnings: &mut Vec<String>,
 ) -> Result<DatasetManifest> {
     if name == source.name {
         bail!("data stitch: give the stitched dataset a name other than its source {name:?}");
@@ -283,8 +285,6 @@ pub fn write_stitched(
             s.counts
         );
     }
-    crate::import::write_dataset(&dir, &s.documents, &s.questions)?;
-    crate::io::write_jsonl(&dir.join("stitch.jsonl"), &s.placements)?;
     let options = serde_json::to_string(o).expect("options serialise");
     let manifest = DatasetManifest {
         name: name.to_string(),
@@ -315,7 +315,15 @@ pub fn write_stitched(
         ],
         files: BTreeMap::new(),
     };
-    crate::import::finish(&dir, manifest)
+    // All or nothing (a work directory renamed into place, under the dataset's lock): a kill
+    // or a full disk leaves the old dataset as it was.
+    crate::io::write_into_store(store, name, warnings, |tmp| {
+        crate::import::write_dataset(tmp, &s.documents, &s.questions)?;
+        crate::io::write_jsonl(&tmp.join("stitch.jsonl"), &s.placements)?;
+        let m = crate::import::finish(tmp, manifest)?;
+        crate::Dataset::load(tmp).context("the stitched dataset does not load back")?;
+        Ok(m)
+    })
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! a known key is close, a "did you mean" suggestion.
 
 use anyhow::{bail, Context, Result};
+use datasets::dataset::hidden_char;
 use datasets::io::sha256_hex;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -428,6 +429,14 @@ impl RunConfig {
     /// As [`RunConfig::load`]; an override naming a missing key or giving a value of the
     /// wrong type is reported with the override itself.
     pub fn parse_with(text: &str, origin: &str, sets: &[String]) -> Result<RunConfig> {
+        if let Some(line) = crate::yaml_keys::merge_key_line(text) {
+            bail!(
+                "{origin}: line {line}: YAML merge keys (`<<: *anchor`) are not supported: \
+                 chunkbench reads each entry as written, so a merged field would be ignored or \
+                 misread. Write the entry's fields out (an alias of a whole value, `size: *n` or \
+                 `over: *base`, does work), or sweep the field with `sweep:`"
+            );
+        }
         let dups = crate::yaml_keys::duplicate_keys(text);
         if !dups.is_empty() {
             let list: Vec<String> = dups.iter().map(|d| format!("{origin}: {d}")).collect();
@@ -436,6 +445,12 @@ impl RunConfig {
         let mut cfg: RunConfig = serde_yaml::from_str(text).map_err(|e| {
             let msg = entry_error(text)
                 .unwrap_or_else(|| crate::yaml_keys::relocate(text, &e.to_string()));
+            let msg = crate::yaml_keys::explain_big_integer(&msg);
+            let msg = crate::yaml_keys::explain_internal(text, &msg, |v| {
+                serde_yaml::from_value::<RunConfig>(v)
+                    .err()
+                    .map(|e| e.to_string())
+            });
             match did_you_mean(&msg) {
                 Some(hint) => anyhow::anyhow!("{origin}: {msg} ({hint})"),
                 None => anyhow::anyhow!("{origin}: {msg}"),
@@ -445,7 +460,7 @@ impl RunConfig {
         for set in sets {
             cfg = cfg
                 .with_override(set)
-                .map_err(|e| anyhow::anyhow!("--set {set}: {e}"))?;
+                .map_err(|e| anyhow::anyhow!("--set {set}: {e:#}"))?;
         }
         // Only the sweep's expansion below writes `swept` (in the file or through --set, a
         // hand-written one would draw sweep plots of entries that were never swept).
@@ -457,7 +472,7 @@ impl RunConfig {
         }
         if let Some(sweep) = cfg.sweep.take() {
             cfg.expand_sweep(&sweep)
-                .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+                .map_err(|e| anyhow::anyhow!("{origin}: {e:#}"))?;
         }
         cfg.resolve_defaults(true);
         for d in &mut cfg.datasets {
@@ -465,7 +480,7 @@ impl RunConfig {
                 .map_err(|e| anyhow::anyhow!("{origin}: field `datasets`: {e}"))?;
         }
         cfg.validate()
-            .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("{origin}: {e:#}"))?;
         Ok(cfg)
     }
 
@@ -494,8 +509,20 @@ impl RunConfig {
         let (path, raw) = set
             .split_once('=')
             .context("expected PATH=VALUE, e.g. strategies.fixed-100.size=300")?;
-        let value: serde_yaml::Value =
-            serde_yaml::from_str(raw).with_context(|| format!("value {raw:?} is not YAML"))?;
+        if raw.trim().is_empty() {
+            bail!(
+                "`{path}=` gives no value (YAML would read it as null, and a name as \"null\"); \
+                 write the value after `=`, or `{path}=null` to unset an optional field"
+            );
+        }
+        let value: serde_yaml::Value = serde_yaml::from_str(raw).map_err(|e| {
+            let msg = crate::yaml_keys::explain_big_integer(&e.to_string());
+            if msg == e.to_string() {
+                anyhow::anyhow!("value {raw:?} is not YAML: {e}")
+            } else {
+                anyhow::anyhow!("value {raw:?}: {msg}")
+            }
+        })?;
         let mut root = serde_yaml::to_value(self)?;
         let mut node = &mut root;
         let keys: Vec<&str> = path.split('.').collect();
@@ -683,7 +710,7 @@ impl RunConfig {
                     Ok(value)
                 };
                 let bad = |e: serde_yaml::Error| {
-                    anyhow::anyhow!("field `sweep`: variant `{name}` of {section}: {e}")
+                    anyhow::anyhow!("field `sweep`: variant `{name}` of {section}: {e:#}")
                 };
                 match section.as_str() {
                     "strategies" => {
@@ -747,13 +774,15 @@ impl RunConfig {
     }
 
     fn validate(&self) -> Result<()> {
-        if self.name.is_empty()
+        if self.name.trim().is_empty()
             || self.name.contains(['/', '\\'])
             || self.name.starts_with('.')
-            || self.name.chars().any(char::is_control)
+            || self.name.chars().any(hidden_char)
         {
             bail!(
-                "field `name`: {:?} must be a plain directory name",
+                "field `name`: {:?} must be a plain directory name: not blank, no `/` or `\\`, \
+                 no leading dot, no control, line-separator or bidirectional-override \
+                 characters",
                 self.name
             );
         }
@@ -764,10 +793,10 @@ impl RunConfig {
         ] {
             if let Some(bad) = names
                 .iter()
-                .find(|n| n.is_empty() || n.chars().any(char::is_control))
+                .find(|n| n.trim().is_empty() || n.chars().any(hidden_char))
             {
                 bail!(
-                    "field `{section}`: the name {:?} is empty or holds a control character \
+                    "field `{section}`: the name {:?} is blank or holds a control, line-separator or bidirectional character \
                      (a line break, a tab, an escape); names are printed in tables and logs: \
                      rename the entry",
                     bad
@@ -852,15 +881,15 @@ impl RunConfig {
         self.embedder.check()?;
         for (name, s) in &self.strategies {
             s.check()
-                .map_err(|e| anyhow::anyhow!("field `strategies.{name}`: {e}"))?;
+                .map_err(|e| anyhow::anyhow!("field `strategies.{name}`: {e:#}"))?;
         }
         for (name, r) in &self.retrievers {
             r.check()
-                .map_err(|e| anyhow::anyhow!("field `retrievers.{name}`: {e}"))?;
+                .map_err(|e| anyhow::anyhow!("field `retrievers.{name}`: {e:#}"))?;
         }
         for (name, r) in &self.readers {
             r.check()
-                .map_err(|e| anyhow::anyhow!("field `readers.{name}`: {e}"))?;
+                .map_err(|e| anyhow::anyhow!("field `readers.{name}`: {e:#}"))?;
         }
         same_entries("strategies", &self.strategies)?;
         same_entries("retrievers", &self.retrievers)?;

@@ -307,6 +307,16 @@ impl EmbedderConfig {
         })
     }
 
+    /// The local model's `max_position_embeddings` from its `config.json` (the longest
+    /// late-chunking window), without loading the weights; `None` for a server or a model
+    /// directory that does not say.
+    pub fn max_positions(&self) -> Option<usize> {
+        let dir = self.model_path()?;
+        let text = std::fs::read_to_string(dir.join("config.json")).ok()?;
+        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        usize::try_from(v.get("max_position_embeddings")?.as_u64()?).ok()
+    }
+
     /// Problems `chunkbench validate` reports: a local directory without its files, or a
     /// server that does not answer the probe.
     pub fn preflight(&self) -> Vec<String> {

@@ -53,9 +53,26 @@ pub fn prepare(cfg: &RunConfig, store: &Path) -> Prepared {
         problems.extend(cfg.embedder.preflight());
     }
     let mut strategies = BTreeMap::new();
+    let embedder_positions = cfg.embedder.max_positions();
     for (name, s) in &cfg.strategies {
         match s.build() {
             Ok(built) => {
+                let ctx = crate::strategies::Preflight {
+                    cells_dir: cfg.output.join(&cfg.name).join("cells"),
+                    cell_ids: cells
+                        .iter()
+                        .filter(|c| c.strategy == *name)
+                        .map(crate::config::Cell::id)
+                        .collect(),
+                    code: crate::run::code_version(),
+                    embedder_positions,
+                };
+                problems.extend(
+                    built
+                        .preflight(&ctx)
+                        .into_iter()
+                        .map(|p| format!("strategy `{name}`: {p}")),
+                );
                 strategies.insert(name.clone(), built);
             }
             Err(e) => problems.push(format!("field `strategies.{name}`: {e:#}")),

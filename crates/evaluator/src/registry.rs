@@ -267,6 +267,11 @@ pub fn parse_entry<C>(
     };
     let fields = serde_yaml::Value::Mapping(map.clone());
     (k.parse)(fields).map_err(|e| {
+        if let Some(n) = nested_origin(&map, &e) {
+            // The problem is inside a nested entry (`over:`, `pieces:`): name the chain, and
+            // keep the nested entry's own message (its did-you-mean, its kind).
+            return format!("field `{n}`: {e}");
+        }
         if e.starts_with("missing field `") {
             return format!("{e} (required by kind `{}`)", k.name);
         }
@@ -291,6 +296,22 @@ pub fn parse_entry<C>(
                 owners.join(", ")
             )
         }
+    })
+}
+
+/// The key of the nested entry (a mapping value of `map` with a `kind`, as `over:` and
+/// `pieces:` are) that error `e` of parsing `map` comes from: the field `e` names is a key of
+/// that entry and not of `map`, or `e` names that entry's kind.
+fn nested_origin(map: &serde_yaml::Mapping, e: &str) -> Option<String> {
+    let field = e.split('`').nth(1)?;
+    map.iter().find_map(|(key, value)| {
+        let inner = value.as_mapping()?;
+        let kind = inner.get("kind")?.as_str()?;
+        let from_inner = (inner.contains_key(field) && !map.contains_key(field))
+            || e.contains(&format!("`{kind}`"));
+        from_inner
+            .then(|| key.as_str().map(str::to_string))
+            .flatten()
     })
 }
 

@@ -174,6 +174,116 @@ impl MarkedEventReceiver for Scan {
     }
 }
 
+/// `message` with serde_yaml's wording of an integer past 64 bits (`invalid type: integer
+/// \`N\` as u128, expected usize`, or `expected any YAML value` when read as a YAML value)
+/// replaced by what is wrong and the largest value the field takes.
+pub fn explain_big_integer(message: &str) -> String {
+    let Some(at) = message.find("invalid type: integer `") else {
+        return message.to_string();
+    };
+    let rest = &message[at + "invalid type: integer `".len()..];
+    let Some((digits, tail)) = rest.split_once("` as u128, expected ") else {
+        return message.to_string();
+    };
+    let (expected, after) = tail
+        .split_once(" at line")
+        .map_or((tail, ""), |(e, a)| (e, a));
+    let max = match expected {
+        "u8" => u64::from(u8::MAX).to_string(),
+        "u16" => u64::from(u16::MAX).to_string(),
+        "u32" => u64::from(u32::MAX).to_string(),
+        "i64" => i64::MAX.to_string(),
+        _ => u64::MAX.to_string(),
+    };
+    format!(
+        "{}the number {digits} is too large: this field takes at most {max}{}",
+        &message[..at],
+        if after.is_empty() {
+            String::new()
+        } else {
+            format!(" at line{after}")
+        }
+    )
+}
+
+/// `message` (a config error) with serde_yaml's internal wording of a wrong-type value for a
+/// field of fixed words (`expected a Value::Tagged enum`, `expected a YAML tag starting with
+/// '!'`) replaced by the field's accepted values, found by asking `probe` to read `text` with
+/// that field set to a string no field accepts (its error lists the values). The message's
+/// field path is read from its `ENTRY: field \`F\`:` or `KEY:` prefix; without one, or when the
+/// probe names no values, the wording still says what was expected.
+pub fn explain_internal(
+    text: &str,
+    message: &str,
+    probe: impl Fn(serde_yaml::Value) -> Option<String>,
+) -> String {
+    const INTERNAL: [&str; 2] = [
+        "expected a Value::Tagged enum",
+        "expected a YAML tag starting with '!'",
+    ];
+    let Some(internal) = INTERNAL.iter().find(|i| message.contains(**i)) else {
+        return message.to_string();
+    };
+    let values = (|| {
+        let head = &message[..message.find(": invalid type")?];
+        let parts: Vec<&str> = head.split(": ").collect();
+        let last = parts.last()?;
+        let mut path: Vec<String> = Vec::new();
+        if let Some(f) = last
+            .strip_prefix("field `")
+            .and_then(|f| f.strip_suffix('`'))
+        {
+            let entry = parts.get(parts.len().checked_sub(2)?)?;
+            path.extend(entry.split('.').map(str::to_string));
+            path.extend(f.split('.').map(str::to_string));
+        } else {
+            path.extend(last.split('.').map(str::to_string));
+        }
+        let mut root: serde_yaml::Value = serde_yaml::from_str(text).ok()?;
+        let mut node = &mut root;
+        for k in &path {
+            node = node.get_mut(k.as_str())?;
+        }
+        *node = serde_yaml::Value::String("\u{1}".into());
+        let err = probe(root)?;
+        let at = err.find("expected one of ")?;
+        let list = &err[at + "expected one of ".len()..];
+        Some(
+            list.split(" at line")
+                .next()
+                .unwrap_or(list)
+                .trim_end_matches('.')
+                .to_string(),
+        )
+    })();
+    let with = match values {
+        Some(v) => format!("expected one of {v}, written as a plain word"),
+        None => "expected one of the field's words, written as a plain word (not a list, \
+                 mapping, number or boolean)"
+            .to_string(),
+    };
+    message.replace(internal, &with)
+}
+
+/// The 1-based line of the first YAML merge key (`<<: *anchor`, block or flow style) in
+/// `text`, outside comments and quoted strings' starts; `None` when there is none.
+/// chunkbench does not apply merge keys (the YAML 1.1 convention): an entry is read as
+/// written, so [`crate::RunConfig::parse_with`] refuses them with this line and the fix.
+pub fn merge_key_line(text: &str) -> Option<usize> {
+    text.lines()
+        .position(|l| {
+            let code = l.split(" #").next().unwrap_or(l);
+            let t = code.trim_start().trim_start_matches("- ").trim_start();
+            t.starts_with("<<:")
+                || t.starts_with("<< :")
+                || code.contains("{<<:")
+                || code.contains("{ <<:")
+                || code.contains(", <<:")
+                || code.contains(",<<:")
+        })
+        .map(|k| k + 1)
+}
+
 /// Every duplicate mapping key of `text`, in document order; empty when there is none or when
 /// the text is not valid YAML (serde_yaml reports syntax errors).
 pub fn duplicate_keys(text: &str) -> Vec<DuplicateKey> {

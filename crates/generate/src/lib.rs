@@ -546,8 +546,17 @@ fn reply_for(
     if let Some(g) = cache.get(identity, &req) {
         return Ok(g);
     }
-    let g = llm.complete(messages, max_tokens, format)?;
+    let mut g = llm.complete(messages, max_tokens, format)?;
     asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    if g.text.len() > reply::MAX_REPLY_BYTES {
+        // Malformed however it ends (reply::parse_reply): kept one byte over the limit, so
+        // the cache stores kilobytes, not what the server sent.
+        let mut end = reply::MAX_REPLY_BYTES + 1;
+        while !g.text.is_char_boundary(end) {
+            end += 1;
+        }
+        g.text.truncate(end);
+    }
     cache.put(identity, &req, &g)?;
     Ok(g)
 }
@@ -752,7 +761,7 @@ impl Judge<'_> {
             relevance: None,
             nearest: None,
             closed_book: None,
-            reply: reader::clip(&g.text, reply::MAX_REPLY_BYTES),
+            reply: reader::clip(&httpio::redact(&g.text), reply::MAX_REPLY_BYTES),
             finish_reason: g.finish_reason.clone(),
         };
         let verdict = self.check(doc, p.span, &g, &mut rec)?;
@@ -816,6 +825,13 @@ impl Judge<'_> {
         rec: &mut CandidateRecord,
     ) -> Result<Verdict> {
         let o = self.opts;
+        if httpio::holds_secret(&g.text) {
+            // Nothing of a reply that quotes the API key may reach the dataset's files.
+            return Ok(Err((
+                Reason::MalformedReply,
+                "the reply echoes the API key (redacted in generation.jsonl); not used".into(),
+            )));
+        }
         let draft = match reply::parse_reply(&g.text, g.finish_reason == "length", o.mcq) {
             Ok(d) => d,
             Err(m) => return Ok(Err((Reason::MalformedReply, m))),

@@ -13,13 +13,15 @@
 //! HTTP dates are ignored) capped at `max` when it sent one (RFC 9110 §10.2.3).
 //!
 //! **Secrets.** A [`Bearer`] key is read once from a named environment variable, sent only in
-//! the `Authorization` header, and prints as `<redacted>`. It is also registered with the one
-//! redaction layer of the process ([`redact`]): every response body and transport message
-//! [`post_json`] and [`get`] return has every registered key replaced by `<redacted>` before
-//! it reaches the caller, so a server that echoes the key (a 403 quoting the bearer token, a
-//! reply that repeats it) can put it neither in an error, nor in a stored reply, a response
-//! cache, a run's files or its report; and the `chunkbench` binary passes every message it
-//! prints through [`redact`] too.
+//! the `Authorization` header, and prints as `<redacted>`. A key that looks secret (see
+//! [`looks_secret`]) is also registered with the one redaction layer of the process
+//! ([`redact`]), which applies where text *leaves* the process: error messages (every
+//! [`Transport`] message, [`quote_body`]), and the stored, printed and reported copies of model
+//! replies (the readers, the generation cache, `data generate`'s files). Replies are returned
+//! to the caller exactly as the server sent them, so redaction never changes what is parsed,
+//! scored, located or indexed. A placeholder key (`EMPTY`, `none`, `sk-no-key-required`: under
+//! 8 characters, or without a digit and under 24) is sent but not redacted — replacing it would
+//! rewrite replies that contain the word — and a warning says so once per variable.
 
 #![forbid(unsafe_code)]
 
@@ -34,16 +36,30 @@ pub const BODY_LIMIT: u64 = 256 << 20;
 /// The keys [`Bearer::from_env`] has read in this process (the redaction layer's list).
 static SECRETS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
-/// Keys shorter than this are not redacted by [`redact`] (a 1-character "key" would blank
-/// every occurrence of that character); such a key is refused by [`Bearer::from_env`].
-pub const MIN_SECRET_LEN: usize = 4;
+/// Keys shorter than this (characters) are placeholders, never redacted ([`looks_secret`]).
+pub const MIN_SECRET_LEN: usize = 8;
 
-/// `text` with every key read by [`Bearer::from_env`] in this process replaced by
-/// `<redacted>` (module docs: the one redaction layer every message and stored reply passes
-/// through).
+/// Whether `key` looks like a secret worth redacting: at least [`MIN_SECRET_LEN`] characters
+/// without whitespace, and a digit among them or at least 24 characters. Placeholders local
+/// servers take (`EMPTY`, `none`, `dummy`, `sk-no-key-required`) do not: replacing such a
+/// word in a reply would change the reply ("the empty set").
+pub fn looks_secret(key: &str) -> bool {
+    let n = key.chars().count();
+    n >= MIN_SECRET_LEN
+        && !key.chars().any(char::is_whitespace)
+        && (key.chars().any(|c| c.is_ascii_digit()) || n >= 24)
+}
+
+/// `text` with every secret key read by [`Bearer::from_env`] in this process replaced by
+/// `<redacted>` (module docs: the one redaction layer applied where text leaves the process;
+/// never to a reply before it is parsed).
 ///
-/// A key is found as written and as a server may echo it: in any ASCII letter case, and
-/// JSON-escaped (`/` as `\/`, as PHP's `json_encode` writes it; `"` and `\` escaped).
+/// A key is found as written and as a server may echo it: in any ASCII letter case,
+/// JSON-escaped (`/` as `\/`, as PHP's `json_encode` writes it; `"` and `\` escaped),
+/// URL-encoded (percent-encoding, either hex case), and base64 (standard and URL-safe, of the
+/// key and of the header value `Bearer KEY`). Text that holds `\uXXXX` escapes is redacted by
+/// decoding first: callers pass decoded strings, and [`quote_body`] decodes a JSON body before
+/// quoting it.
 pub fn redact(text: &str) -> String {
     let secrets = SECRETS.lock().unwrap_or_else(|p| p.into_inner());
     let mut out = text.to_string();
@@ -55,10 +71,48 @@ pub fn redact(text: &str) -> String {
     out
 }
 
+/// Whether [`redact`] would change `text`.
+pub fn holds_secret(text: &str) -> bool {
+    redact(text) != text
+}
+
+/// A server's body quoted for an error message: at most `max` bytes, redacted. A JSON body is
+/// decoded and written again first, so a key echoed with `\uXXXX` escapes is found too.
+pub fn quote_body(text: &str, max: usize) -> String {
+    let decoded = serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|v| serde_json::to_string(&v).ok());
+    clip(&redact(decoded.as_deref().unwrap_or(text)), max)
+}
+
 /// The forms in which a server may echo `key` (see [`redact`]).
 fn echoes(key: &str) -> Vec<String> {
+    use base64::Engine;
     let json = key.replace('\\', "\\\\").replace('"', "\\\"");
     let mut v = vec![key.to_string(), json.clone(), json.replace('/', "\\/")];
+    let percent: String = key
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect();
+    v.push(percent);
+    for raw in [key.to_string(), format!("Bearer {key}")] {
+        for engine in [
+            &base64::engine::general_purpose::STANDARD_NO_PAD,
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        ] {
+            // Without the last, partial group: the base64 of a longer text holding the key
+            // at a 3-byte boundary starts with these characters too.
+            let whole = raw.len() / 3 * 3;
+            v.push(engine.encode(&raw.as_bytes()[..whole]));
+        }
+    }
+    v.retain(|s| s.len() >= MIN_SECRET_LEN);
     v.sort();
     v.dedup();
     // Longest first, so a longer escaped form is not cut by a shorter one inside it.
@@ -102,35 +156,52 @@ impl Bearer {
     /// A message naming `var` (never a value) when it is unset, not Unicode, or blank.
     pub fn from_env(var: &str) -> Result<Bearer, String> {
         match std::env::var(var) {
-            Ok(v) if v.trim().len() >= MIN_SECRET_LEN => {
+            Ok(v) if !v.trim().is_empty() => {
                 let key = v.trim().to_string();
-                let mut secrets = SECRETS.lock().unwrap_or_else(|p| p.into_inner());
-                if !secrets.contains(&key) {
-                    secrets.push(key.clone());
+                if looks_secret(&key) {
+                    let mut secrets = SECRETS.lock().unwrap_or_else(|p| p.into_inner());
+                    if !secrets.contains(&key) {
+                        secrets.push(key.clone());
+                    }
+                } else {
+                    warn_placeholder(var, &key);
                 }
                 Ok(Bearer(key))
             }
-            Ok(v) if !v.trim().is_empty() => Err(format!(
-                "environment variable `{var}` holds {} characters; an API key has at least \
-                 {MIN_SECRET_LEN}",
-                v.trim().chars().count()
-            )),
             _ => Err(format!("environment variable `{var}` is not set or empty")),
         }
     }
 
-    /// `message` with every occurrence of the key replaced by `<redacted>`.
+    /// `message` passed through [`redact`] (a placeholder key is left as it is).
     pub fn redact(&self, message: String) -> String {
-        if message.contains(&self.0) {
-            message.replace(&self.0, "<redacted>")
-        } else {
-            message
-        }
+        redact(&message)
     }
 
     /// Adds the `Authorization` header to `req`.
     pub fn authorize<B>(&self, req: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
         req.header("Authorization", format!("Bearer {}", self.0))
+    }
+}
+
+/// Prints, once per variable and process, that the key in `var` is a placeholder: sent, not
+/// redacted ([`looks_secret`]).
+fn warn_placeholder(var: &str, key: &str) {
+    static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
+    if !warned.iter().any(|v| v == var) {
+        warned.push(var.to_string());
+        eprintln!(
+            "warning: environment variable `{var}` holds a placeholder key ({} characters{}); it \
+             is sent as the bearer token but not redacted from replies and messages, since \
+             replacing the word would rewrite replies that contain it. A real API key (8 or \
+             more characters with a digit, or 24 or more) is redacted",
+            key.chars().count(),
+            if key.chars().all(|c| c.is_ascii_alphabetic()) {
+                ", a word"
+            } else {
+                ""
+            }
+        );
     }
 }
 
@@ -251,9 +322,9 @@ pub fn post_json(
         .limit(BODY_LIMIT)
         .read_to_string()
     {
-        // Redacted before anything else sees it (module docs), and before any clipping,
-        // which could cut a key in two.
-        Ok(t) => redact(&t),
+        // As the server sent it: redaction applies where text leaves the process (module
+        // docs), never to what is parsed.
+        Ok(t) => t,
         Err(e) => {
             return Err(Transport::Transient(Transient {
                 what: redact(&format!(
@@ -267,7 +338,7 @@ pub fn post_json(
     };
     if status == 429 || status >= 500 {
         return Err(Transport::Transient(Transient {
-            what: format!("HTTP {status}: {}", clip(&text, 200)),
+            what: format!("HTTP {status}: {}", quote_body(&text, 200)),
             status: Some(status),
             timeout: false,
             retry_after,
@@ -288,7 +359,7 @@ fn redacted(t: Transport) -> Transport {
 }
 
 /// Sends one `GET url` (with the bearer key when given) and returns the status and the body
-/// (at most [`BODY_LIMIT`] bytes), redacted ([`redact`]).
+/// (at most [`BODY_LIMIT`] bytes) as sent; the transport error's message is redacted.
 ///
 /// # Errors
 /// The transport error's message (redacted) when no answer came.
@@ -305,10 +376,7 @@ pub fn get(agent: &ureq::Agent, url: &str, bearer: Option<&Bearer>) -> Result<Re
         .limit(BODY_LIMIT)
         .read_to_string()
         .unwrap_or_default();
-    Ok(Reply {
-        status,
-        text: redact(&text),
-    })
+    Ok(Reply { status, text })
 }
 
 /// How often and how long to retry.
@@ -410,6 +478,48 @@ mod tests {
                 "{echo}"
             );
         }
+    }
+
+    /// Issue 56 case 3: a key echoed with `\uXXXX` escapes, URL-encoded or in base64.
+    #[test]
+    fn escaped_url_encoded_and_base64_echoes_are_redacted() {
+        use base64::Engine;
+        let key = "sk-Live/4242+abcdefgh";
+        SECRETS.lock().unwrap().push(key.to_string());
+        let escaped: String = key
+            .chars()
+            .map(|c| format!("\\u{:04x}", c as u32))
+            .collect();
+        let body = format!("{{\"error\": \"bad key {escaped}\"}}");
+        assert_eq!(quote_body(&body, 200), "{\"error\":\"bad key <redacted>\"}");
+        let url = "sk-Live%2F4242%2babcdefgh";
+        assert_eq!(redact(&format!("GET /?key={url}")), "GET /?key=<redacted>");
+        for raw in [key.to_string(), format!("Bearer {key}")] {
+            let b64 = base64::engine::general_purpose::STANDARD.encode(&raw);
+            assert!(holds_secret(&format!("auth: {b64}")), "{b64}");
+        }
+    }
+
+    /// Issue 56 case 2: a placeholder key is never redacted, so a reply saying "the empty
+    /// set" stays as it is.
+    #[test]
+    fn placeholder_keys_are_sent_but_never_rewrite_text() {
+        for k in [
+            "EMPTY",
+            "none",
+            "dummy",
+            "sk-no-key-required",
+            "not needed at all 123",
+        ] {
+            assert!(!looks_secret(k), "{k}");
+        }
+        for k in ["sk-proj-1a2b3c4d", "abcdefghijklmnopqrstuvwxyz"] {
+            assert!(looks_secret(k), "{k}");
+        }
+        std::env::set_var("HTTPIO_PLACEHOLDER_KEY", "EMPTY");
+        let key = Bearer::from_env("HTTPIO_PLACEHOLDER_KEY").unwrap();
+        assert_eq!(key.0, "EMPTY");
+        assert_eq!(redact("the empty set is EMPTY"), "the empty set is EMPTY");
     }
 
     #[test]
@@ -516,10 +626,10 @@ mod tests {
             }
             auth
         });
-        std::env::set_var("HTTPIO_TEST_KEY", " sk-test ");
+        std::env::set_var("HTTPIO_TEST_KEY", " sk-test-0123 ");
         let key = Bearer::from_env("HTTPIO_TEST_KEY").unwrap();
         assert_eq!(format!("{key:?}"), "Bearer(<redacted>)");
-        assert_eq!(key.redact("x sk-test y".into()), "x <redacted> y");
+        assert_eq!(key.redact("x sk-test-0123 y".into()), "x <redacted> y");
         let a = agent(Duration::from_secs(5));
         match post_json(&a, &url, Some(&key), b"{}") {
             Err(Transport::Transient(t)) => {
@@ -537,8 +647,8 @@ mod tests {
         assert_eq!(
             auth,
             [
-                Some("Bearer sk-test".into()),
-                Some("Bearer sk-test".into()),
+                Some("Bearer sk-test-0123".into()),
+                Some("Bearer sk-test-0123".into()),
                 None
             ]
         );

@@ -23,6 +23,34 @@ const FORMAT: &str = "chunkbench-generate-cache/1";
 /// The database file in a generation-cache directory.
 pub const DB_FILE: &str = "generations.sqlite3";
 
+/// The cache kind recorded in the database (`cachedb`).
+pub const DB_KIND: &str = "generations";
+
+/// Checks one stored entry as [`GenerationCache::get`] does, without the request: the format,
+/// the key it names and the reply's checksum (for `cache stats --check`, `cache prune
+/// --corrupt`).
+///
+/// # Errors
+/// What is wrong with the entry.
+pub fn verify_entry(key: &[u8; 32], value: &[u8]) -> Result<(), String> {
+    let e: Entry = serde_json::from_slice(value).map_err(|e| format!("not an entry: {e}"))?;
+    let g = Generation {
+        text: e.text,
+        finish_reason: e.finish_reason,
+        usage: e.usage,
+    };
+    if e.format != FORMAT {
+        return Err(format!("format {:?}, expected {FORMAT:?}", e.format));
+    }
+    if e.key != cachedb::key_hex(key) {
+        return Err("stored under another key".into());
+    }
+    if e.sha256 != reply_sha(&g) {
+        return Err("the reply does not match its sha256".into());
+    }
+    Ok(())
+}
+
 #[derive(Serialize, Deserialize)]
 struct Entry {
     format: String,
@@ -80,7 +108,7 @@ impl GenerationCache {
             CacheMode::Never => None,
             CacheMode::ReadOnly if !path.exists() => None,
             _ => Some(
-                cachedb::CacheDb::open(&path, "generations", cachedb::Sync::Full)
+                cachedb::CacheDb::open(&path, DB_KIND, cachedb::Sync::Full)
                     .map_err(|e| anyhow::anyhow!("generation cache {}: {e}", path.display()))?,
             ),
         };
@@ -135,7 +163,8 @@ impl GenerationCache {
         }
     }
 
-    /// Stores the reply of `request` (read-write mode only).
+    /// Stores the reply of `request` (read-write mode only; a reply that echoes a secret API
+    /// key, [`httpio::holds_secret`], is not stored).
     ///
     /// # Errors
     /// The database write fails.
@@ -144,6 +173,12 @@ impl GenerationCache {
             return Ok(());
         }
         let Some(db) = &self.db else { return Ok(()) };
+        if httpio::holds_secret(&g.text) {
+            // A reply echoing the API key is never stored (the cache would hold the key), nor
+            // stored redacted (a hit would then differ from the reply it stands for): it is
+            // asked again next time.
+            return Ok(());
+        }
         let key = Self::key(identity, request);
         let e = Entry {
             format: FORMAT.into(),

@@ -381,7 +381,7 @@ impl OpenAiReader {
                 let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
                     ReaderError::Protocol(format!(
                         "{url}: not a model list ({e}): {}",
-                        crate::clip(&text, 200)
+                        httpio::quote_body(&text, 200)
                     ))
                 })?;
                 let mut ids: Vec<String> = v
@@ -396,7 +396,7 @@ impl OpenAiReader {
                     .ok_or_else(|| {
                         ReaderError::Protocol(format!(
                             "{url}: no `data` list of models in the reply: {}",
-                            crate::clip(&text, 200)
+                            httpio::quote_body(&text, 200)
                         ))
                     })?;
                 ids.sort();
@@ -406,7 +406,7 @@ impl OpenAiReader {
             _ => {
                 return Err(ReaderError::Http(format!(
                     "{url} answered HTTP {status}: {}",
-                    crate::clip(&text, 300)
+                    httpio::quote_body(&text, 300)
                 )))
             }
         };
@@ -512,7 +512,7 @@ impl OpenAiReader {
                     "{} answered HTTP {}: {}",
                     self.url,
                     r.status,
-                    crate::clip(&r.text, 300)
+                    httpio::quote_body(&r.text, 300)
                 ))),
                 Err(httpio::Transport::Transient(t)) => Ok(httpio::Step::Transient(t)),
                 Err(httpio::Transport::Fatal(m)) => {
@@ -540,7 +540,7 @@ impl OpenAiReader {
             ReaderError::Protocol(format!(
                 "malformed JSON from {}: {e}: {}",
                 self.url,
-                crate::clip(body, 200)
+                httpio::quote_body(body, 200)
             ))
         })
     }
@@ -551,7 +551,7 @@ impl OpenAiReader {
         let choice = v.get("choices").and_then(|c| c.get(0)).ok_or_else(|| {
             ReaderError::Protocol(format!(
                 "no `choices[0]` in the reply: {}",
-                crate::clip(body, 200)
+                httpio::quote_body(body, 200)
             ))
         })?;
         let content = choice
@@ -592,7 +592,7 @@ fn score_reply(
     options: &[String],
 ) -> Result<(ReaderOutput, Scored), ReaderError> {
     let n = options.len();
-    let raw_text = crate::clip(content, 300);
+    let raw_text = crate::clip(&httpio::redact(content), 300);
     let parsed = parse_answer(content, options);
     let (index, rule) = match parsed {
         ParsedAnswer::Choice { index, rule } => (index, rule),
@@ -765,14 +765,14 @@ impl OpenAiReader {
             ReaderError::Protocol(format!(
                 "{}: no `choices[0]` in the reply: {}",
                 self.url,
-                crate::clip(&body, 200)
+                httpio::quote_body(&body, 200)
             ))
         })?;
         let message = choice.get("message").ok_or_else(|| {
             ReaderError::Protocol(format!(
                 "{}: no `choices[0].message` in the reply: {}",
                 self.url,
-                crate::clip(&body, 200)
+                httpio::quote_body(&body, 200)
             ))
         })?;
         Ok(Generation {
@@ -892,7 +892,7 @@ impl OpenAiReader {
                     "{}: no `choices[0].logprobs.tokens[0]` in the reply, so the forced token \
                      cannot be checked: {}",
                     self.url,
-                    crate::clip(body, 300)
+                    httpio::quote_body(body, 300)
                 ))
             })?;
         if let Some(want) = want_token.filter(|w| *w != generated) {
@@ -919,7 +919,7 @@ impl OpenAiReader {
                      server must return log-probs and honour `logit_bias`; llama.cpp's Python \
                      server needs `--logits_all true`): {}",
                     self.url,
-                    crate::clip(body, 300)
+                    httpio::quote_body(body, 300)
                 ))
             })
     }

@@ -15,7 +15,8 @@
 //!    but not the `A` of `"Answer: All of the above"` nor the `a` of `"the answer is a
 //!    cell"`), or by text that equals an option's text (`"ANSWER: All of the above"` → that
 //!    option). All anchored findings must agree; different options are
-//!    [`ParsedAnswer::Ambiguous`].
+//!    [`ParsedAnswer::Ambiguous`]. A hedge after an anchored letter names more findings:
+//!    `"The answer is A or B"`, `"Answer: A, B"`, `"answer: (A) and/or (C)"` are ambiguous.
 //! 3. **Option letter**: the whole reply is `option B` / `choice (b)`.
 //! 4. **Leading letter**: the reply starts with a letter followed by `.`, `)` or `:`
 //!    (`"B. 4"`, `"(C) 6"`, `"b) 4"`), when no anchor was found.
@@ -75,6 +76,17 @@ fn letter_after_anchor_re() -> &'static Regex {
     RE.get_or_init(|| {
         Regex::new(r"^[\*_`\s]*(?i:option\s+|choice\s+)?[\*_`]*(?:[\(\[]([A-Za-z])[\)\]]|([A-Za-z]))[\*_`]*")
             .expect("letter regex")
+    })
+}
+
+/// After an anchored letter: a list separator or conjunction (`,`, `/`, `&`, `or`, `and`,
+/// `and/or`) then another letter, bracketed (group 1) or plain (group 2; checked by
+/// [`letter_ends`]).
+fn hedge_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"^[\*_`]*\s*(?:,|/|&|(?i:\s(?:and/or|or|and)\s))\s*(?i:(?:option|choice)\s+)?[\*_`]*(?:[\(\[]([A-Za-z])[\)\]]|([A-Za-z]))[\*_`]*")
+            .expect("hedge regex")
     })
 }
 
@@ -217,6 +229,22 @@ pub fn parse_answer(output: &str, options: &[String]) -> ParsedAnswer {
                 if let Some(i) = idx(l) {
                     found.push((i, "anchored-letter"));
                 }
+                // A hedge names more letters as the answer ("A or B", "A, B", "A and/or C"):
+                // each is a finding, so two options make the reply ambiguous.
+                let mut tail = after;
+                while let Some(c) = hedge_re().captures(tail) {
+                    let end = c.get(0).map_or(0, |m| m.end());
+                    let more = match (first(c.get(1)), first(c.get(2))) {
+                        (Some(b), _) => Some(b),
+                        (None, Some(p)) if letter_ends(p, &tail[end..]) => Some(p),
+                        _ => None,
+                    };
+                    match more.and_then(idx) {
+                        Some(i) => found.push((i, "anchored-letter")),
+                        None => break,
+                    }
+                    tail = &tail[end..];
+                }
                 continue;
             }
         }
@@ -286,6 +314,36 @@ mod tests {
 
     fn opts(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// Issue 56 case 5: a reply naming two options as the answer was credited as the first.
+    #[test]
+    fn hedged_answers_naming_two_options_are_ambiguous() {
+        let o = opts(&["1", "2", "3", "4"]);
+        for reply in [
+            "The answer is A or B",
+            "Answer: A, B",
+            "Answer: A,B",
+            "answer: (A) and/or (B)",
+            "The correct option is A / B.",
+            "Answer: **A** or **B**",
+            "The answer is A and B.",
+        ] {
+            assert_eq!(
+                parse_answer(reply, &o),
+                ParsedAnswer::Ambiguous(vec![0, 1]),
+                "{reply}"
+            );
+        }
+        // Not hedges: prose after the letter, a negated option, a repeated letter.
+        for (reply, want) in [
+            ("The answer is A, because 1 < 2", 0),
+            ("Answer: B, not C", 1),
+            ("Answer: A, a small number", 0),
+            ("Answer: A or A", 0),
+        ] {
+            assert_eq!(parse_answer(reply, &o).index(), Some(want), "{reply}");
+        }
     }
 
     /// The CASES 32 table, for the 4-option and the 10-option (A..J) variants.

@@ -831,6 +831,10 @@ pub struct LlmUse {
     pub malformed: usize,
     /// Units handled by the stated fallback because the reply was malformed.
     pub fallbacks: usize,
+    /// Replies longer than `max_tokens` tokens could make (more than 32 bytes a token, at
+    /// least 4 KiB), cut there before they were cached, parsed or indexed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub oversized: usize,
 }
 
 impl LlmUse {
@@ -844,6 +848,7 @@ impl LlmUse {
         self.without_usage += other.without_usage;
         self.malformed += other.malformed;
         self.fallbacks += other.fallbacks;
+        self.oversized += other.oversized;
     }
 }
 

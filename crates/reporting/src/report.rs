@@ -996,6 +996,19 @@ pub fn indexed_note(lengths: &[ChunkLengths]) -> Option<String> {
             s.chunks_without_tokens
         );
     }
+    for l in lengths
+        .iter()
+        .filter(|l| l.stats.llm.is_some_and(|u| u.oversized > 0))
+    {
+        let _ = writeln!(
+            md,
+            "\n⚠ {} / {}: {} model replies were longer than `max_tokens` tokens can be (32 bytes \
+             a token, at least 4 KiB) and were cut there before they were cached or used.",
+            Text(&l.dataset),
+            Text(&l.strategy),
+            l.stats.llm.map_or(0, |u| u.oversized)
+        );
+    }
     Some(md)
 }
 

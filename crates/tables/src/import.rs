@@ -45,8 +45,16 @@ pub enum AnswerFormat {
 pub enum SpanUnits {
     /// UTF-8 bytes of the document text (chunkbench's own unit).
     Bytes,
-    /// Unicode scalar values (Python `str` indices, as Chroma's and most Python tools' spans).
+    /// Unicode scalar values (Python `str` indices, as Chroma's and most Python tools' spans)
+    /// of the document text as chunkbench stores it (a file's `\r\n` kept, its BOM dropped).
     Chars,
+    /// Python `str` indices into the text `open(path, encoding="utf-8").read()` returns for a
+    /// document file: universal newlines (`\r\n` and a lone `\r` read as one `\n`) and a
+    /// byte-order mark read as the character U+FEFF at index 0. Mapped back to exact bytes.
+    #[value(name = "python-chars")]
+    #[serde(rename = "python-chars")]
+    #[strum(serialize = "python-chars")]
+    PythonChars,
 }
 
 /// How a folder import names its documents.
@@ -196,7 +204,9 @@ fn opt_string(t: &Table, i: usize, col: &str) -> Result<Option<String>> {
 fn scalar_string(v: &Value, at: &str) -> Result<Option<String>> {
     match v {
         Value::Null => Ok(None),
-        Value::String(s) if s.is_empty() => Ok(None),
+        // A blank cell (only whitespace) is an empty one: a question "   " or an option " "
+        // is nothing to ask or to choose.
+        Value::String(s) if s.trim().is_empty() => Ok(None),
         Value::String(s) => Ok(Some(s.clone())),
         Value::Number(n) if n.is_i64() || n.is_u64() => Ok(Some(n.to_string())),
         other => bail!("{at}: expected a string, found {}", show(other)),
@@ -205,7 +215,8 @@ fn scalar_string(v: &Value, at: &str) -> Result<Option<String>> {
 
 /// A required non-empty string cell.
 fn req_string(t: &Table, i: usize, col: &str) -> Result<String> {
-    opt_string(t, i, col)?.with_context(|| format!("{}: empty or missing", at_col(t, i, col)))
+    opt_string(t, i, col)?
+        .with_context(|| format!("{}: empty, blank or missing", at_col(t, i, col)))
 }
 
 /// An integer cell (a JSON integer, or a string of one in CSV).
@@ -257,10 +268,80 @@ fn string_list(v: &Value, at: &str, scalar_ok: bool) -> Result<Option<Vec<String
         .enumerate()
         .map(|(k, x)| {
             scalar_string(x, &format!("{at}, item {}", k + 1))?
-                .with_context(|| format!("{at}, item {}: empty or null", k + 1))
+                .with_context(|| format!("{at}, item {}: empty, blank or null", k + 1))
         })
         .collect::<Result<Vec<_>>>()
         .map(Some)
+}
+
+/// What an error says when offsets fit Python's reading of the file, not the stored text.
+const PYTHON_CHARS_FIX: &str = " (they were counted on the text Python's `open(path).read()` \
+     returns, which reads each \\r\\n as one \\n and keeps a byte-order mark as a character: \
+     give --evidence-units python-chars, which maps such offsets back to exact bytes)";
+
+/// The length in characters of the text Python's `open(path, encoding="utf-8").read()` returns
+/// for the file of `text` (stored with its `\r\n` and without its BOM; `bom` whether it had one).
+fn python_chars(text: &str, bom: bool) -> usize {
+    text.chars().count() - text.matches("\r\n").count() + usize::from(bom)
+}
+
+/// The byte offset in `text` of Python character offset `p` of the file's text as
+/// `open(path, encoding="utf-8").read()` returns it (module docs of [`SpanUnits::PythonChars`]):
+/// universal newlines read `\r\n` as one character, and a BOM (`bom`) is character 0 (an
+/// offset 0 maps to byte 0). `None` past the end.
+fn python_char_to_byte(text: &str, bom: bool, p: usize) -> Option<usize> {
+    let mut py = usize::from(bom);
+    if p < py {
+        return Some(0);
+    }
+    let mut chars = text.char_indices().peekable();
+    while let Some((b, c)) = chars.next() {
+        if py == p {
+            return Some(b);
+        }
+        if c == '\r' && chars.peek().is_some_and(|&(_, n)| n == '\n') {
+            chars.next();
+        }
+        py += 1;
+    }
+    (py == p).then_some(text.len())
+}
+
+/// Refuses character offsets (`chars`, no excerpt to check them by) that cut a `\r\n` of a
+/// file in two, the mark of offsets counted on Python's newline-translated text; `s..e` are
+/// the offsets, `bs..be` the bytes they map to.
+///
+/// # Errors
+/// The span, the cause and the fix ([`PYTHON_CHARS_FIX`]).
+fn check_not_python_chars(
+    text: &str,
+    (s, e): (usize, usize),
+    (bs, be): (usize, usize),
+    at: &str,
+) -> Result<()> {
+    let splits = |b: usize| {
+        b > 0 && text.as_bytes()[b - 1] == b'\r' && text.as_bytes().get(b) == Some(&b'\n')
+    };
+    if splits(bs) || splits(be) {
+        bail!(
+            "{at}: evidence span {s}..{e} (characters) starts or ends between the \\r and the \\n \
+             of a line end{PYTHON_CHARS_FIX}"
+        );
+    }
+    Ok(())
+}
+
+/// The first two options (indices) whose texts are equal after folding case and whitespace
+/// (what the lexical reader compares), if any.
+fn duplicate_options(options: &[String]) -> Option<(usize, usize)> {
+    let fold = |o: &str| {
+        o.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
+    let folded: Vec<String> = options.iter().map(|o| fold(o)).collect();
+    (0..folded.len()).find_map(|b| (0..b).find(|&a| folded[a] == folded[b]).map(|a| (a, b)))
 }
 
 /// Collapses whitespace/control characters of an id into `_`, so that file names with
@@ -275,30 +356,6 @@ fn clean_id(s: &str) -> String {
             }
         })
         .collect()
-}
-
-/// Removes the work directories an import of `name` killed before it finished left in `store`
-/// (`.NAME.importing-PID`, `.NAME.replaced-PID` whose process no longer runs), noting each in
-/// `log`; a live import's are left alone.
-fn remove_stale_work_dirs(store: &Path, name: &str, log: &mut ImportLog) {
-    let Ok(entries) = std::fs::read_dir(store) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let file = e.file_name().to_string_lossy().into_owned();
-        let pid = [".importing-", ".replaced-"].iter().find_map(|kind| {
-            file.strip_prefix(&format!(".{name}{kind}"))
-                .and_then(|p| p.parse::<u32>().ok())
-        });
-        let Some(pid) = pid else { continue };
-        let alive = pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists();
-        if !alive && std::fs::remove_dir_all(e.path()).is_ok() {
-            log.warnings.push(format!(
-                "removed {}, left by an import that was killed before it finished",
-                e.path().display()
-            ));
-        }
-    }
 }
 
 /// The name of a file or folder (its last component, after resolving `.`, `..` and links):
@@ -337,6 +394,9 @@ fn row_errors(t: &Table, errors: &[String]) -> String {
 /// Where documents came from, for the manifest.
 struct DocumentsRead {
     docs: Vec<Document>,
+    /// Ids of the documents whose file began with a UTF-8 byte-order mark (dropped from the
+    /// text; `--evidence-units python-chars` counts it).
+    bom: std::collections::HashSet<String>,
     /// (file, sha256) of every source file read.
     sources: Vec<(String, String)>,
     counts: BTreeMap<String, u64>,
@@ -449,6 +509,7 @@ fn folder_documents(
     walk_folder(root, root, &mut files, log, &mut walk)?;
     let mut out = DocumentsRead {
         docs: Vec::new(),
+        bom: Default::default(),
         sources: Vec::new(),
         counts: BTreeMap::new(),
         notes: vec![match ids_from {
@@ -493,6 +554,7 @@ fn folder_documents(
                 e.utf8_error().valid_up_to()
             )
         })?;
+        let had_bom = raw.starts_with('\u{feff}');
         let raw = raw.strip_prefix('\u{feff}').unwrap_or(&raw);
         let stem = p
             .file_stem()
@@ -543,6 +605,9 @@ fn folder_documents(
             );
         }
         *out.counts.entry(format!("{kind}_documents")).or_default() += 1;
+        if had_bom {
+            out.bom.insert(id.clone());
+        }
         out.docs.push(Document {
             id,
             title,
@@ -618,6 +683,7 @@ fn table_documents(args: &ImportArgs) -> Result<DocumentsRead> {
     counts.insert("table_documents".into(), docs.len() as u64);
     Ok(DocumentsRead {
         docs,
+        bom: Default::default(),
         sources: vec![(base_name(&args.documents), sha256_file(&args.documents)?)],
         counts,
         notes: vec![format!(
@@ -685,6 +751,8 @@ struct Resolver<'a> {
     docs: HashMap<&'a str, &'a Document>,
     order: Vec<&'a Document>,
     units: Option<SpanUnits>,
+    /// Documents whose file began with a byte-order mark ([`DocumentsRead::bom`]).
+    bom: &'a std::collections::HashSet<String>,
     located: u64,
     converted: u64,
 }
@@ -755,16 +823,27 @@ impl<'a> Resolver<'a> {
                         }
                         (s, e)
                     }
-                    SpanUnits::Chars => {
-                        let n = d.text.chars().count();
-                        let (Some(bs), Some(be)) =
-                            (char_to_byte(&d.text, s), char_to_byte(&d.text, e))
-                        else {
+                    SpanUnits::Chars | SpanUnits::PythonChars => {
+                        let bom = self.bom.contains(&d.id);
+                        let map = |c: usize| match units {
+                            SpanUnits::PythonChars => python_char_to_byte(&d.text, bom, c),
+                            _ => char_to_byte(&d.text, c),
+                        };
+                        let (Some(bs), Some(be)) = (map(s), map(e)) else {
                             bail!(
-                                "{at}: evidence span {s}..{e} (characters) ends past document `{}` ({n} characters)",
-                                d.id
+                                "{at}: evidence span {s}..{e} ({}) ends past document `{}` ({} \
+                                 characters)",
+                                <&str>::from(units),
+                                d.id,
+                                match units {
+                                    SpanUnits::PythonChars => python_chars(&d.text, bom),
+                                    _ => d.text.chars().count(),
+                                }
                             );
                         };
+                        if units == SpanUnits::Chars && raw.text.is_none() {
+                            check_not_python_chars(&d.text, (s, e), (bs, be), at)?;
+                        }
                         self.converted += 1;
                         (bs, be)
                     }
@@ -779,9 +858,22 @@ impl<'a> Resolver<'a> {
                                 .map(|_| {
                                     " (read as characters they would match: --evidence-units chars)"
                                 }),
-                            SpanUnits::Chars => (e <= d.text.len()
-                                && d.text.get(s..e) == Some(x.as_str()))
-                            .then_some(" (read as bytes they would match: --evidence-units bytes)"),
+                            SpanUnits::Chars => {
+                                let bom = self.bom.contains(&d.id);
+                                let py = python_char_to_byte(&d.text, bom, s)
+                                    .zip(python_char_to_byte(&d.text, bom, e))
+                                    .filter(|&(a, b)| &d.text[a..b] == x);
+                                if py.is_some() {
+                                    Some(PYTHON_CHARS_FIX)
+                                } else {
+                                    (e <= d.text.len() && d.text.get(s..e) == Some(x.as_str()))
+                                        .then_some(
+                                            " (read as bytes they would match: --evidence-units \
+                                             bytes)",
+                                        )
+                                }
+                            }
+                            SpanUnits::PythonChars => None,
                         };
                         bail!(
                             "{at}: evidence span {s}..{e} ({}) of `{}` holds {:?}, not the excerpt {:?}{}",
@@ -1077,6 +1169,8 @@ fn gold_index(v: &Value, format: AnswerFormat, options: &[String], at: &str) -> 
 fn map_questions(
     args: &ImportArgs,
     docs: &[Document],
+    bom: &std::collections::HashSet<String>,
+    log: &mut ImportLog,
 ) -> Result<(Vec<Question>, BTreeMap<String, u64>)> {
     let t = read_table(&args.questions)?;
     let row_ids = args.id == "#row";
@@ -1116,6 +1210,7 @@ fn map_questions(
         docs: doc_map.clone(),
         order: docs.iter().collect(),
         units: args.evidence_units,
+        bom,
         located: 0,
         converted: 0,
     };
@@ -1125,6 +1220,8 @@ fn map_questions(
     // Every row is checked, and every problem reported (up to ROW_ERRORS of them), so one
     // import run shows all there is to fix.
     let mut errors: Vec<String> = Vec::new();
+    // Rows (1-based) whose options repeat a text other than the gold answer's: kept, counted.
+    let mut duplicate_rows: Vec<usize> = Vec::new();
     for i in 0..t.rows.len() {
         let mut one = || -> Result<Question> {
             let id = if row_ids {
@@ -1185,6 +1282,21 @@ fn map_questions(
                 }
                 _ => None,
             };
+            if let Some((a, b)) = duplicate_options(&options) {
+                let letter = |k: usize| char::from(b'A' + k as u8);
+                if answer.is_some_and(|g| g == a || g == b) {
+                    bail!(
+                        "{}: options {} and {} are the same text {:?} and one of them is the gold \
+                         answer: no reader can tell them apart, so the question could never be \
+                         answered right; make the options differ or drop the row",
+                        t.at(i),
+                        letter(a),
+                        letter(b),
+                        options[a]
+                    );
+                }
+                duplicate_rows.push(i + 1);
+            }
             let answers = match &args.answers {
                 Some(c) => string_list(cell(&t, i, c), &at_col(&t, i, c), true)?,
                 None => None,
@@ -1250,6 +1362,31 @@ fn map_questions(
         .into(),
         questions.len() as u64,
     );
+    // Only when there are any: the manifests of clean imports stay byte-identical.
+    if !duplicate_rows.is_empty() {
+        counts.insert(
+            "questions_with_duplicate_options".into(),
+            duplicate_rows.len() as u64,
+        );
+        let shown: Vec<String> = duplicate_rows
+            .iter()
+            .take(10)
+            .map(usize::to_string)
+            .collect();
+        log.warnings.push(format!(
+            "{}: {} question{} repeat an option text (not the gold answer's; the lexical reader \
+             ties such options), rows {}{}; counted as questions_with_duplicate_options",
+            args.questions.display(),
+            duplicate_rows.len(),
+            if duplicate_rows.len() == 1 { "" } else { "s" },
+            shown.join(", "),
+            if duplicate_rows.len() > 10 {
+                ", …"
+            } else {
+                ""
+            }
+        ));
+    }
     counts.insert("evidence_spans".into(), spans);
     counts.insert("evidence_located_excerpts".into(), resolver.located);
     counts.insert("evidence_converted_from_chars".into(), resolver.converted);
@@ -1304,7 +1441,7 @@ pub fn import(
             args.documents.display()
         );
     }
-    let (questions, qcounts) = map_questions(args, &read.docs)?;
+    let (questions, qcounts) = map_questions(args, &read.docs, &read.bom, &mut log)?;
 
     let mut counts = read.counts;
     counts.insert("documents".into(), read.docs.len() as u64);
@@ -1369,49 +1506,19 @@ pub fn import(
     Ok((manifest, log))
 }
 
-/// Writes a dataset directory `store/name` all or nothing: `build` fills a temporary sibling
-/// (`.NAME.importing-PID`, hidden from `ls datasets`), and only when it returns `Ok` is the
-/// sibling renamed into place (an existing dataset is moved aside first and removed after).
-/// On error the sibling is removed and nothing in the store changed. Work directories left by
-/// a killed writer (`.NAME.importing-PID`/`.NAME.replaced-PID` of a process that no longer
-/// runs) are removed first, each with a warning in `log`. Shared by `data import` and
-/// `data generate`.
+/// [`datasets::io::write_into_store`] with an import log: its warnings (work directories a
+/// killed writer left) go to `log`. Shared by `data import` and `data generate`.
 ///
 /// # Errors
-/// `build`'s error, or a directory that cannot be created or renamed (naming it).
+/// Those of [`datasets::io::write_into_store`]: another process writing `name`, `build`'s
+/// error, or a directory that cannot be created or renamed (naming it).
 pub fn write_into_store<T>(
     store: &Path,
     name: &str,
     log: &mut ImportLog,
     build: impl FnOnce(&Path) -> Result<T>,
 ) -> Result<T> {
-    let target = store.join(name);
-    std::fs::create_dir_all(store).with_context(|| format!("cannot create {}", store.display()))?;
-    remove_stale_work_dirs(store, name, log);
-    let tmp = store.join(format!(".{name}.importing-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    if let Err(e) = std::fs::create_dir_all(&tmp) {
-        return Err(anyhow::anyhow!("cannot create {}: {e}", tmp.display()));
-    }
-    let value = match build(&tmp) {
-        Ok(v) => v,
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&tmp);
-            return Err(e);
-        }
-    };
-    if target.exists() {
-        let old = store.join(format!(".{name}.replaced-{}", std::process::id()));
-        std::fs::rename(&target, &old)
-            .with_context(|| format!("cannot move the old {} aside", target.display()))?;
-        std::fs::rename(&tmp, &target)
-            .with_context(|| format!("cannot rename {} to {}", tmp.display(), target.display()))?;
-        let _ = std::fs::remove_dir_all(&old);
-    } else {
-        std::fs::rename(&tmp, &target)
-            .with_context(|| format!("cannot rename {} to {}", tmp.display(), target.display()))?;
-    }
-    Ok(value)
+    datasets::io::write_into_store(store, name, &mut log.warnings, build)
 }
 
 /// The documents of a folder as `data import` reads them (one per .txt/.md/.html file; ids,
@@ -1421,6 +1528,9 @@ pub fn write_into_store<T>(
 pub struct FolderDocuments {
     /// The documents, in sorted path order.
     pub docs: Vec<Document>,
+    /// Ids of the documents whose file began with a UTF-8 byte-order mark (dropped from the
+    /// text).
+    pub bom: std::collections::HashSet<String>,
     /// `(relative path, sha256 of the file)` of every file read, in the same order.
     pub sources: Vec<(String, String)>,
     /// Counts of skipped files by reason (`skipped_other_files`, `skipped_empty_documents`, …).
@@ -1456,6 +1566,7 @@ pub fn read_folder(
     let r = folder_documents(root, license, ids_from, log)?;
     Ok(FolderDocuments {
         docs: r.docs,
+        bom: r.bom,
         sources: r.sources,
         counts: r.counts,
         notes: r.notes,
@@ -1465,6 +1576,40 @@ pub fn read_folder(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 56 case 4: offsets Python counts on `open(f).read()` of a CRLF file with a BOM.
+    #[test]
+    fn python_char_offsets_map_back_to_exact_bytes() {
+        // The file: BOM, "ab\r\ncd\r\n\r\néf"; stored without the BOM.
+        let text = "ab\r\ncd\r\n\r\néf";
+        let py = "\u{feff}ab\ncd\n\néf"; // what Python reads
+        assert_eq!(python_chars(text, true), py.chars().count());
+        for (i, c) in py.chars().enumerate().skip(1) {
+            let b = python_char_to_byte(text, true, i).unwrap();
+            let want = if c == '\n' { '\r' } else { c };
+            assert_eq!(text[b..].chars().next(), Some(want), "offset {i}");
+        }
+        assert_eq!(python_char_to_byte(text, true, 0), Some(0));
+        assert_eq!(
+            python_char_to_byte(text, true, py.chars().count()),
+            Some(text.len())
+        );
+        assert_eq!(
+            python_char_to_byte(text, true, py.chars().count() + 1),
+            None
+        );
+        // "cd" is Python's 4..6; plain chars 4..6 of the stored text is "\ncd"[..2]: "\nc".
+        let (a, b) = (
+            python_char_to_byte(text, true, 4).unwrap(),
+            python_char_to_byte(text, true, 6).unwrap(),
+        );
+        assert_eq!(&text[a..b], "cd");
+        let err = check_not_python_chars(text, (3, 5), (3, 5), "q.jsonl: line 1").unwrap_err();
+        assert!(
+            format!("{err}").contains("--evidence-units python-chars"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn char_offsets_and_occurrences() {

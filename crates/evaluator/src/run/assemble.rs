@@ -110,8 +110,36 @@ pub fn assemble(
     if let (Some(m), serde_json::Value::Object(extra)) = (manifest.as_object_mut(), extra) {
         m.extend(extra);
     }
+    check_one_config(cfg, dir)?;
     write_json(&dir.join("manifest.json"), &manifest)?;
     Ok((cells, summary_md, ignored))
+}
+
+/// The last check before a run directory's manifest is written: its `config.json` is still
+/// `cfg`, so every file assembled from `cfg`'s cells describes the config the directory says
+/// (a writer that ignored the lock, e.g. an older chunkbench, would have rewritten it).
+///
+/// # Errors
+/// A config.json that is missing, unreadable or another config, naming the directory and the
+/// fix (a fresh run directory).
+fn check_one_config(cfg: &RunConfig, dir: &Path) -> Result<()> {
+    let p = dir.join("config.json");
+    let on_disk: Option<serde_json::Value> = std::fs::read(&p)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    if on_disk.as_ref() != Some(&serde_json::to_value(cfg)?) {
+        bail!(
+            "{} no longer holds this run's config ({}): another process wrote into {} while this \
+             run did, so its files may mix two runs. Run again into a fresh --output directory",
+            p.display(),
+            match on_disk {
+                Some(other) => format!("it now holds run {}", other["name"]),
+                None => "it is missing or unreadable".to_string(),
+            },
+            dir.display()
+        );
+    }
+    Ok(())
 }
 
 /// Each dataset of `cfg` from `store`, for the report's texts ([`reporting::html::Corpus::load`]:
@@ -210,6 +238,7 @@ pub fn report(dir: &Path, store: &Path) -> Result<PathBuf> {
             p.display()
         )
     })?;
+    let _lock = super::lock_run_dir(dir)?;
     let cells_dir = dir.join("cells");
     let config_cells = cfg.cells();
     let ids: std::collections::BTreeSet<String> = config_cells.iter().map(Cell::id).collect();

@@ -33,6 +33,7 @@ use std::time::Instant;
 mod assemble;
 mod budget;
 mod identity;
+mod lock;
 mod progress;
 mod score;
 mod shards;
@@ -44,6 +45,7 @@ use assemble::*;
 pub use assemble::{assemble, report};
 use identity::*;
 pub use identity::{code_version, git_commit, set_build_commit};
+pub use lock::{lock_run_dir, LOCK_FILE};
 use progress::*;
 use score::*;
 pub use shards::{merge, Shard};
@@ -97,6 +99,7 @@ pub fn run(cfg: &RunConfig, store: &Path, shard: Option<Shard>) -> Result<RunOut
     let cells_dir = dir.join("cells");
     std::fs::create_dir_all(&cells_dir)
         .with_context(|| format!("cannot create {}", cells_dir.display()))?;
+    let _lock = lock_run_dir(&dir)?;
     write_json(&dir.join("config.json"), cfg)?;
     let all_cells = prepared.cells;
     let mine: Vec<&Cell> = all_cells

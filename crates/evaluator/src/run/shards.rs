@@ -49,6 +49,8 @@ pub fn merge(
         bail!("merge OUT: {clash}");
     }
     let cfg = read_shard_config(first)?;
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let _lock = super::lock_run_dir(out)?;
     if out.join("config.json").exists() && !shard_dirs.iter().any(|d| d == out) {
         let other = read_shard_config(out).ok();
         if other.as_ref() != Some(&cfg) && !force {

@@ -144,10 +144,18 @@ pub fn check_over(over: &super::StrategyConfig) -> Result<()> {
 }
 
 /// The [`super::Chunker`] methods an indexing wrapper (`headers`, `late`, `contextual`) hands to
-/// the strategy it wraps (`self.inner`): chunking, the size limit and the query-time passages.
-/// Only `indexed` is the wrapper's own.
+/// the strategy it wraps (`self.inner`): chunking, the size limit, the query-time passages and
+/// the preflight (`delegate_chunking!(own preflight)` for a wrapper that adds its own checks
+/// to the inner strategy's). Only `indexed` is the wrapper's own.
 macro_rules! delegate_chunking {
     () => {
+        $crate::strategies::common::delegate_chunking!(own preflight);
+
+        fn preflight(&self, ctx: &super::Preflight) -> Vec<String> {
+            self.inner.preflight(ctx)
+        }
+    };
+    (own preflight) => {
         fn chunk_corpus(
             &self,
             docs: &[chunker::Document],

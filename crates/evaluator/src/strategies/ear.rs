@@ -67,7 +67,7 @@ impl Params for Ear {
         let (size, overlap) = self.parent_size()?;
         FixedConfig::new(size, overlap).context("fields `size`/`overlap` (EAR parents)")?;
         if let Some(e) = &self.ear {
-            e.check().map_err(|e| anyhow::anyhow!("field `ear`: {e}"))?;
+            e.check().map_err(|e| anyhow::anyhow!("field `ear`: {e:#}"))?;
         }
         Ok(())
     }
@@ -112,7 +112,7 @@ impl Chunker for EarChunker {
     ) -> Result<Box<dyn Passages + 'a>> {
         let t = Instant::now();
         let ear = EarIndex::new(docs, index, self.config.clone())
-            .map_err(|e| anyhow::anyhow!("field `ear`: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("field `ear`: {e:#}"))?;
         Ok(Box::new(EarPassages {
             built: format!(
                 "anchor index of {} forms in {:.1}s",

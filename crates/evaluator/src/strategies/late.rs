@@ -103,7 +103,20 @@ struct LateChunker {
 }
 
 impl Chunker for LateChunker {
-    common::delegate_chunking!();
+    common::delegate_chunking!(own preflight);
+
+    /// The inner strategy's problems, and a `window` past the model's positions.
+    fn preflight(&self, ctx: &super::Preflight) -> Vec<String> {
+        let mut p = self.inner.preflight(ctx);
+        if let Some(max) = ctx.embedder_positions.filter(|&m| self.window > m) {
+            p.push(format!(
+                "field `window`: {} is more than the embedder's {max} positions \
+                 (max_position_embeddings); set `window: {max}` or less",
+                self.window
+            ));
+        }
+        p
+    }
 
     /// One document at a time (its token states are `tokens × dim` floats), its chunks
     /// pooled from them.

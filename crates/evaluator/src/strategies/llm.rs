@@ -169,16 +169,39 @@ impl StrategyLlm {
             return Ok((g, true));
         }
         crate::run::stop::check()?;
-        let g = self.reader.generate(messages, *max_tokens, None)?;
+        let mut g = self.reader.generate(messages, *max_tokens, None)?;
+        let bound = reply_bound(*max_tokens);
+        if g.text.len() > bound {
+            // A reply no `max_tokens` tokens could make (a server ignoring the limit): cut,
+            // and marked so that a cached copy counts as cut too.
+            let mut end = bound;
+            while !g.text.is_char_boundary(end) {
+                end -= 1;
+            }
+            g.text.truncate(end);
+            g.finish_reason = OVERSIZED.into();
+        }
         self.cache.put(&self.identity, &key, &g)?;
         Ok((g, false))
     }
+}
+
+/// The `finish_reason` of a reply cut at [`reply_bound`].
+pub const OVERSIZED: &str = "oversized";
+
+/// The most bytes a reply of `max_tokens` tokens is kept to: 32 bytes a token (no tokenizer's
+/// token is longer), at least 4 KiB. A longer reply is cut there and counted
+/// ([`records::LlmUse::oversized`]), so neither the generation cache nor the indexed text
+/// grows with what a server sends past its limit.
+pub fn reply_bound(max_tokens: u32) -> usize {
+    (max_tokens as usize).saturating_mul(32).max(4096)
 }
 
 /// Counts one reply in `use_`: a request, cached or not, and its tokens when reported.
 pub fn count(use_: &mut LlmUse, g: &Generation, cached: bool) {
     use_.requests += 1;
     use_.cached += usize::from(cached);
+    use_.oversized += usize::from(g.finish_reason == OVERSIZED);
     match g.usage {
         Some(u) => {
             use_.prompt_tokens += u.prompt_tokens;

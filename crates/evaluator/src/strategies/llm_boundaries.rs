@@ -372,7 +372,7 @@ impl LlmBoundariesChunker {
     }
 
     /// LumberChunker's protocol over one document's paragraphs; the 0-based indices of the
-    /// paragraphs a chunk ends with.
+    /// paragraphs a chunk ends with ([`lumber_ends`], each group asked of `llm`).
     fn lumber(
         &self,
         llm: &StrategyLlm,
@@ -380,58 +380,87 @@ impl LlmBoundariesChunker {
         paras: &[Span],
         use_: &mut LlmUse,
     ) -> Result<Vec<usize>> {
-        let n = paras.len();
-        let estimate = |s: &str| (1.2 * s.split_whitespace().count() as f64).round() as usize;
-        let line = |k: usize| format!("ID {k}: {}", &text[paras[k].start..paras[k].end]);
-        let mut starts: Vec<usize> = Vec::new();
-        let mut chunk_number = 0usize;
-        while n > 5 && chunk_number < n - 5 {
-            let mut i = 0;
-            let mut words = 0;
-            while words < self.window_tokens && i + chunk_number < n - 1 {
-                i += 1;
-                let doc: Vec<String> = (chunk_number..chunk_number + i).map(line).collect();
-                words = estimate(&doc.join("\n"));
-            }
-            if i == 1 {
-                // One paragraph alone reaches the window: no shift can be named inside a
-                // one-paragraph group, so nothing is asked. It starts a chunk, as the
-                // reference's only usable answer (`Answer: ID` of it) would make it.
-                if chunk_number > 0 {
-                    starts.push(chunk_number);
-                }
-                chunk_number += 1;
-                continue;
-            }
-            let end = chunk_number + i - 1;
-            let doc: Vec<String> = (chunk_number..end).map(line).collect();
+        let (ends, malformed) = lumber_ends(text, paras, self.window_tokens, |doc| {
             let system = LUMBER_SYSTEM.trim_end_matches('\n');
             let user = format!("{system}\nDocument:\n{}", doc.join("\n"));
             let req = (
                 vec![("system".to_string(), system.to_string()), ("user".to_string(), user)],
                 self.max_tokens,
             );
-            let reply = self.ask(llm, req, use_)?;
-            match lumber_answer(&reply).filter(|&k| k > chunk_number && k < end) {
-                Some(k) => {
-                    starts.push(k);
-                    chunk_number = k + 1;
-                }
-                None => {
-                    use_.malformed += 1;
-                    use_.fallbacks += 1;
-                    chunk_number = (chunk_number + i - 1).max(chunk_number + 1);
-                }
-            }
-        }
-        let mut ends: Vec<usize> = starts.into_iter().filter(|&k| k >= 1 && k < n).map(|k| k - 1).collect();
-        ends.sort_unstable();
-        ends.dedup();
-        if n > 0 {
-            ends.push(n - 1);
-        }
+            self.ask(llm, req, use_)
+        })?;
+        use_.malformed += malformed;
+        use_.fallbacks += malformed;
         Ok(ends)
     }
+}
+
+/// LumberChunker's loop (`LumberChunker-Segmentation.py`) over one document's paragraphs:
+/// the 0-based indices of the paragraphs a chunk ends with, and the number of malformed
+/// replies. `ask` gets a group's lines (`ID k: text`) and returns the model's reply.
+///
+/// From paragraph `c`, paragraphs are added while the estimate (1.2 × words) of the group
+/// stays under `window` and one paragraph remains after it; with `i` paragraphs added, the
+/// group shown is `c..c+i-1`, or `c` alone when `i` is 1. As in the reference, the answer
+/// `Answer: ID k` ends a chunk before `k` and the next group starts at `k + 1` — also for
+/// `k = c`, the only answer a one-paragraph group has (the reference's `i = 2` case: `c`
+/// alone under the window, `c` and `c + 1` over it), so a run of long paragraphs gives a
+/// chunk each. Departures: a group of `i = 1` is not asked (its only answer is `c`); an
+/// answer outside the group shown is malformed, and then the next group starts where the
+/// reference's would (`c + i - 1`, at least one paragraph on, so the loop ends).
+///
+/// # Errors
+/// `ask`'s.
+pub(crate) fn lumber_ends(
+    text: &str,
+    paras: &[Span],
+    window: usize,
+    mut ask: impl FnMut(&[String]) -> Result<String>,
+) -> Result<(Vec<usize>, usize)> {
+    let n = paras.len();
+    let estimate = |s: &str| (1.2 * s.split_whitespace().count() as f64).round() as usize;
+    let line = |k: usize| format!("ID {k}: {}", &text[paras[k].start..paras[k].end]);
+    let mut starts: Vec<usize> = Vec::new();
+    let mut malformed = 0usize;
+    let mut chunk_number = 0usize;
+    while n > 5 && chunk_number < n - 5 {
+        let mut i = 0;
+        let mut words = 0;
+        while words < window && i + chunk_number < n - 1 {
+            i += 1;
+            let doc: Vec<String> = (chunk_number..chunk_number + i).map(line).collect();
+            words = estimate(&doc.join("\n"));
+        }
+        if i == 1 {
+            // One paragraph alone reaches the window: its only answer is itself, which
+            // starts a chunk (what the reference makes of `Answer: ID c`); nothing is asked.
+            if chunk_number > 0 {
+                starts.push(chunk_number);
+            }
+            chunk_number += 1;
+            continue;
+        }
+        let end = chunk_number + i - 1;
+        let doc: Vec<String> = (chunk_number..end).map(line).collect();
+        let reply = ask(&doc)?;
+        match lumber_answer(&reply).filter(|&k| k >= chunk_number && k < end) {
+            Some(k) => {
+                starts.push(k);
+                chunk_number = k + 1;
+            }
+            None => {
+                malformed += 1;
+                chunk_number = end.max(chunk_number + 1);
+            }
+        }
+    }
+    let mut ends: Vec<usize> = starts.into_iter().filter(|&k| k >= 1 && k < n).map(|k| k - 1).collect();
+    ends.sort_unstable();
+    ends.dedup();
+    if n > 0 {
+        ends.push(n - 1);
+    }
+    Ok((ends, malformed))
 }
 
 impl Chunker for LlmBoundariesChunker {
@@ -539,6 +568,81 @@ mod tests {
         let p = paragraphs(t);
         let s: Vec<&str> = p.iter().map(|x| &t[x.start..x.end]).collect();
         assert_eq!(s, ["First para\nline two.", "Second.", "Third"]);
+    }
+
+    /// The reference's loop (LumberChunker-Segmentation.py), transcribed for valid replies:
+    /// the chunk starts (`new_id_list` without its last entry) for `paragraph_words`, when
+    /// the model answers the paragraph at `pick` (0 = the group's first) of each group shown.
+    fn reference_starts(paragraph_words: &[usize], pick: usize) -> Vec<usize> {
+        let n = paragraph_words.len();
+        let count = |ids: std::ops::Range<usize>| {
+            // "ID k: " adds two words per paragraph.
+            let words: usize = ids.map(|k| paragraph_words[k] + 2).sum();
+            (1.2 * words as f64).round() as usize
+        };
+        let (mut chunk_number, mut new_id_list) = (0usize, Vec::new());
+        while n >= 5 && chunk_number + 5 < n {
+            let (mut i, mut word_count) = (0, 0);
+            while word_count < 550 && i + chunk_number < n - 1 {
+                i += 1;
+                word_count = count(chunk_number..chunk_number + i);
+            }
+            let shown = if i == 1 { chunk_number..chunk_number + 1 } else { chunk_number..chunk_number + i - 1 };
+            let k = (shown.start + pick).min(shown.end - 1);
+            new_id_list.push(k);
+            chunk_number = k + 1;
+        }
+        new_id_list
+    }
+
+    /// Issue 56 case 6: a group of one paragraph (the reference's `i = 2` case) took only
+    /// answers after it, so every reply was "malformed" and 12 paragraphs of 300 words became
+    /// one 3,600-word chunk. Now the loop gives the reference's chunks, for runs of long
+    /// paragraphs and mixed ones, whichever paragraph of a group the model names.
+    #[test]
+    fn lumber_matches_the_reference_loop() {
+        let para = |w: usize, k: usize| vec![format!("p{k}"); w].join(" ");
+        let mut cases: Vec<Vec<usize>> = vec![vec![300; 12], vec![600; 8], vec![40; 30]];
+        let mut state = 7u64;
+        for _ in 0..30 {
+            let len = 6 + (state % 25) as usize;
+            let v = (0..len)
+                .map(|_| {
+                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    [20, 80, 150, 300, 480, 700][(state >> 33) as usize % 6]
+                })
+                .collect();
+            cases.push(v);
+        }
+        for words in cases {
+            let text = words.iter().enumerate().map(|(k, &w)| para(w, k)).collect::<Vec<_>>().join("\n\n");
+            let paras = paragraphs(&text);
+            assert_eq!(paras.len(), words.len());
+            for pick in [0, 1, 3] {
+                let (ends, malformed) = lumber_ends(&text, &paras, 550, |doc| {
+                    let first: usize = doc[0][3..doc[0].find(':').unwrap()].parse().unwrap();
+                    Ok(format!("Answer: ID {}", first + pick.min(doc.len() - 1)))
+                })
+                .unwrap();
+                assert_eq!(malformed, 0, "{words:?}");
+                let mut want: Vec<usize> = reference_starts(&words, pick)
+                    .into_iter()
+                    .filter(|&k| k >= 1)
+                    .map(|k| k - 1)
+                    .collect();
+                want.dedup();
+                want.push(words.len() - 1);
+                assert_eq!(ends, want, "{words:?}, pick {pick}");
+            }
+        }
+        // The issue's document: 12 paragraphs of 300 words, a chunk each until five are
+        // left (the loop stops there, as the reference's does): 6 + 1 chunks, not 1.
+        let text = (0..12).map(|k| para(300, k)).collect::<Vec<_>>().join("\n\n");
+        let (ends, _) = lumber_ends(&text, &paragraphs(&text), 550, |doc| {
+            Ok(format!("Answer: ID {}", &doc[0][3..doc[0].find(':').unwrap()]))
+        })
+        .unwrap();
+        assert_eq!(ends, [0, 1, 2, 3, 4, 5, 11]);
     }
 
     #[test]

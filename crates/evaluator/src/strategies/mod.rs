@@ -114,8 +114,31 @@ pub trait Params:
     }
 }
 
+/// What a strategy's preflight may look at without computing anything ([`Chunker::preflight`]):
+/// where the run's finished cells are, the ids of this strategy's cells, the code version a
+/// reusable cell must carry, and the local embedder's position limit when it has one.
+pub struct Preflight {
+    /// The run's `cells/` directory (`OUTPUT/NAME/cells`).
+    pub cells_dir: std::path::PathBuf,
+    /// The ids of the cells of this strategy.
+    pub cell_ids: Vec<String>,
+    /// [`crate::run::code_version`]: a finished cell of another version is recomputed.
+    pub code: String,
+    /// The local BERT embedder's `max_position_embeddings`, read from its config.json (`None`
+    /// for a server, or a model that does not say).
+    pub embedder_positions: Option<usize>,
+}
+
 /// A built chunking strategy.
 pub trait Chunker: Send + Sync {
+    /// Problems the run would meet with this strategy that need no computation to find
+    /// (`validate` and the run's preflight report them before any cell is computed): a Python
+    /// object this process does not host and whose cells are not finished, a late-chunking
+    /// window past the model's positions. Default none; wrappers add their inner strategy's.
+    fn preflight(&self, _ctx: &Preflight) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Chunks a corpus: exact byte spans of their documents, in document order. Strategies that
     /// embed receive the run's embedder and embed all units of the corpus in one call (so the
     /// embedder batches by length across documents).

@@ -134,6 +134,34 @@ struct PythonChunker {
 }
 
 impl Chunker for PythonChunker {
+    /// Without its hosted object, every cell must be finished (by this code version) already:
+    /// the command line can reuse them but not compute them.
+    fn preflight(&self, ctx: &super::Preflight) -> Vec<String> {
+        if self.host.is_some() {
+            return Vec::new();
+        }
+        let unfinished = ctx
+            .cell_ids
+            .iter()
+            .filter(|id| match records::read_cell(&ctx.cells_dir, id) {
+                Ok(stored) => stored.record.code != ctx.code,
+                Err(_) => true,
+            })
+            .count();
+        if unfinished == 0 {
+            return Vec::new();
+        }
+        vec![format!(
+            "{unfinished} of its {} cells are not finished in {} by this version, and this \
+             strategy is the Python object `{}` (kind `python`): its chunks are computed only \
+             inside Python, by chunkbench_harness.run(config, chunkers={{...}}) with that \
+             object. Run it there, or drop the entry",
+            ctx.cell_ids.len(),
+            ctx.cells_dir.display(),
+            self.entry.object
+        )]
+    }
+
     fn chunk_corpus(
         &self,
         docs: &[Document],
