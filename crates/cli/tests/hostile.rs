@@ -714,11 +714,14 @@ fn case10_17_invalid_replies_choose_nothing_and_the_key_is_never_written() {
         assert_eq!(r["choice"], "", "an invalid reply chose nothing: {r:?}");
         assert!(r["reply"].contains("<redacted>"), "{r:?}");
     }
-    let mut files = vec![out.join("echo")];
-    files.push(workspace().join(".cache/responses"));
-    while let Some(p) = files.pop() {
+    assert_key_in_no_file(vec![out.join("echo"), workspace().join(".cache/responses")]);
+}
+
+/// Asserts that no file under `paths` (files or directories, walked) holds [`KEY`].
+fn assert_key_in_no_file(mut paths: Vec<PathBuf>) {
+    while let Some(p) = paths.pop() {
         if p.is_dir() {
-            files.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+            paths.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
         } else if let Ok(bytes) = std::fs::read(&p) {
             let found = bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes());
             assert!(!found, "the key is in {}", p.display());
@@ -1065,25 +1068,7 @@ fn issue56_case01_one_writer_per_run_directory_and_per_dataset() {
     std::fs::write(&docs, DOCS).unwrap();
     let q = tmp.path().join("q.jsonl");
     std::fs::write(&q, QUESTIONS).unwrap();
-    let import = || {
-        chunkbench(&[
-            "data",
-            "import",
-            "toy2",
-            "--documents",
-            s(&docs),
-            "--questions",
-            s(&q),
-            "--options",
-            "options",
-            "--answer",
-            "answer",
-            "--answer-format",
-            "index",
-            "--store",
-            s(&store),
-        ])
-    };
+    let import = || import_toy("toy2", &docs, &q, &store);
     {
         let _first = datasets::io::StagedDataset::begin(&store, "toy2", &mut Vec::new()).unwrap();
         let err = failed(&import());
@@ -1102,6 +1087,28 @@ fn issue56_case01_one_writer_per_run_directory_and_per_dataset() {
         left.is_empty(),
         "no lock or work directory is left: {left:?}"
     );
+}
+
+/// `data import NAME` of JSON-lines documents and multiple-choice questions (`options`,
+/// `answer` as an index) into `store`.
+fn import_toy(name: &str, docs: &Path, questions: &Path, store: &Path) -> Output {
+    chunkbench(&[
+        "data",
+        "import",
+        name,
+        "--documents",
+        s(docs),
+        "--questions",
+        s(questions),
+        "--options",
+        "options",
+        "--answer",
+        "answer",
+        "--answer-format",
+        "index",
+        "--store",
+        s(store),
+    ])
 }
 
 /// Issue 56 case 2: with a placeholder key (`EMPTY`, common for local servers) the reply "the
@@ -1177,15 +1184,10 @@ fn issue56_case03_a_key_echoed_in_json_escapes_is_never_written() {
         assert_eq!(r["choice"], "1", "{r:?}");
         assert!(r["reply"].contains("<redacted>"), "{r:?}");
     }
-    let mut files = vec![out.join("escaped"), workspace().join(".cache/responses")];
-    while let Some(p) = files.pop() {
-        if p.is_dir() {
-            files.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
-        } else if let Ok(bytes) = std::fs::read(&p) {
-            let found = bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes());
-            assert!(!found, "the key is in {}", p.display());
-        }
-    }
+    assert_key_in_no_file(vec![
+        out.join("escaped"),
+        workspace().join(".cache/responses"),
+    ]);
 }
 
 /// Issue 56 case 7: a blank question, a blank option and two identical options (one of them
@@ -1197,25 +1199,7 @@ fn issue56_case07_blank_cells_and_a_duplicated_gold_option_are_refused() {
     let docs = tmp.path().join("d.jsonl");
     std::fs::write(&docs, DOCS).unwrap();
     let q = tmp.path().join("q.jsonl");
-    let import = |name: &str| {
-        chunkbench(&[
-            "data",
-            "import",
-            name,
-            "--documents",
-            s(&docs),
-            "--questions",
-            s(&q),
-            "--options",
-            "options",
-            "--answer",
-            "answer",
-            "--answer-format",
-            "index",
-            "--store",
-            s(&store),
-        ])
-    };
+    let import = |name: &str| import_toy(name, &docs, &q, &store);
     std::fs::write(
         &q,
         concat!(

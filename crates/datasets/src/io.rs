@@ -112,28 +112,24 @@ impl StagedDataset {
     /// A directory that cannot be renamed (naming it).
     pub fn publish(mut self) -> Result<()> {
         let target = self.store.join(&self.name);
-        if target.exists() {
-            let old = self
-                .store
-                .join(format!(".{}.replaced-{}", self.name, std::process::id()));
+        // An existing dataset is moved aside first and removed after the rename.
+        let old = self
+            .store
+            .join(format!(".{}.replaced-{}", self.name, std::process::id()));
+        let replaced = target.exists();
+        if replaced {
             std::fs::rename(&target, &old)
                 .with_context(|| format!("cannot move the old {} aside", target.display()))?;
-            std::fs::rename(&self.tmp, &target).with_context(|| {
-                format!(
-                    "cannot rename {} to {}",
-                    self.tmp.display(),
-                    target.display()
-                )
-            })?;
+        }
+        std::fs::rename(&self.tmp, &target).with_context(|| {
+            format!(
+                "cannot rename {} to {}",
+                self.tmp.display(),
+                target.display()
+            )
+        })?;
+        if replaced {
             let _ = std::fs::remove_dir_all(&old);
-        } else {
-            std::fs::rename(&self.tmp, &target).with_context(|| {
-                format!(
-                    "cannot rename {} to {}",
-                    self.tmp.display(),
-                    target.display()
-                )
-            })?;
         }
         self.published = true;
         Ok(())
