@@ -235,6 +235,58 @@ fn a_bad_import_exits_nonzero_naming_the_cell() {
     }
 }
 
+/// Issue 56 case 15: a Parquet file with columns polars cannot read (a time-zoned timestamp,
+/// a 50-digit decimal — common in Hugging Face exports) refused the whole import although
+/// neither column was mapped. Unmapped, they are ignored; mapped, the error names the column.
+#[test]
+fn unreadable_parquet_columns_refuse_nothing_unless_mapped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let f = fixture();
+    let (docs, questions) = (f.join("docs"), f.join("unreadable_columns.parquet"));
+    let flags = |extra: &'static [&'static str]| {
+        let mut v = vec![
+            "--documents",
+            docs.to_str().unwrap(),
+            "--questions",
+            questions.to_str().unwrap(),
+            "--options",
+            "options",
+            "--answer",
+            "answer",
+            "--answer-format",
+            "index",
+        ];
+        v.extend_from_slice(extra);
+        v
+    };
+    import(&store, "hub", &flags(&[]));
+    let n = std::fs::read_to_string(store.join("hub/questions.jsonl"))
+        .unwrap()
+        .lines()
+        .count();
+    assert_eq!(n, 2);
+    for column in ["created", "score"] {
+        let extra: &'static [&'static str] = if column == "created" {
+            &["--subject", "created"]
+        } else {
+            &["--subject", "score"]
+        };
+        let mut argv = vec![
+            "data",
+            "import",
+            "mapped",
+            "--store",
+            store.to_str().unwrap(),
+        ];
+        argv.extend(flags(extra));
+        let o = chunkbench(&argv);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(&format!("`{column}`")), "{err}");
+    }
+}
+
 /// The numbers of the fetch summary's row for `corpus` and `book`: pages, narrative, kept,
 /// removed, words, unknown.
 fn summary_row(stderr: &str, corpus: &str, book: &str) -> Option<Vec<u64>> {

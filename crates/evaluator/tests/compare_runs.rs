@@ -95,6 +95,18 @@ fn write_cells(
     }
 }
 
+/// [`compare_runs`] of runs `b` (baseline) and `c` with the default tolerances and pairing,
+/// the runs' rules read through [`resolved_run`].
+fn compare_default(b: &Path, c: &Path) -> anyhow::Result<CompareReport> {
+    compare_runs(
+        b,
+        c,
+        &Tolerances::default(),
+        &Pairing::default(),
+        &resolved_run,
+    )
+}
+
 fn cfg() -> RunConfig {
     RunConfig::parse(CONFIG, "synth.yaml").unwrap()
 }
@@ -112,14 +124,7 @@ fn identical_runs_pass_with_zero_deltas() {
     for d in [&b, &c] {
         write_run(d, &cfg(), &[a.clone(), a.clone(), a.clone()], "sha");
     }
-    let r = compare_runs(
-        &b,
-        &c,
-        &Tolerances::default(),
-        &Pairing::default(),
-        &resolved_run,
-    )
-    .unwrap();
+    let r = compare_default(&b, &c).unwrap();
     assert_eq!(r.verdict, Verdict::Ok);
     assert_eq!(r.cells.len(), 3);
     for c in &r.cells {
@@ -153,14 +158,7 @@ fn holm_is_applied_over_all_matched_cells() {
         .map(|&lost| answers(100, 60 - lost, 100))
         .collect();
     write_run(&c, &cfg(), &cand, "s");
-    let r = compare_runs(
-        &b,
-        &c,
-        &Tolerances::default(),
-        &Pairing::default(),
-        &resolved_run,
-    )
-    .unwrap();
+    let r = compare_default(&b, &c).unwrap();
     let by_strategy: HashMap<&str, &CellComparison> =
         r.cells.iter().map(|c| (c.strategy.as_str(), c)).collect();
     let close = |x: f64, y: f64| assert!((x - y).abs() < 1e-12, "{x} != {y}");
@@ -203,14 +201,7 @@ fn words_increase_and_its_interval() {
         answers(50, 25, 80),
     ];
     write_run(&c, &cfg(), &cand, "s");
-    let r = compare_runs(
-        &b,
-        &c,
-        &Tolerances::default(),
-        &Pairing::default(),
-        &resolved_run,
-    )
-    .unwrap();
+    let r = compare_default(&b, &c).unwrap();
     let v: Vec<(Option<f64>, Verdict)> = r
         .cells
         .iter()
@@ -240,14 +231,7 @@ fn a_changed_cell_is_paired_by_its_coordinates_and_the_change_shown() {
         RunConfig::parse(&CONFIG.replace("size: 120", "size: 130"), "changed.yaml").unwrap();
     let worse = answers(200, 120, 5);
     write_run(&c, &changed, &[a.clone(), a.clone(), worse], "s");
-    let r = compare_runs(
-        &b,
-        &c,
-        &Tolerances::default(),
-        &Pairing::default(),
-        &resolved_run,
-    )
-    .unwrap();
+    let r = compare_default(&b, &c).unwrap();
     assert_eq!(r.cells.len(), 3);
     assert!(r.only_in_baseline.is_empty() && r.only_in_candidate.is_empty());
     let moved = r.cells.iter().find(|x| x.strategy == "c").unwrap();
@@ -267,14 +251,7 @@ fn a_changed_cell_is_paired_by_its_coordinates_and_the_change_shown() {
     assert!(md.contains("strategy\\_config.size: 120 → 130"), "{md}");
     // The same change without a drop passes, and still shows the change.
     write_run(&c, &changed, &[a.clone(), a.clone(), a.clone()], "s");
-    let r = compare_runs(
-        &b,
-        &c,
-        &Tolerances::default(),
-        &Pairing::default(),
-        &resolved_run,
-    )
-    .unwrap();
+    let r = compare_default(&b, &c).unwrap();
     assert_eq!(r.verdict, Verdict::Ok, "{}", render_markdown(&r));
     assert_eq!(r.cells.iter().filter(|x| !x.changed.is_empty()).count(), 1);
 }
@@ -294,14 +271,7 @@ fn a_baseline_cell_without_a_partner_fails_the_gate() {
         .find(|p| p.extension().is_some_and(|x| x == "json"))
         .unwrap();
     std::fs::remove_file(&gone).unwrap();
-    let r = compare_runs(
-        &b,
-        &c,
-        &Tolerances::default(),
-        &Pairing::default(),
-        &resolved_run,
-    )
-    .unwrap();
+    let r = compare_default(&b, &c).unwrap();
     assert_eq!((r.missing, r.regressions), (1, 0));
     assert_eq!(r.verdict, Verdict::Regression);
     assert!(render_markdown(&r).contains("FAILED"));
@@ -357,14 +327,7 @@ fn unusable_inputs_are_errors_naming_the_path_and_fix() {
     std::fs::remove_dir_all(&c).unwrap();
     let limited = RunConfig::parse(&format!("{CONFIG}limit: 20\n"), "l.yaml").unwrap();
     write_run(&c, &limited, &[a.clone(), a.clone(), a.clone()], "s");
-    let r = compare_runs(
-        &b,
-        &c,
-        &Tolerances::default(),
-        &Pairing::default(),
-        &resolved_run,
-    )
-    .unwrap();
+    let r = compare_default(&b, &c).unwrap();
     assert!(
         r.cells
             .iter()
@@ -487,14 +450,7 @@ fn the_candidates_config_cannot_loosen_the_gate() {
     let lost = answers(3000, 1931, 100);
     let three = [lost.clone(), lost.clone(), lost];
     write_run(&c, &cfg(), &three, "s");
-    let plain = compare_runs(
-        &b,
-        &c,
-        &Tolerances::default(),
-        &Pairing::default(),
-        &resolved_run,
-    )
-    .unwrap();
+    let plain = compare_default(&b, &c).unwrap();
     assert_eq!(
         plain.verdict,
         Verdict::Regression,
@@ -517,15 +473,7 @@ fn the_candidates_config_cannot_loosen_the_gate() {
         ("planned: {strategy: b}\n", "planned"),
     ] {
         write_run(&c, &cfg_with(extra), &three, "s");
-        let err = compare_runs(
-            &b,
-            &c,
-            &Tolerances::default(),
-            &Pairing::default(),
-            &resolved_run,
-        )
-        .unwrap_err()
-        .to_string();
+        let err = compare_default(&b, &c).unwrap_err().to_string();
         assert!(
             err.contains(&format!("{rule}:")) && err.contains("--allow-rule-change"),
             "{extra}: {err}"
@@ -553,14 +501,7 @@ fn the_candidates_config_cannot_loosen_the_gate() {
     let dropped = RunConfig::parse(&text, "synth.yaml").unwrap();
     std::fs::remove_dir_all(&c).unwrap();
     write_run_unread(&c, &dropped, 3000);
-    let r = compare_runs(
-        &b,
-        &c,
-        &Tolerances::default(),
-        &Pairing::default(),
-        &resolved_run,
-    )
-    .unwrap();
+    let r = compare_default(&b, &c).unwrap();
     assert_eq!(r.verdict, Verdict::Regression);
     assert!(r.cells.iter().all(|c| c.judgement.primary_missing));
     assert!(r.cells.iter().all(|c| c.baseline.primary_mean.is_some()));
@@ -714,15 +655,7 @@ fn a_baseline_without_question_docs_is_refused_and_renames_suggest_pair() {
             records::write_cell_record(&json, &rec).unwrap();
         }
     }
-    let err = compare_runs(
-        &b,
-        &c,
-        &Tolerances::default(),
-        &Pairing::default(),
-        &resolved_run,
-    )
-    .unwrap_err()
-    .to_string();
+    let err = compare_default(&b, &c).unwrap_err().to_string();
     assert!(
         err.contains("question_doc")
             && err.contains("--resample question")
@@ -769,14 +702,7 @@ fn the_baselines_planned_family_is_the_gates() {
     );
     let lost = answers(300, 180, 100);
     write_run(&c, &planned, &[lost.clone(), lost.clone(), lost], "s");
-    let r = compare_runs(
-        &b,
-        &c,
-        &Tolerances::default(),
-        &Pairing::default(),
-        &resolved_run,
-    )
-    .unwrap();
+    let r = compare_default(&b, &c).unwrap();
     assert_eq!(r.confirmatory, 1);
     let by: HashMap<&str, &CellComparison> =
         r.cells.iter().map(|c| (c.strategy.as_str(), c)).collect();
@@ -822,13 +748,6 @@ fn the_baselines_planned_family_is_the_gates() {
         text.replace("\"strategy\": \"b\"", "\"strategy\": \"zz\""),
     )
     .unwrap();
-    let err = compare_runs(
-        &b,
-        &c,
-        &Tolerances::default(),
-        &Pairing::default(),
-        &resolved_run,
-    )
-    .unwrap_err();
+    let err = compare_default(&b, &c).unwrap_err();
     assert!(format!("{err:#}").contains("planned.strategy"), "{err:#}");
 }

@@ -70,9 +70,15 @@ impl Table {
     /// does have, or says what an unreadable one holds.
     pub fn require(&self, name: &str, flag: &str) -> Result<()> {
         if let Some(what) = self.unreadable.get(name) {
+            // A description that carries its own fix (an integer past 64 bits) is not told
+            // that it has no text form.
+            let fix = if what.contains("write it as") {
+                ""
+            } else {
+                ", which has no text form; map a text, number or list column instead"
+            };
             bail!(
-                "{}: column `{name}` (given by {flag}) holds {what}, which has no text form; \
-                 map a text, number or list column instead",
+                "{}: column `{name}` (given by {flag}) holds {what}{fix}",
                 self.path.display()
             );
         }
@@ -152,7 +158,64 @@ fn guarded<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
     }
 }
 
+/// Checks what the CSV reader would refuse or misread, naming the line and the fix: bytes
+/// that are not UTF-8 (a Latin-1 or Windows-1252 export), lines ended by a carriage return
+/// alone (old Mac files, read as one line), and rows with more or fewer cells than the header
+/// (an unquoted comma or line break).
+///
+/// # Errors
+/// The first such problem, naming the file, the line and the fix.
+fn check_csv(path: &Path) -> Result<()> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let line_of = |at: usize| bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+    if let Err(e) = std::str::from_utf8(&bytes) {
+        let at = e.valid_up_to();
+        bail!(
+            "{}: line {}: byte 0x{:02X} (offset {at}) is not UTF-8; the file is probably Latin-1 \
+             or Windows-1252: save it as \"CSV UTF-8\" or convert it (`iconv -f windows-1252 -t \
+             utf-8 FILE > FILE.utf8.csv`)",
+            path.display(),
+            line_of(at),
+            bytes[at]
+        );
+    }
+    if bytes.contains(&b'\r') && !bytes.contains(&b'\n') {
+        bail!(
+            "{}: its lines end with a carriage return alone (old Mac line ends), so the CSV \
+             reader sees one line; convert them to line feeds (`tr '\\r' '\\n' < FILE > \
+             FILE.lf.csv`)",
+            path.display()
+        );
+    }
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(bytes.as_slice());
+    let header = reader
+        .headers()
+        .with_context(|| format!("{}: line 1: the header cannot be read", path.display()))?
+        .len();
+    for (row, record) in reader.records().enumerate() {
+        let record = record
+            .with_context(|| format!("{}: row {}: cannot be read", path.display(), row + 1))?;
+        if record.len() != header && !(record.len() == 1 && record[0].is_empty()) {
+            let line = record.position().map_or(row + 2, |p| p.line() as usize);
+            bail!(
+                "{}: line {line} (row {}) has {} cells and the header {header}: a cell holding \
+                 a comma, a quote or a line break must be in double quotes (\"a, b\"); fix the \
+                 row or export the table again",
+                path.display(),
+                row + 1,
+                record.len()
+            );
+        }
+    }
+    Ok(())
+}
+
 fn read_frame(path: &Path, format: TableFormat) -> Result<DataFrame> {
+    if format == TableFormat::Csv {
+        check_csv(path)?;
+    }
     Ok(match format {
         TableFormat::Csv => CsvReadOptions::default()
             .with_has_header(true)
@@ -160,10 +223,55 @@ fn read_frame(path: &Path, format: TableFormat) -> Result<DataFrame> {
             .with_infer_schema_length(Some(0))
             .try_into_reader_with_file_path(Some(path.to_path_buf()))?
             .finish()?,
-        TableFormat::Parquet => ParquetReader::new(std::fs::File::open(path)?).finish()?,
+        TableFormat::Parquet => match ParquetReader::new(std::fs::File::open(path)?).finish() {
+            Ok(df) => df,
+            Err(whole) => parquet_by_column(path, &whole)?,
+        },
         TableFormat::Jsonl => unreachable!("JSON lines are read by read_jsonl"),
     })
 }
+
+/// A Parquet file polars refuses as a whole (a column type it cannot read, such as a
+/// decimal of more than 38 digits): read column by column, so that only the columns it cannot
+/// read are left out. Each of those becomes an empty (all-null) text column named as it was,
+/// and [`frame_table`] records why as unreadable — an error only when the import maps it.
+///
+/// # Errors
+/// A file whose schema cannot be read, or one where no column can be read (`whole`'s error).
+fn parquet_by_column(path: &Path, whole: &PolarsError) -> Result<DataFrame> {
+    let open =
+        || std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()));
+    let schema = ParquetReader::new(open()?)
+        .schema()
+        .map_err(|e| anyhow::anyhow!("{whole} (and its schema: {e})"))?;
+    let n_rows = ParquetReader::new(open()?).num_rows().unwrap_or(0);
+    let mut columns = Vec::new();
+    let mut readable = 0;
+    for name in schema.iter_names() {
+        let one = ParquetReader::new(open()?)
+            .with_columns(Some(vec![name.to_string()]))
+            .finish();
+        match one {
+            Ok(df) if df.width() == 1 => {
+                readable += 1;
+                columns.push(df.columns()[0].clone());
+            }
+            _ => {
+                let mut c = Column::full_null(name.clone(), n_rows, &DataType::String);
+                c.rename(format!("{UNREADABLE_PREFIX}{name}").into());
+                columns.push(c);
+            }
+        }
+    }
+    if readable == 0 {
+        bail!("{whole}");
+    }
+    Ok(DataFrame::new(n_rows, columns)?)
+}
+
+/// The name prefix [`parquet_by_column`] gives a column polars could not read, which
+/// [`frame_table`] turns back into the column's name, recorded as unreadable.
+const UNREADABLE_PREFIX: &str = "\u{1}unreadable\u{1}";
 
 /// JSON lines: one object per non-blank line, numbered from 1; columns in name order. A
 /// top-level integer too large for 64 bits cannot be read exactly (serde_json reads it as the
@@ -244,8 +352,32 @@ fn frame_table(path: &Path, format: TableFormat, df: &DataFrame) -> Result<Table
     for col in df.columns() {
         let s = col.as_materialized_series();
         let name = s.name().to_string();
+        if let Some(original) = name.strip_prefix(UNREADABLE_PREFIX) {
+            columns.push(original.to_string());
+            unreadable.insert(
+                original.to_string(),
+                "values of a type polars cannot read (the file's other columns were read \
+                 without it)"
+                    .to_string(),
+            );
+            continue;
+        }
         columns.push(name.clone());
-        match series_values(s) {
+        // A column polars cannot convert (a panic inside it, e.g. a time zone it was built
+        // without) is unreadable, an error only if mapped: it never refuses the import.
+        let values = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| series_values(s)))
+            .unwrap_or_else(|p| {
+                let msg = p
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|m| m.to_string()))
+                    .unwrap_or_else(|| "no message".into());
+                Err(Unreadable(format!(
+                    "values of type {} polars cannot convert ({msg})",
+                    s.dtype()
+                )))
+            });
+        match values {
             Ok(values) => {
                 for (row, v) in rows.iter_mut().zip(values) {
                     row.insert(name.clone(), v);
@@ -415,6 +547,29 @@ mod tests {
         std::fs::write(&p, "id,text\n").unwrap();
         let e = format!("{:#}", read_table(&p).unwrap_err());
         assert!(e.contains("no rows"), "{e}");
+        // Issue 56 case 15: Latin-1, CR-only line ends and ragged rows, each named with its
+        // line and the fix.
+        let p = dir.path().join("l.csv");
+        std::fs::write(&p, b"id,question\nq1,Caf\xe9?\n").unwrap();
+        let e = format!("{:#}", read_table(&p).unwrap_err());
+        assert!(
+            e.contains("l.csv: line 2: byte 0xE9") && e.contains("iconv"),
+            "{e}"
+        );
+        let p = dir.path().join("cr.csv");
+        std::fs::write(&p, "id,question\rq1,A?\rq2,B?\r").unwrap();
+        let e = format!("{:#}", read_table(&p).unwrap_err());
+        assert!(
+            e.contains("carriage return alone") && e.contains("tr "),
+            "{e}"
+        );
+        let p = dir.path().join("r.csv");
+        std::fs::write(&p, "id,question\nq1,A?\nq2,B, or C?\n").unwrap();
+        let e = format!("{:#}", read_table(&p).unwrap_err());
+        assert!(
+            e.contains("r.csv: line 3 (row 2) has 3 cells and the header 2"),
+            "{e}"
+        );
         let p = dir.path().join("q.jsonl");
         std::fs::write(&p, "{\"id\": 1}\n\n[1, 2]\n").unwrap();
         let e = format!("{:#}", read_table(&p).unwrap_err());
