@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the cargo-fuzz targets of fuzz/ (issue 36): the config loader, `data import` tables, the
-# reply parser, the command-chunker output parser and every chunker's offset invariants.
+# reply parser, the command-chunker output parser and every chunker's offset invariants; and
+# (issue 56) the model replies of `data generate`, Chroma's and LumberChunker's protocols.
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET ...]     (default 600 s, every target)
 #
@@ -18,7 +19,7 @@ cd "$(dirname "$0")/.."
 secs="${1:-600}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(config import_table reply_parser chunk_lines chunkers)
+[ ${#targets[@]} -gt 0 ] || targets=(config import_table reply_parser chunk_lines chunkers model_replies)
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1
 # The chunkers target uses MiniLM's tokenizer from models/ (`chunkbench models fetch`) for
