@@ -244,28 +244,38 @@ fn parquet_by_column(path: &Path, whole: &PolarsError) -> Result<DataFrame> {
     let schema = ParquetReader::new(open()?)
         .schema()
         .map_err(|e| anyhow::anyhow!("{whole} (and its schema: {e})"))?;
-    let n_rows = ParquetReader::new(open()?).num_rows().unwrap_or(0);
-    let mut columns = Vec::new();
-    let mut readable = 0;
+    // The height is the read columns' (never the file's metadata, which a damaged file may
+    // set to anything: a null column of that height would be allocated whole).
+    let mut read: Vec<Option<Column>> = Vec::new();
+    let mut n_rows: Option<usize> = None;
     for name in schema.iter_names() {
         let one = ParquetReader::new(open()?)
             .with_columns(Some(vec![name.to_string()]))
             .finish();
         match one {
-            Ok(df) if df.width() == 1 => {
-                readable += 1;
-                columns.push(df.columns()[0].clone());
+            Ok(df) if df.width() == 1 && n_rows.is_none_or(|n| n == df.height()) => {
+                n_rows = Some(df.height());
+                read.push(Some(df.columns()[0].clone()));
             }
-            _ => {
-                let mut c = Column::full_null(name.clone(), n_rows, &DataType::String);
-                c.rename(format!("{UNREADABLE_PREFIX}{name}").into());
-                columns.push(c);
-            }
+            _ => read.push(None),
         }
     }
-    if readable == 0 {
+    let Some(n_rows) = n_rows else {
         bail!("{whole}");
-    }
+    };
+    let columns = schema
+        .iter_names()
+        .zip(read)
+        .map(|(name, c)| {
+            c.unwrap_or_else(|| {
+                Column::full_null(
+                    format!("{UNREADABLE_PREFIX}{name}").into(),
+                    n_rows,
+                    &DataType::String,
+                )
+            })
+        })
+        .collect();
     Ok(DataFrame::new(n_rows, columns)?)
 }
 
