@@ -9,8 +9,14 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     for (cut, mcq) in [(false, false), (false, true), (true, true)] {
         if let Ok(d) = generate::reply::parse_reply(&text, cut, mcq) {
-            assert!(!d.question.trim().is_empty(), "an empty question was accepted: {text:?}");
-            assert!(!d.answer.trim().is_empty(), "an empty answer was accepted: {text:?}");
+            assert!(
+                !d.question.trim().is_empty(),
+                "an empty question was accepted: {text:?}"
+            );
+            assert!(
+                !d.answer.trim().is_empty(),
+                "an empty answer was accepted: {text:?}"
+            );
         }
     }
     if let Some(numbers) = evaluator::strategies::llm_boundaries::chroma_numbers(&text) {

@@ -67,7 +67,8 @@ impl Params for Ear {
         let (size, overlap) = self.parent_size()?;
         FixedConfig::new(size, overlap).context("fields `size`/`overlap` (EAR parents)")?;
         if let Some(e) = &self.ear {
-            e.check().map_err(|e| anyhow::anyhow!("field `ear`: {e:#}"))?;
+            e.check()
+                .map_err(|e| anyhow::anyhow!("field `ear`: {e:#}"))?;
         }
         Ok(())
     }

@@ -217,7 +217,10 @@ pub fn paragraphs(text: &str) -> Vec<Span> {
             let s = pos + lead;
             let e = s + trimmed.len();
             cur = Some(match cur {
-                Some(c) => Span { start: c.start, end: e },
+                Some(c) => Span {
+                    start: c.start,
+                    end: e,
+                },
                 None => Span { start: s, end: e },
             });
         }
@@ -255,7 +258,10 @@ pub fn lumber_answer(reply: &str) -> Option<usize> {
 fn py_list(v: &[usize]) -> String {
     format!(
         "[{}]",
-        v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     )
 }
 
@@ -384,7 +390,10 @@ impl LlmBoundariesChunker {
             let system = LUMBER_SYSTEM.trim_end_matches('\n');
             let user = format!("{system}\nDocument:\n{}", doc.join("\n"));
             let req = (
-                vec![("system".to_string(), system.to_string()), ("user".to_string(), user)],
+                vec![
+                    ("system".to_string(), system.to_string()),
+                    ("user".to_string(), user),
+                ],
                 self.max_tokens,
             );
             self.ask(llm, req, use_)
@@ -454,7 +463,11 @@ pub(crate) fn lumber_ends(
             }
         }
     }
-    let mut ends: Vec<usize> = starts.into_iter().filter(|&k| k >= 1 && k < n).map(|k| k - 1).collect();
+    let mut ends: Vec<usize> = starts
+        .into_iter()
+        .filter(|&k| k >= 1 && k < n)
+        .map(|k| k - 1)
+        .collect();
     ends.sort_unstable();
     ends.dedup();
     if n > 0 {
@@ -550,7 +563,10 @@ mod tests {
 
     #[test]
     fn replies_are_read_as_the_references_read_them() {
-        assert_eq!(chroma_numbers("ok\nsplit_after: 3, 5\nsplit_after: 9"), Some(vec![3, 5]));
+        assert_eq!(
+            chroma_numbers("ok\nsplit_after: 3, 5\nsplit_after: 9"),
+            Some(vec![3, 5])
+        );
         assert_eq!(chroma_numbers("split_after:"), Some(vec![]));
         assert_eq!(
             chroma_numbers("split_after: 2, 99999999999999999999999999"),
@@ -587,7 +603,11 @@ mod tests {
                 i += 1;
                 word_count = count(chunk_number..chunk_number + i);
             }
-            let shown = if i == 1 { chunk_number..chunk_number + 1 } else { chunk_number..chunk_number + i - 1 };
+            let shown = if i == 1 {
+                chunk_number..chunk_number + 1
+            } else {
+                chunk_number..chunk_number + i - 1
+            };
             let k = (shown.start + pick).min(shown.end - 1);
             new_id_list.push(k);
             chunk_number = k + 1;
@@ -608,14 +628,21 @@ mod tests {
             let len = 6 + (state % 25) as usize;
             let v = (0..len)
                 .map(|_| {
-                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     [20, 80, 150, 300, 480, 700][(state >> 33) as usize % 6]
                 })
                 .collect();
             cases.push(v);
         }
         for words in cases {
-            let text = words.iter().enumerate().map(|(k, &w)| para(w, k)).collect::<Vec<_>>().join("\n\n");
+            let text = words
+                .iter()
+                .enumerate()
+                .map(|(k, &w)| para(w, k))
+                .collect::<Vec<_>>()
+                .join("\n\n");
             let paras = paragraphs(&text);
             assert_eq!(paras.len(), words.len());
             for pick in [0, 1, 3] {
@@ -637,9 +664,15 @@ mod tests {
         }
         // The document: 12 paragraphs of 300 words, a chunk each until five are
         // left (the loop stops there, as the reference's does): 6 + 1 chunks, not 1.
-        let text = (0..12).map(|k| para(300, k)).collect::<Vec<_>>().join("\n\n");
+        let text = (0..12)
+            .map(|k| para(300, k))
+            .collect::<Vec<_>>()
+            .join("\n\n");
         let (ends, _) = lumber_ends(&text, &paragraphs(&text), 550, |doc| {
-            Ok(format!("Answer: ID {}", &doc[0][3..doc[0].find(':').unwrap()]))
+            Ok(format!(
+                "Answer: ID {}",
+                &doc[0][3..doc[0].find(':').unwrap()]
+            ))
         })
         .unwrap();
         assert_eq!(ends, [0, 1, 2, 3, 4, 5, 11]);

@@ -355,20 +355,50 @@ mod tests {
 
     #[test]
     fn bad_spans_and_missing_hosts_are_errors() {
-        let _guard = host(&entry('e').fingerprint, Arc::new(Sentences(|_, s, e| Piece::Chars(s, e + 50))));
+        let _guard = host(
+            &entry('e').fingerprint,
+            Arc::new(Sentences(|_, s, e| Piece::Chars(s, e + 50))),
+        );
         let docs = [Document::new("d", "One. Two.")];
-        let e = format!("{:#}", entry('e').build().unwrap().chunk_corpus(&docs, None).unwrap_err());
-        assert!(e.contains("outside its 9 characters") && e.contains("document `d`"), "{e}");
-        let e = format!("{:#}", entry('f').build().unwrap().chunk_corpus(&docs, None).unwrap_err());
+        let e = format!(
+            "{:#}",
+            entry('e')
+                .build()
+                .unwrap()
+                .chunk_corpus(&docs, None)
+                .unwrap_err()
+        );
+        assert!(
+            e.contains("outside its 9 characters") && e.contains("document `d`"),
+            "{e}"
+        );
+        let e = format!(
+            "{:#}",
+            entry('f')
+                .build()
+                .unwrap()
+                .chunk_corpus(&docs, None)
+                .unwrap_err()
+        );
         assert!(e.contains("computed only inside Python"), "{e}");
         struct Liar;
         impl HostedChunker for Liar {
             fn split(&self, docs: &[&Document]) -> Result<Vec<Vec<Piece>>> {
-                Ok(docs.iter().map(|_| vec![Piece::Text("One.".into()), Piece::Text("zzz".into())]).collect())
+                Ok(docs
+                    .iter()
+                    .map(|_| vec![Piece::Text("One.".into()), Piece::Text("zzz".into())])
+                    .collect())
             }
         }
         let _liar = host(&entry('g').fingerprint, Arc::new(Liar));
-        let e = format!("{:#}", entry('g').build().unwrap().chunk_corpus(&docs, None).unwrap_err());
+        let e = format!(
+            "{:#}",
+            entry('g')
+                .build()
+                .unwrap()
+                .chunk_corpus(&docs, None)
+                .unwrap_err()
+        );
         assert!(
             e.contains("on document `d`: chunk 2: chunk text \"zzz\" does not occur")
                 && e.contains("(start, end) character spans")
@@ -377,6 +407,10 @@ mod tests {
         );
         let mut bad = entry('f');
         bad.fingerprint = "xyz".into();
-        assert!(bad.check().unwrap_err().to_string().contains("`fingerprint`"));
+        assert!(bad
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("`fingerprint`"));
     }
 }
