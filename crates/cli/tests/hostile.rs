@@ -1341,6 +1341,52 @@ fn issue56_case09_replies_past_max_tokens_are_cut_counted_and_shown() {
     assert!(stats.contains("generations"), "{stats}");
 }
 
+/// Issue 56 case 10: 2,000 overlapping near-whole-document spans of one 847 kB document took
+/// 2.1 GB and 52 s (BM25), over 10 minutes dense: every passage's text was copied, and the
+/// embedder tokenized each whole before truncating it to its window. Passages are now kept
+/// as spans (crates/retriever/tests/memory.rs measures that), the embedder tokenizes a
+/// prefix (`bert::head_tests`), and the run warns with the figure.
+#[test]
+fn issue56_case10_overlapping_spans_are_warned_with_the_figure() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let text = "Pump P3 failed in May and the valve stayed in service all year. ".repeat(4_000);
+    let docs = format!(
+        "{}\n",
+        serde_json::json!({"id": "d1", "title": "log", "text": text})
+    );
+    write_dataset(&store, "toy", &docs, QUESTIONS);
+    let spans = tmp.path().join("spans.jsonl");
+    let n = text.len();
+    let lines: String = (0..200)
+        .map(|i| {
+            format!(
+                "{{\"doc_id\":\"d1\",\"start\":{},\"end\":{}}}\n",
+                i * 64,
+                n - i * 64
+            )
+        })
+        .collect();
+    std::fs::write(&spans, lines).unwrap();
+    let cfg = config(
+        tmp.path(),
+        "overlap",
+        &format!(
+            "strategies:\n  s: {{kind: spans, file: {}}}\nretrievers:\n  bm25: {{kind: bm25}}\n  dense: {{kind: dense}}\nreaders:\n  lexical: {{kind: lexical}}\nk: [1]\nembedder: {{cache: {}}}\n",
+            spans.display(),
+            tmp.path().join("cache").display()
+        ),
+    );
+    let out = tmp.path().join("runs");
+    let (_, stderr) = ok(&run(&cfg, &store, &out, &[]));
+    assert!(
+        stderr.contains("the passages hold 48.7 MB of text, 190× the 0.3 MB of their documents"),
+        "{stderr}"
+    );
+    let rows = read_csv(&out.join("overlap/per_question.csv"));
+    assert_eq!(rows.len(), 2 * 4, "{rows:?}");
+}
+
 /// Issue 56 case 14: serde's internals reached the user ("expected a Value::Tagged enum",
 /// "expected a YAML tag starting with '!'"); the message names the field and its values.
 #[test]

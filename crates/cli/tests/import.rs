@@ -287,6 +287,34 @@ fn unreadable_parquet_columns_refuse_nothing_unless_mapped() {
     }
 }
 
+/// Issue 56 fuzzing: a damaged Parquet page declaring −2 values made polars-parquet reserve
+/// 2^61 bytes and abort the process (found by the `import_table` fuzz target, now its seed).
+/// The declared counts are checked before polars decodes the file: exit 2 naming the column.
+#[test]
+fn a_parquet_page_declaring_negative_values_is_refused_not_an_abort() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = fixture();
+    let o = chunkbench(&[
+        "data",
+        "import",
+        "damaged",
+        "--store",
+        tmp.path().join("store").to_str().unwrap(),
+        "--documents",
+        f.join("docs").to_str().unwrap(),
+        "--questions",
+        f.join("damaged_page_count.parquet").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("damaged_page_count.parquet")
+            && err.contains("column `question`: a page declares -2 values (a negative count)")
+            && err.contains("export it again"),
+        "{err}"
+    );
+}
+
 /// The numbers of the fetch summary's row for `corpus` and `book`: pages, narrative, kept,
 /// removed, words, unknown.
 fn summary_row(stderr: &str, corpus: &str, book: &str) -> Option<Vec<u64>> {

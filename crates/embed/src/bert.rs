@@ -83,6 +83,35 @@ pub struct ModelInfo {
     pub hidden_act: HiddenAct,
 }
 
+/// Texts longer than this many bytes per token of `max_seq_length` are tokenized from a
+/// prefix (`BertEmbedder::encode_head`): English runs at 4–6 bytes per word piece, so a
+/// 16-bytes-per-token prefix almost always holds the window, and a text of rare long
+/// words doubles the prefix until it does.
+const HEAD_BYTES_PER_TOKEN: usize = 16;
+
+/// The byte position of the first whitespace character at or after `from` (rounded up to
+/// a character boundary) that follows a non-whitespace character; `None` when there is none.
+/// `text[..cut]` then ends with a whole whitespace-separated word, so a tokenizer that acts
+/// within such words (BERT's) gives it a prefix of the whole text's tokens.
+pub fn whitespace_run_at_or_after(text: &str, from: usize) -> Option<usize> {
+    let mut start = from.min(text.len());
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    let mut prev_ws = text[..start]
+        .chars()
+        .next_back()
+        .is_none_or(char::is_whitespace);
+    for (i, c) in text[start..].char_indices() {
+        let ws = c.is_whitespace();
+        if ws && !prev_ws {
+            return Some(start + i);
+        }
+        prev_ws = ws;
+    }
+    None
+}
+
 /// One tokenized input.
 struct Encoded {
     ids: Vec<u32>,
@@ -491,33 +520,90 @@ impl BertEmbedder {
         }
     }
 
+    /// Tokenizes `texts` as sentence-transformers does (lower-cased when `do_lower_case`,
+    /// truncated to `max_seq_length`). A text longer than [`HEAD_BYTES_PER_TOKEN`] bytes per
+    /// window token is tokenized from a prefix ([`BertEmbedder::encode_head`]), so its cost
+    /// follows the window, not the text: 2,000 near-whole-document passages of an 840 kB
+    /// document no longer tokenize 1.7 GB.
     fn encode(&self, texts: &[&str]) -> Result<Vec<Encoded>, EmbedError> {
-        let lowered: Vec<String>;
-        let inputs: Vec<&str> = if self.info.sentence_transformers.do_lower_case {
-            lowered = texts.iter().map(|t| t.to_lowercase()).collect();
-            lowered.iter().map(String::as_str).collect()
-        } else {
-            texts.to_vec()
-        };
+        let head = self.info.sentence_transformers.max_seq_length * HEAD_BYTES_PER_TOKEN;
+        let mut out: Vec<Option<Encoded>> = Vec::with_capacity(texts.len());
+        for t in texts {
+            out.push(if t.len() > head {
+                self.encode_head(t, head)?
+            } else {
+                None
+            });
+        }
+        let rest: Vec<usize> = (0..texts.len()).filter(|&i| out[i].is_none()).collect();
+        let inputs: Vec<String> = rest.iter().map(|&i| self.model_input(texts[i])).collect();
         let encs = self
             .tokenizer
             .encode_batch_fast(inputs, true)
             .map_err(|e| self.backend_err(format!("tokenizer failed: {e}")))?;
+        for (i, e) in rest.into_iter().zip(encs) {
+            out[i] = Some(self.encoded(&e)?);
+        }
+        Ok(out
+            .into_iter()
+            .map(|e| e.expect("every text encoded"))
+            .collect())
+    }
+
+    /// `text` as the tokenizer is given it: lower-cased when the model's
+    /// `sentence_bert_config.json` says `do_lower_case`.
+    fn model_input(&self, text: &str) -> String {
+        if self.info.sentence_transformers.do_lower_case {
+            text.to_lowercase()
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// The truncated encoding of `text`, computed from a prefix: the text is cut at the start
+    /// of the first whitespace run at or after byte `from` (doubling `from` until it is
+    /// enough). The prefix's encoding is used only when it was truncated and every token it
+    /// keeps ends before the prefix's last word — the BERT pre-tokenizer and normaliser act
+    /// within whitespace-separated words, so those tokens are exactly the whole text's (a
+    /// test checks the equality on long texts). `None` when no prefix shorter than the text
+    /// holds a full window; the caller then encodes the text whole.
+    fn encode_head(&self, text: &str, from: usize) -> Result<Option<Encoded>, EmbedError> {
+        let mut from = from;
+        while from < text.len() {
+            let Some(cut) = whitespace_run_at_or_after(text, from) else {
+                return Ok(None);
+            };
+            let input = self.model_input(&text[..cut]);
+            let e = self
+                .tokenizer
+                .encode(input.as_str(), true)
+                .map_err(|e| self.backend_err(format!("tokenizer failed: {e}")))?;
+            let last_word = input
+                .trim_end()
+                .rfind(char::is_whitespace)
+                .map_or(0, |w| w + 1);
+            let kept_end = e.get_offsets().iter().map(|o| o.1).max().unwrap_or(0);
+            if !e.get_overflowing().is_empty() && kept_end <= last_word {
+                return self.encoded(&e).map(Some);
+            }
+            from = cut.saturating_mul(2);
+        }
+        Ok(None)
+    }
+
+    /// The ids of one encoding, checked against the model's vocabulary.
+    fn encoded(&self, e: &tokenizers::Encoding) -> Result<Encoded, EmbedError> {
         let vocab = self.info.vocab_size;
-        encs.into_iter()
-            .map(|e| {
-                if let Some(bad) = e.get_ids().iter().find(|&&id| id as usize >= vocab) {
-                    return Err(self.backend_err(format!(
-                        "tokenizer.json produced token id {bad} but config.json has vocab_size {vocab}"
-                    )));
-                }
-                Ok(Encoded {
-                    ids: e.get_ids().to_vec(),
-                    type_ids: e.get_type_ids().to_vec(),
-                    truncated: !e.get_overflowing().is_empty(),
-                })
-            })
-            .collect()
+        if let Some(bad) = e.get_ids().iter().find(|&&id| id as usize >= vocab) {
+            return Err(self.backend_err(format!(
+                "tokenizer.json produced token id {bad} but config.json has vocab_size {vocab}"
+            )));
+        }
+        Ok(Encoded {
+            ids: e.get_ids().to_vec(),
+            type_ids: e.get_type_ids().to_vec(),
+            truncated: !e.get_overflowing().is_empty(),
+        })
     }
 
     fn forward(&self, batch: &[&Encoded]) -> candle_core::Result<Vec<Vec<f32>>> {
@@ -1054,4 +1140,84 @@ fn forward_reference(
         }
     };
     pooled.to_vec2::<f32>()
+}
+
+#[cfg(test)]
+mod head_tests {
+    //! `encode_head` (a prefix's truncated encoding) against the whole text's, with the real
+    //! MiniLM tokenizer (`chunkbench models fetch`).
+    use super::*;
+    use proptest::prelude::*;
+
+    fn model() -> &'static BertEmbedder {
+        static M: std::sync::OnceLock<BertEmbedder> = std::sync::OnceLock::new();
+        M.get_or_init(|| {
+            let dir = std::env::var_os("CHUNKBENCH_MODEL_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| testkit::workspace().join("models/all-MiniLM-L6-v2"));
+            BertEmbedder::load(&dir).unwrap_or_else(|e| {
+                panic!("{e}: run `chunkbench models fetch` first (or set CHUNKBENCH_MODEL_DIR)")
+            })
+        })
+    }
+
+    /// The whole text's encoding, truncated as the model input is.
+    fn whole(e: &BertEmbedder, text: &str) -> (Vec<u32>, bool) {
+        let enc = e.tokenizer.encode(e.model_input(text), true).unwrap();
+        (enc.get_ids().to_vec(), !enc.get_overflowing().is_empty())
+    }
+
+    /// Whether `encode_head` answered from a prefix (and then, that it equals the whole's).
+    fn check(text: &str, from: usize) -> bool {
+        let e = model();
+        let Some(h) = e.encode_head(text, from).unwrap() else {
+            return false;
+        };
+        let (ids, truncated) = whole(e, text);
+        assert_eq!(h.ids, ids, "from {from}: {text:?}");
+        assert!(h.truncated && truncated);
+        true
+    }
+
+    #[test]
+    fn a_prefix_gives_the_whole_texts_window() {
+        let hard = [
+            "ΟΔΟΣ ΟΔΟΣ. Straße naïve café 東京タワー\u{301} \u{200B}x\ty\r\nz ".repeat(200),
+            "word\u{00A0}glued\u{2028}line\u{3000}ideographic ".repeat(300),
+            "a".repeat(150) + " " + &"supercalifragilistic ".repeat(400),
+            "x=1;y=2;".repeat(900) + " tail words here",
+        ];
+        for (i, t) in hard.iter().enumerate() {
+            for from in [1, 7, 64, 513, 4096] {
+                let from_prefix = check(t, from);
+                // The last text has one space, near its end: no prefix is provably enough.
+                assert!(from_prefix || from > 64 || i == 3, "{from}: {t:?}");
+            }
+        }
+        // The long text at the default prefix is truncated from its head.
+        let e = model();
+        let long = "the pump failed in may and the valve stayed ".repeat(20_000);
+        let h = e
+            .encode_head(&long, 256 * HEAD_BYTES_PER_TOKEN)
+            .unwrap()
+            .expect("a 880 kB text is encoded from a prefix");
+        assert_eq!(h.ids, whole(e, &long).0);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn any_text_of_words_and_separators(
+            parts in proptest::collection::vec(
+                prop_oneof![
+                    "[a-zA-Z]{1,12}", "[ \t\n\u{a0}\u{3000}]{1,3}", "[.,;!?'\"()-]",
+                    "[αβγΣςÀ-ÿ]{1,6}", "[一-龥]{1,4}", "[0-9]{1,5}",
+                ],
+                200..1200,
+            ),
+            from in 1usize..3000,
+        ) {
+            check(&parts.concat(), from);
+        }
+    }
 }

@@ -33,7 +33,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use batching::{plan_batches, BatchConfig};
-pub use bert::{model_files, BertEmbedder, BertOptions, ForwardImpl, ModelInfo};
+pub use bert::{
+    model_files, whitespace_run_at_or_after, BertEmbedder, BertOptions, ForwardImpl, ModelInfo,
+};
 pub use cache::{CacheStats, CachedEmbedder, EmbeddingCache, Lookup};
 pub use config::{HiddenAct, Pooling, SentenceTransformerConfig};
 pub use http::{HttpApi, HttpConfig, HttpEmbedder, PROBE_TEXT};

@@ -46,12 +46,22 @@ pub struct Hit {
 
 /// The chunks of one corpus, in document order, with their texts.
 ///
-/// Invariant: `texts[i] == documents[passages[i].doc_id].text[span]` — built only through
-/// [`PassageIndex::new`], which slices the documents itself.
+/// Memory is proportional to the documents and the spans, never to the passage texts
+/// repeated: the index keeps one copy of each chunked document's text and each passage as
+/// its document and byte span, so 2,000 overlapping near-whole-document spans cost 2,000
+/// spans, not 2,000 copies of the document.
+///
+/// Invariant: [`PassageIndex::text`]`(i) == documents[passages[i].doc_id].text[span]` —
+/// built only through [`PassageIndex::new`], which checks every span against its document.
 #[derive(Debug, Clone)]
 pub struct PassageIndex {
     passages: Vec<Chunk>,
-    texts: Vec<String>,
+    /// The text of each document with chunks, in order of first appearance.
+    doc_texts: Vec<String>,
+    /// For each passage, its document's position in `doc_texts`.
+    doc_of: Vec<u32>,
+    /// Σ passage bytes (overlapping spans count each time).
+    passage_bytes: u64,
     doc_ranges: HashMap<String, std::ops::Range<usize>>,
     indexed: IndexedForm,
 }
@@ -84,7 +94,9 @@ impl PassageIndex {
     pub fn new(documents: &[Document], chunks: Vec<Chunk>) -> Result<Self, String> {
         let by_id: HashMap<&str, &Document> =
             documents.iter().map(|d| (d.id.as_str(), d)).collect();
-        let mut texts = Vec::with_capacity(chunks.len());
+        let mut doc_texts: Vec<String> = Vec::new();
+        let mut doc_of = Vec::with_capacity(chunks.len());
+        let mut passage_bytes = 0u64;
         let mut doc_ranges: HashMap<String, std::ops::Range<usize>> = HashMap::new();
         for (i, c) in chunks.iter().enumerate() {
             let doc = by_id
@@ -101,7 +113,7 @@ impl PassageIndex {
                     c.id()
                 ));
             }
-            texts.push(doc.text[s..e].to_string());
+            passage_bytes += (e - s) as u64;
             match doc_ranges.get_mut(&c.doc_id) {
                 Some(r) if r.end == i => r.end = i + 1,
                 Some(_) => {
@@ -112,12 +124,18 @@ impl PassageIndex {
                 }
                 None => {
                     doc_ranges.insert(c.doc_id.clone(), i..i + 1);
+                    doc_texts.push(doc.text.clone());
                 }
             }
+            let d = u32::try_from(doc_texts.len() - 1)
+                .map_err(|_| "more than 2^32 documents in one index".to_string())?;
+            doc_of.push(d);
         }
         Ok(PassageIndex {
             passages: chunks,
-            texts,
+            doc_texts,
+            doc_of,
+            passage_bytes,
             doc_ranges,
             indexed: IndexedForm::default(),
         })
@@ -166,7 +184,7 @@ impl PassageIndex {
     pub fn index_text(&self, i: usize) -> &str {
         match &self.indexed.texts {
             Some(t) => &t[i],
-            None => &self.texts[i],
+            None => self.text(i),
         }
     }
 
@@ -190,12 +208,19 @@ impl PassageIndex {
     /// # Panics
     /// When `i >= len()`.
     pub fn text(&self, i: usize) -> &str {
-        &self.texts[i]
+        let span = self.passages[i].span;
+        &self.doc_texts[self.doc_of[i] as usize][span.start..span.end]
     }
 
-    /// The passage texts in index order (e.g. to embed them for a [`DenseIndex`]).
-    pub fn texts(&self) -> &[String] {
-        &self.texts
+    /// Σ passage bytes: the bytes of every passage's text, overlapping spans counted each
+    /// time — what the retrievers analyse and embed.
+    pub fn passage_bytes(&self) -> u64 {
+        self.passage_bytes
+    }
+
+    /// Σ bytes of the chunked documents' texts, each counted once.
+    pub fn document_bytes(&self) -> u64 {
+        self.doc_texts.iter().map(|t| t.len() as u64).sum()
     }
 
     /// Stable id of passage `i` (`DOC_ID:START-END`, [`Chunk::id`]), as written to TREC files.

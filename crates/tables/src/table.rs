@@ -213,8 +213,10 @@ fn check_csv(path: &Path) -> Result<()> {
 }
 
 fn read_frame(path: &Path, format: TableFormat) -> Result<DataFrame> {
-    if format == TableFormat::Csv {
-        check_csv(path)?;
+    match format {
+        TableFormat::Csv => check_csv(path)?,
+        TableFormat::Parquet => check_parquet_counts(path)?,
+        TableFormat::Jsonl => {}
     }
     Ok(match format {
         TableFormat::Csv => CsvReadOptions::default()
@@ -230,6 +232,95 @@ fn read_frame(path: &Path, format: TableFormat) -> Result<DataFrame> {
         TableFormat::Jsonl => unreachable!("JSON lines are read by read_jsonl"),
     })
 }
+
+/// Refuses a Parquet file whose declared counts polars-parquet 0.55 would allocate by: it
+/// casts a page's `num_values` (a signed 32-bit field) to `usize` and reserves a validity
+/// bitmap of that many bits, so a damaged page declaring −1 values made it reserve 2^61 bytes
+/// and abort the process, which no error handling can catch (fuzz seed
+/// `import_table/damaged_page_count`). Every
+/// column chunk's and data page's value count must be non-negative, within the chunk's, and
+/// at most [`MAX_VALUES_PER_BYTE`] per byte of the file (or 10^6); rows likewise. A file
+/// whose metadata or pages polars cannot read at all is left to polars' own error.
+///
+/// # Errors
+/// The file, row group, column and the declared count, with the fix.
+fn check_parquet_counts(path: &Path) -> Result<()> {
+    use polars_parquet::parquet::page::CompressedPage;
+    use polars_parquet::parquet::read::{get_page_iterator, read_metadata};
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let len = bytes.len();
+    let Ok(meta) = read_metadata(&mut std::io::Cursor::new(&bytes)) else {
+        return Ok(());
+    };
+    let cap = len.saturating_mul(MAX_VALUES_PER_BYTE).max(1_000_000);
+    let damaged = |what: String| {
+        anyhow::anyhow!(
+            "{what}: the file is damaged or was written by a broken writer; export it again"
+        )
+    };
+    let too_many = |what: String, n: i64| {
+        if n < 0 {
+            damaged(format!("{what} declares {n} values (a negative count)"))
+        } else {
+            damaged(format!(
+                "{what} declares {n} values, more than this {len}-byte file can hold \
+                 ({MAX_VALUES_PER_BYTE} a byte at most)"
+            ))
+        }
+    };
+    if meta.num_rows > cap {
+        return Err(damaged(format!(
+            "the footer declares {} rows, more than this {len}-byte file can hold \
+             ({MAX_VALUES_PER_BYTE} a byte at most)",
+            meta.num_rows
+        )));
+    }
+    let buffer = polars_buffer::Buffer::from(bytes);
+    for (g, rg) in meta.row_groups.iter().enumerate() {
+        for c in rg.parquet_columns() {
+            let column: Vec<&str> = c
+                .descriptor()
+                .path_in_schema
+                .iter()
+                .map(|s| s.as_str())
+                .collect();
+            let column = column.join(".");
+            let declared = c.num_values();
+            let what = format!("row group {g}, column `{column}`");
+            if declared < 0 || declared as usize > cap {
+                return Err(too_many(what, declared));
+            }
+            let cursor = std::io::Cursor::new(buffer.clone());
+            let Ok(pages) = get_page_iterator(c, cursor, Vec::new(), len) else {
+                continue;
+            };
+            for page in pages {
+                let page = match page {
+                    Ok(CompressedPage::Data(page)) => page,
+                    Ok(CompressedPage::Dict(_)) => continue,
+                    // polars reports an unreadable page itself.
+                    Err(_) => break,
+                };
+                let n = page.num_values();
+                if n > i32::MAX as usize {
+                    return Err(too_many(format!("{what}: a page"), i64::from(n as i32)));
+                }
+                if n > declared as usize {
+                    return Err(damaged(format!(
+                        "{what}: a page declares {n} values, more than its column chunk's \
+                         {declared}"
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Values (or rows) a Parquet file may declare per byte it holds, before
+/// [`check_parquet_counts`] calls it damaged: run-length encoding stores a run of equal values
+/// in a few bytes, but a table of questions or documents holds text in every row.
+const MAX_VALUES_PER_BYTE: usize = 1000;
 
 /// A Parquet file polars refuses as a whole (a column type it cannot read, such as a
 /// decimal of more than 38 digits): read column by column, so that only the columns it cannot

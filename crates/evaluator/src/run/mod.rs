@@ -517,6 +517,10 @@ impl Runner<'_> {
             index.len(),
             d.ds.documents.len()
         ));
+        if let Some(w) = repeated_text_warning(index.passage_bytes(), index.document_bytes()) {
+            self.progress
+                .log(format!("warning: [{}] {s_name}: {w}", d.name()));
+        }
         Ok(index)
     }
 
@@ -781,6 +785,31 @@ fn log_strategy_stats(
             s.embedded_units_truncated, s.embedded_units
         ));
     }
+}
+
+/// Passages may repeat their documents' text this many times on average (Σ passage bytes
+/// over the chunked documents' bytes) before a run warns: overlapping windows at 50 %
+/// repeat it twice, a sliding window of stride 1/8 eight times.
+const REPEATED_TEXT_WARNING: u64 = 8;
+
+/// The warning for passages that repeat their documents' text more than
+/// [`REPEATED_TEXT_WARNING`] times (and hold over 1 MiB): retrieval analyses and embeds every
+/// passage's text, so its time grows with Σ passage bytes, while memory stays proportional
+/// to the documents and the spans ([`PassageIndex`]). `None` below the bound.
+fn repeated_text_warning(passage_bytes: u64, document_bytes: u64) -> Option<String> {
+    if passage_bytes <= REPEATED_TEXT_WARNING * document_bytes || passage_bytes <= 1 << 20 {
+        return None;
+    }
+    let mb = |b: u64| b as f64 / 1e6;
+    Some(format!(
+        "the passages hold {:.1} MB of text, {:.0}× the {:.1} MB of their documents \
+         (overlapping spans); BM25 analyses and dense retrieval embeds each passage's text, \
+         so retrieval time grows with that figure (memory does not: passages are kept as \
+         spans); fewer or less overlapping chunks bring it down",
+        mb(passage_bytes),
+        passage_bytes as f64 / document_bytes.max(1) as f64,
+        mb(document_bytes)
+    ))
 }
 
 /// Words of `docs` ([`chunker::word_spans`]) that share no byte with any of the `chunks` of

@@ -330,9 +330,23 @@ impl EmbedderWindow {
         Some(EmbedderWindow { limit, max_tokens })
     }
 
-    /// True when `text` is longer than the window (the embedder would truncate it).
+    /// True when `text` is longer than the window (the embedder would truncate it). A long
+    /// text is first measured on a prefix cut after a whole word
+    /// ([`embed::whitespace_run_at_or_after`]) at 16 bytes per window token: the prefix's
+    /// tokens are a prefix of the text's, so a prefix over the window decides it without
+    /// tokenizing the rest (2,000 near-whole-document passages of an 840 kB document took
+    /// 290 s here before).
     pub fn exceeds(&self, text: &str) -> bool {
-        self.limit.measure(text) > self.limit.size()
+        let size = self.limit.size();
+        let head = size.saturating_mul(16);
+        if text.len() > head {
+            if let Some(cut) = embed::whitespace_run_at_or_after(text, head) {
+                if self.limit.measure(&text[..cut]) > size {
+                    return true;
+                }
+            }
+        }
+        self.limit.measure(text) > size
     }
 }
 
