@@ -64,7 +64,11 @@ fuzz_target!(|data: &[u8]| {
     if data.len() < 3 {
         return;
     }
-    let (kind, size, overlap) = (data[0], 1 + usize::from(data[1] % 40), usize::from(data[2] % 40));
+    let (kind, size, overlap) = (
+        data[0],
+        1 + usize::from(data[1] % 40),
+        usize::from(data[2] % 40),
+    );
     if kind % 7 == 2 && minilm().is_none() {
         return;
     }
@@ -82,20 +86,31 @@ fuzz_target!(|data: &[u8]| {
             size + 1
         ),
         5 => format!("{{kind: sentence-window, window_size: {}}}", ov % 3),
-        _ => format!("{{kind: ear, size: {}, overlap: {}}}", size + 1, ov % (size + 1)),
+        _ => format!(
+            "{{kind: ear, size: {}, overlap: {}}}",
+            size + 1,
+            ov % (size + 1)
+        ),
     };
-    let cfg = evaluator::strategies::StrategyConfig::from_yaml(serde_yaml::from_str(&yaml).unwrap())
-        .unwrap_or_else(|e| panic!("{yaml}: {e}"));
+    let cfg =
+        evaluator::strategies::StrategyConfig::from_yaml(serde_yaml::from_str(&yaml).unwrap())
+            .unwrap_or_else(|e| panic!("{yaml}: {e}"));
     let Ok(chunker) = cfg.build() else {
         return;
     };
-    let docs = vec![Document::new("d", &text), Document::new("e", "Second document. It is short.")];
+    let docs = vec![
+        Document::new("d", &text),
+        Document::new("e", "Second document. It is short."),
+    ];
     let (chunks, _) = match chunker.chunk_corpus(&docs, Some(&Hashed)) {
         Ok(c) => c,
         Err(e) => panic!("{yaml} failed on {text:?}: {e:#}"),
     };
     for c in &chunks {
-        let d = docs.iter().find(|d| d.id == c.doc_id).expect("a known document");
+        let d = docs
+            .iter()
+            .find(|d| d.id == c.doc_id)
+            .expect("a known document");
         let slice = d
             .text
             .get(c.span.start..c.span.end)

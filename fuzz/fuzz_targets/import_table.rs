@@ -31,10 +31,38 @@ fuzz_target!(|data: &[u8]| {
     let _ = tables::table::read_table(&q);
     let store = dir.path().join("store");
     for mapping in [
-        &["--options", "options", "--answer", "answer", "--answer-format", "index"][..],
-        &["--option-columns", "a,b,c", "--answer", "answer", "--answer-format", "letter"][..],
-        &["--evidence-text", "excerpt", "--answers", "answers", "--scope", "scope"][..],
-        &["--evidence", "evidence", "--evidence-units", "chars", "--answers", "answers"][..],
+        &[
+            "--options",
+            "options",
+            "--answer",
+            "answer",
+            "--answer-format",
+            "index",
+        ][..],
+        &[
+            "--option-columns",
+            "a,b,c",
+            "--answer",
+            "answer",
+            "--answer-format",
+            "letter",
+        ][..],
+        &[
+            "--evidence-text",
+            "excerpt",
+            "--answers",
+            "answers",
+            "--scope",
+            "scope",
+        ][..],
+        &[
+            "--evidence",
+            "evidence",
+            "--evidence-units",
+            "chars",
+            "--answers",
+            "answers",
+        ][..],
     ] {
         let mut argv = vec![
             "import".to_string(),

@@ -13,7 +13,11 @@ fuzz_target!(|data: &[u8]| {
     }
     let parsed = reader::parse_answer(reply, &options);
     if let Some(i) = parsed.index() {
-        assert!(i < options.len(), "{i} of {} options: {reply:?}", options.len());
+        assert!(
+            i < options.len(),
+            "{i} of {} options: {reply:?}",
+            options.len()
+        );
     }
     if let reader::ParsedAnswer::Ambiguous(v) = &parsed {
         assert!(v.len() >= 2 && v.windows(2).all(|w| w[0] < w[1]), "{v:?}");

@@ -87,4 +87,3 @@ pub(crate) fn gguf_header(path: &Path) -> Result<(), String> {
     }
     Ok(())
 }
-

@@ -1,6 +1,6 @@
 //! `kind: bm25` — Okapi BM25 with Lucene's idf ([`retriever::Bm25`]).
 
-use super::{Input, Params, Retriever, Retrieval};
+use super::{Input, Params, Retrieval, Retriever};
 use anyhow::{bail, Result};
 use rayon::prelude::*;
 use retriever::{Bm25Params, QueryForm, Stemming, StopWords, TextAnalyzer};

@@ -1,6 +1,6 @@
 //! `kind: dense` — exact cosine top-k over the run's embedder ([`retriever::DenseIndex`]).
 
-use super::{Degenerate, Input, Params, Retriever, Retrieval};
+use super::{Degenerate, Input, Params, Retrieval, Retriever};
 use anyhow::{Context, Result};
 use retriever::QueryForm;
 use serde::{Deserialize, Serialize};
@@ -68,7 +68,11 @@ impl Retriever for Dense {
             passages: dense.degenerate_passages().len(),
             queries: groups
                 .iter()
-                .filter(|g| qvecs[(*g).clone()].iter().all(|v| retriever::is_degenerate(v)))
+                .filter(|g| {
+                    qvecs[(*g).clone()]
+                        .iter()
+                        .all(|v| retriever::is_degenerate(v))
+                })
                 .count(),
         };
         Ok(Retrieval { hits, degenerate })

@@ -1,7 +1,7 @@
 //! `kind: hybrid` — reciprocal rank fusion (k = 60) of dense and BM25 ([`retriever::rrf`];
 //! Cormack, Clarke & Büttcher 2009).
 
-use super::{Bm25, Dense, Input, Params, Retriever, Retrieval};
+use super::{Bm25, Dense, Input, Params, Retrieval, Retriever};
 use anyhow::Result;
 use retriever::QueryForm;
 use serde::{Deserialize, Serialize};

@@ -167,7 +167,11 @@ pub fn similarity(vectors: &[Vec<f32>]) -> (Vec<Vec<f64>>, usize) {
     let unit: Vec<Vec<f64>> = vectors
         .iter()
         .map(|v| {
-            let n = v.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt();
+            let n = v
+                .iter()
+                .map(|&x| f64::from(x) * f64::from(x))
+                .sum::<f64>()
+                .sqrt();
             if n > 0.0 && n.is_finite() {
                 v.iter().map(|&x| f64::from(x) / n).collect()
             } else {
@@ -178,7 +182,11 @@ pub fn similarity(vectors: &[Vec<f32>]) -> (Vec<Vec<f64>>, usize) {
         .collect();
     let s = unit
         .iter()
-        .map(|a| unit.iter().map(|b| a.iter().zip(b).map(|(x, y)| x * y).sum()).collect())
+        .map(|a| {
+            unit.iter()
+                .map(|b| a.iter().zip(b).map(|(x, y)| x * y).sum())
+                .collect()
+        })
         .collect();
     (s, degenerate)
 }
@@ -206,7 +214,11 @@ pub fn optimal_segmentation(s: &[Vec<f64>], max_pieces: usize) -> Vec<(usize, us
             / pairs as f64
     };
     let m: Vec<Vec<f64>> = (0..n)
-        .map(|i| (0..n).map(|j| if i == j { 0.0 } else { s[i][j] - mean }).collect())
+        .map(|i| {
+            (0..n)
+                .map(|j| if i == j { 0.0 } else { s[i][j] - mean })
+                .collect()
+        })
         .collect();
     let max_pieces = max_pieces.max(1);
     let mut dp = vec![0.0f64; n];
@@ -280,7 +292,10 @@ mod tests {
         ]);
         assert_eq!(optimal_segmentation(&s, 3), [(0, 2), (3, 4), (5, 5)]);
         assert_eq!(optimal_segmentation(&s, 8), [(0, 2), (3, 4), (5, 5)]);
-        assert_eq!(optimal_segmentation(&s, 2), [(0, 1), (2, 2), (3, 4), (5, 5)]);
+        assert_eq!(
+            optimal_segmentation(&s, 2),
+            [(0, 1), (2, 2), (3, 4), (5, 5)]
+        );
     }
 
     /// Issue 36 case 21. All rewards non-positive: every off-diagonal equals the mean, so
@@ -301,12 +316,17 @@ mod tests {
         for n in 1..40 {
             let mut s = vec![vec![0.0; n]; n];
             for v in s.iter_mut().flatten() {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 *v = (x >> 11) as f64 / (1u64 << 53) as f64;
             }
             for cap in 1..6 {
                 let segs = optimal_segmentation(&s, cap);
-                assert!(segs.iter().all(|&(a, b)| b + 1 - a <= cap), "{n} {cap} {segs:?}");
+                assert!(
+                    segs.iter().all(|&(a, b)| b + 1 - a <= cap),
+                    "{n} {cap} {segs:?}"
+                );
                 assert_eq!(segs.first().map(|s| s.0), Some(0));
                 assert_eq!(segs.last().map(|s| s.1), Some(n - 1));
                 assert!(segs.windows(2).all(|w| w[1].0 == w[0].1 + 1));

@@ -319,7 +319,8 @@ mod tests {
             10,
         );
         let (chunks, _) = c.chunk_corpus(&docs(), None).unwrap();
-        let spans: Vec<(usize, usize)> = chunks.iter().map(|c| (c.span.start, c.span.end)).collect();
+        let spans: Vec<(usize, usize)> =
+            chunks.iter().map(|c| (c.span.start, c.span.end)).collect();
         assert_eq!(spans, [(0, 5), (11, 16)]);
     }
 
@@ -327,13 +328,22 @@ mod tests {
     fn crashes_hangs_and_bad_spans_are_errors() {
         let e = |c: Command| format!("{:#}", c.chunk_corpus(&docs(), None).unwrap_err());
         let crash = e(cmd("echo boom >&2; exit 3", 10));
-        assert!(crash.contains("failed") && crash.contains("3") && crash.contains("boom"), "{crash}");
+        assert!(
+            crash.contains("failed") && crash.contains("3") && crash.contains("boom"),
+            "{crash}"
+        );
         let t = Instant::now();
         let hang = e(cmd("cat >/dev/null; sleep 600", 1));
         assert!(hang.contains("did not finish within 1 s"), "{hang}");
         assert!(t.elapsed() < Duration::from_secs(120), "killed promptly");
-        let oob = e(cmd("cat >/dev/null; echo '{\"doc_id\":\"a\",\"start\":0,\"end\":99}'", 10));
-        assert!(oob.contains("line 1") && oob.contains("outside document `a`"), "{oob}");
+        let oob = e(cmd(
+            "cat >/dev/null; echo '{\"doc_id\":\"a\",\"start\":0,\"end\":99}'",
+            10,
+        ));
+        assert!(
+            oob.contains("line 1") && oob.contains("outside document `a`"),
+            "{oob}"
+        );
         let missing = e(Command {
             command: vec!["/nonexistent/chunker".into()],
             ..cmd("", 10)
@@ -347,15 +357,23 @@ mod tests {
         let t = Instant::now();
         let e = format!(
             "{:#}",
-            cmd("cat >/dev/null; yes", 600).chunk_corpus(&docs(), None).unwrap_err()
-        );
-        assert!(e.contains("printed more than 64 MiB"), "{e}");
-        assert!(t.elapsed() < Duration::from_secs(300), "killed promptly, not at the timeout");
-        let e = format!(
-            "{:#}",
-            cmd("cat >/dev/null; head -c 50000000 /dev/zero | tr '\\0' 'x' >&2; exit 3", 600)
+            cmd("cat >/dev/null; yes", 600)
                 .chunk_corpus(&docs(), None)
                 .unwrap_err()
+        );
+        assert!(e.contains("printed more than 64 MiB"), "{e}");
+        assert!(
+            t.elapsed() < Duration::from_secs(300),
+            "killed promptly, not at the timeout"
+        );
+        let e = format!(
+            "{:#}",
+            cmd(
+                "cat >/dev/null; head -c 50000000 /dev/zero | tr '\\0' 'x' >&2; exit 3",
+                600
+            )
+            .chunk_corpus(&docs(), None)
+            .unwrap_err()
         );
         assert!(e.contains("failed") && e.len() < 70_000, "{}", e.len());
         assert_eq!(output_limit(0), 64 << 20);
@@ -370,12 +388,21 @@ mod tests {
         let mut c = cmd("true", 10);
         c.files = vec!["/nonexistent/file.py".into()];
         assert!(c.check().unwrap_err().to_string().contains("`files`"));
-        assert!(Command { command: vec![], ..cmd("", 1) }.check().is_err());
+        assert!(Command {
+            command: vec![],
+            ..cmd("", 1)
+        }
+        .check()
+        .is_err());
         let missing = Command {
             command: vec!["/nonexistent/chunker".into()],
             ..cmd("", 1)
         };
-        assert!(missing.check().unwrap_err().to_string().contains("not a file nor on PATH"));
+        assert!(missing
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("not a file nor on PATH"));
         // A YAML number is a version's text; printing nothing is an error, not 0 chunks.
         let c: Command =
             serde_yaml::from_str("{command: [sh, -c, 'cat >/dev/null'], version: 2}").unwrap();

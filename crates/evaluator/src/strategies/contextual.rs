@@ -116,7 +116,9 @@ impl Params for Contextual {
             bail!("field `max_tokens`: must be at least 1");
         }
         if self.document_words == Some(0) {
-            bail!("field `document_words`: must be at least 1 (or left out for the whole document)");
+            bail!(
+                "field `document_words`: must be at least 1 (or left out for the whole document)"
+            );
         }
         Ok(())
     }

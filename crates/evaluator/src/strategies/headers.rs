@@ -261,7 +261,10 @@ mod tests {
 
     #[test]
     fn formats_are_checked_and_rendered() {
-        assert!(parse_format("{header}").unwrap_err().to_string().contains("{text}"));
+        assert!(parse_format("{header}")
+            .unwrap_err()
+            .to_string()
+            .contains("{text}"));
         let e = parse_format("{head} {text}").unwrap_err().to_string();
         assert!(e.contains("unknown placeholder `{head}`"), "{e}");
         assert!(parse_format("{text").is_err());
@@ -278,13 +281,18 @@ mod tests {
             separator: "/".into(),
             label: String::new(),
         };
-        assert_eq!(h.render("Quokka", &["Quokka", "Diet"], "b"), "Quokka/Diet: b");
+        assert_eq!(
+            h.render("Quokka", &["Quokka", "Diet"], "b"),
+            "Quokka/Diet: b"
+        );
         // No title and no headings: the header is empty, not a dangling separator.
         let d = HeadersChunker {
             format: parse_format(DEFAULT_FORMAT).unwrap(),
             ..c
         };
         assert_eq!(d.render("", &[], "body"), "\n\nbody");
-        assert!(entry("{kind: headers, over: {kind: oracle}}").check().is_err());
+        assert!(entry("{kind: headers, over: {kind: oracle}}")
+            .check()
+            .is_err());
     }
 }

@@ -2,8 +2,7 @@
 //! buffered sentences ([`chunker::KamradtConfig`]).
 
 use super::{
-    check_tokenizer_field, common, sizer, Chunker, EmbedderWindow, NoOverlap, Params,
-    StrategyStats,
+    check_tokenizer_field, common, sizer, Chunker, EmbedderWindow, NoOverlap, Params, StrategyStats,
 };
 use anyhow::{bail, Context, Result};
 use chunker::SizeLimit;
@@ -82,9 +81,9 @@ impl Params for Kamradt {
         let tokenizer = common::load_tokenizer(self.unit(), &self.tokenizer)?;
         let size_limit = match self.size {
             None => None,
-            Some(n) => Some(
-                SizeLimit::new(n, sizer(self.unit(), tokenizer)?).context("field `size`")?,
-            ),
+            Some(n) => {
+                Some(SizeLimit::new(n, sizer(self.unit(), tokenizer)?).context("field `size`")?)
+            }
         };
         Ok(Box::new(KamradtChunker {
             config: self.config(),

@@ -18,7 +18,6 @@ impl Params for NoRetrieval {
     const KIND: &'static str = "no-retrieval";
     const SUMMARY: &'static str = "closed-book baseline: every question is read with no passages (0 words retrieved); the retriever is not asked; no fields";
 
-
     fn build(&self) -> Result<Box<dyn Chunker>> {
         Ok(Box::new(NoRetrieval {}))
     }
@@ -34,8 +33,11 @@ impl Chunker for NoRetrieval {
         Ok((Vec::new(), StrategyStats::default()))
     }
 
-
-    fn passages<'a>(&self, _: &'a [Document], _: &'a PassageIndex) -> Result<Box<dyn Passages + 'a>> {
+    fn passages<'a>(
+        &self,
+        _: &'a [Document],
+        _: &'a PassageIndex,
+    ) -> Result<Box<dyn Passages + 'a>> {
         Ok(Box::new(NoRetrieval {}))
     }
 }
@@ -72,10 +74,9 @@ mod tests {
         let index = PassageIndex::new(&docs, chunks).unwrap();
         let p = NoRetrieval {}.passages(&docs, &index).unwrap();
         assert!(!p.uses_hits());
-        let q: datasets::Question = serde_json::from_str(
-            r#"{"id":"q","question":"Q?","options":["a","b"],"answer":0}"#,
-        )
-        .unwrap();
+        let q: datasets::Question =
+            serde_json::from_str(r#"{"id":"q","question":"Q?","options":["a","b"],"answer":0}"#)
+                .unwrap();
         assert!(p.rank(&docs, &index, &q, &[], 3).ranked.is_empty());
     }
 }

@@ -22,7 +22,6 @@ impl Params for Oracle {
     const KIND: &'static str = "oracle";
     const SUMMARY: &'static str = "gold-evidence baseline: every question is read with exactly its gold evidence spans (all of them, as one rank); without evidence it reads closed-book; the retriever is not asked; no fields";
 
-
     fn build(&self) -> Result<Box<dyn Chunker>> {
         Ok(Box::new(Oracle {}))
     }
@@ -42,7 +41,6 @@ impl Chunker for Oracle {
     fn passages_at_query_time(&self) -> bool {
         true
     }
-
 
     fn passages<'a>(
         &self,
@@ -66,7 +64,10 @@ impl Passages for OraclePassages<'_> {
     }
 
     fn describe(&self) -> Option<String> {
-        Some("oracle: each question reads its gold evidence spans (closed-book without evidence)".into())
+        Some(
+            "oracle: each question reads its gold evidence spans (closed-book without evidence)"
+                .into(),
+        )
     }
 
     /// The question's distinct evidence spans in their order (an exact duplicate once), as

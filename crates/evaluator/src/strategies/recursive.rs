@@ -91,8 +91,10 @@ impl Chunker for RecursiveStrategy {
         _: Option<&dyn Embedder>,
     ) -> Result<(Vec<Chunk>, StrategyStats)> {
         use rayon::prelude::*;
-        let per: Vec<(Vec<Chunk>, chunker::RecursiveStats)> =
-            docs.par_iter().map(|d| self.0.chunk_with_stats(d)).collect();
+        let per: Vec<(Vec<Chunk>, chunker::RecursiveStats)> = docs
+            .par_iter()
+            .map(|d| self.0.chunk_with_stats(d))
+            .collect();
         // Pieces with no separator left, measured as LangChain measures them.
         let stats = StrategyStats {
             over_size: per.iter().map(|(_, s)| s.oversized).sum(),

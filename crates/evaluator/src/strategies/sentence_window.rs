@@ -78,7 +78,6 @@ impl Chunker for SentenceWindow {
         true
     }
 
-
     fn passages<'a>(
         &self,
         docs: &'a [Document],
@@ -92,10 +91,18 @@ impl Chunker for SentenceWindow {
         let mut start = 0;
         while start < passages.len() {
             let doc = &passages[start].doc_id;
-            let end = start + passages[start..].iter().take_while(|c| &c.doc_id == doc).count();
+            let end = start
+                + passages[start..]
+                    .iter()
+                    .take_while(|c| &c.doc_id == doc)
+                    .count();
             let spans: Vec<Span> = passages[start..end].iter().map(|c| c.span).collect();
             let d = by_id[doc.as_str()];
-            out.extend(windows(&spans, self.window_size).into_iter().map(|w| Chunk::new(d, w.start, w.end)));
+            out.extend(
+                windows(&spans, self.window_size)
+                    .into_iter()
+                    .map(|w| Chunk::new(d, w.start, w.end)),
+            );
             start = end;
         }
         Ok(Box::new(Windows(out)))
@@ -137,7 +144,12 @@ mod tests {
 
     #[test]
     fn windows_clamp_at_document_edges() {
-        let s: Vec<Span> = (0..5).map(|i| Span { start: 10 * i, end: 10 * i + 8 }).collect();
+        let s: Vec<Span> = (0..5)
+            .map(|i| Span {
+                start: 10 * i,
+                end: 10 * i + 8,
+            })
+            .collect();
         let w = windows(&s, 1);
         assert_eq!((w[0].start, w[0].end), (0, 18));
         assert_eq!((w[2].start, w[2].end), (10, 38));
@@ -159,7 +171,10 @@ mod tests {
         let w = windows(&s, 2);
         let t = |i: usize| &text[w[i].start..w[i].end];
         assert_eq!(t(0), "S0 is first. S1 is next. S2 is middle.");
-        assert_eq!(t(3), "S1 is next. S2 is middle. S3 is centre. S4 follows. S5 is late.");
+        assert_eq!(
+            t(3),
+            "S1 is next. S2 is middle. S3 is centre. S4 follows. S5 is late."
+        );
         assert_eq!(t(6), "S4 follows. S5 is late. S6 is last.");
         assert!(SentenceWindow { window_size: 0 }.check().is_err());
     }
@@ -185,7 +200,16 @@ mod tests {
             evidence: None,
             answers: None,
         };
-        let hits = [Hit { passage: 0, score: 2.0 }, Hit { passage: 4, score: 1.0 }];
+        let hits = [
+            Hit {
+                passage: 0,
+                score: 2.0,
+            },
+            Hit {
+                passage: 4,
+                score: 1.0,
+            },
+        ];
         let r = passages.rank(&docs, &index, &q, &hits, 2);
         let texts: Vec<&str> = r
             .ranked

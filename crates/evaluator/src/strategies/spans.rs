@@ -53,7 +53,6 @@ impl Params for Spans {
         Ok(())
     }
 
-
     fn build(&self) -> Result<Box<dyn Chunker>> {
         Ok(Box::new(self.clone()))
     }
@@ -173,7 +172,8 @@ pub fn read_chunks(lines: &str, docs: &[Document], source: &str) -> Result<(Vec<
                         clip(t),
                         d.id,
                         match prev {
-                            Some((s, _)) => format!(" after byte {s}, where the previous chunk starts"),
+                            Some((s, _)) =>
+                                format!(" after byte {s}, where the previous chunk starts"),
                             None => String::new(),
                         }
                     );
@@ -233,7 +233,10 @@ fn locate(text: &str, t: &str, prev: Option<(usize, usize)>) -> Option<usize> {
 
 /// The byte index after the character starting at `i` (the end for the last one).
 fn next_char(text: &str, i: usize) -> usize {
-    text[i..].chars().next().map_or(text.len(), |c| i + c.len_utf8())
+    text[i..]
+        .chars()
+        .next()
+        .map_or(text.len(), |c| i + c.len_utf8())
 }
 
 fn clip(t: &str) -> String {
@@ -298,7 +301,11 @@ mod tests {
         assert!(e("{\"doc_id\":\"a\",\"text\":\"\"}").contains("line 1: empty chunk"));
         // A hostile probe: a repeated span was indexed twice and its words counted twice.
         let twice = "{\"doc_id\":\"a\",\"start\":0,\"end\":7}\n{\"doc_id\":\"a\",\"start\":4,\"end\":7}\n{\"doc_id\":\"a\",\"start\":0,\"end\":7}";
-        assert!(e(twice).contains("line 3: span 0..7 of document `a` repeats line 1"), "{}", e(twice));
+        assert!(
+            e(twice).contains("line 3: span 0..7 of document `a` repeats line 1"),
+            "{}",
+            e(twice)
+        );
         let lines = "{\"doc_id\":\"a\",\"start\":0,\"end\":3}\n{\"doc_id\":\"a\",\"start\":3,\"end\":9}\n{\"doc_id\":\"a\",\"text\":\"two\"}";
         let (c, blank) = read_chunks(lines, &d, "t.jsonl").unwrap();
         assert_eq!(blank, 1);
@@ -310,7 +317,9 @@ mod tests {
     fn bad_lines_name_the_source_line_and_fix() {
         let d = docs();
         let e = |l: &str| format!("{:#}", read_chunks(l, &d, "t.jsonl").unwrap_err());
-        assert!(e("{\"doc_id\":\"z\",\"start\":0,\"end\":1}").contains("line 1: unknown document `z`"));
+        assert!(
+            e("{\"doc_id\":\"z\",\"start\":0,\"end\":1}").contains("line 1: unknown document `z`")
+        );
         assert!(e("{\"doc_id\":\"a\",\"start\":0,\"end\":99}").contains("outside document `a`"));
         assert!(e("{\"doc_id\":\"b\",\"start\":0,\"end\":1}").contains("cuts a UTF-8 character"));
         assert!(e("{\"doc_id\":\"a\",\"text\":\"three\"}").contains("does not occur"));
@@ -320,6 +329,10 @@ mod tests {
         let missing = Spans {
             file: "/nonexistent/spans.jsonl".into(),
         };
-        assert!(missing.check().unwrap_err().to_string().contains("is not a file"));
+        assert!(missing
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("is not a file"));
     }
 }
