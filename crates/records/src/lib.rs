@@ -549,13 +549,21 @@ fn is_zero(n: &usize) -> bool {
 pub struct MetricMeans(Vec<Option<f64>>);
 
 impl MetricMeans {
-    /// The means of `rows`' metric values: per metric, over the rows where it is defined.
+    /// The cell values of `rows`' metrics, each aggregated as its registry entry declares
+    /// ([`retriever::metrics::registry::Metric::aggregate`]; today every metric is a mean over
+    /// the rows where it is defined). A new aggregate must be handled here, where the match
+    /// is exhaustive.
     pub fn of(rows: &[QuestionRow]) -> Self {
+        use retriever::metrics::registry::Aggregate;
         MetricMeans(
-            (0..METRICS.len())
-                .map(|i| {
+            METRICS
+                .iter()
+                .enumerate()
+                .map(|(i, metric)| {
                     let xs: Vec<f64> = rows.iter().filter_map(|r| r.metrics.at(i)).collect();
-                    stats::mean(&xs)
+                    match metric.aggregate {
+                        Aggregate::Mean => stats::mean(&xs),
+                    }
                 })
                 .collect(),
         )
