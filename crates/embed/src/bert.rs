@@ -87,7 +87,7 @@ pub struct ModelInfo {
 /// prefix (`BertEmbedder::encode_head`): English runs at 4–6 bytes per word piece, so a
 /// 16-bytes-per-token prefix almost always holds the window, and a text of rare long
 /// words doubles the prefix until it does.
-const HEAD_BYTES_PER_TOKEN: usize = 16;
+pub const HEAD_BYTES_PER_TOKEN: usize = 16;
 
 /// The byte position of the first whitespace character at or after `from` (rounded up to
 /// a character boundary) that follows a non-whitespace character; `None` when there is none.
@@ -527,14 +527,18 @@ impl BertEmbedder {
     /// document no longer tokenize 1.7 GB.
     fn encode(&self, texts: &[&str]) -> Result<Vec<Encoded>, EmbedError> {
         let head = self.info.sentence_transformers.max_seq_length * HEAD_BYTES_PER_TOKEN;
-        let mut out: Vec<Option<Encoded>> = Vec::with_capacity(texts.len());
-        for t in texts {
-            out.push(if t.len() > head {
-                self.encode_head(t, head)?
-            } else {
-                None
-            });
-        }
+        // Long texts are tokenized one by one (each its own prefix): in parallel, as
+        // `encode_batch_fast` does for the rest.
+        let mut out: Vec<Option<Encoded>> = texts
+            .par_iter()
+            .map(|t| {
+                if t.len() > head {
+                    self.encode_head(t, head)
+                } else {
+                    Ok(None)
+                }
+            })
+            .collect::<Result<_, _>>()?;
         let rest: Vec<usize> = (0..texts.len()).filter(|&i| out[i].is_none()).collect();
         let inputs: Vec<String> = rest.iter().map(|&i| self.model_input(texts[i])).collect();
         let encs = self

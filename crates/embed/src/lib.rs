@@ -35,6 +35,7 @@ use std::sync::Arc;
 pub use batching::{plan_batches, BatchConfig};
 pub use bert::{
     model_files, whitespace_run_at_or_after, BertEmbedder, BertOptions, ForwardImpl, ModelInfo,
+    HEAD_BYTES_PER_TOKEN,
 };
 pub use cache::{CacheStats, CachedEmbedder, EmbeddingCache, Lookup};
 pub use config::{HiddenAct, Pooling, SentenceTransformerConfig};

@@ -332,13 +332,14 @@ impl EmbedderWindow {
 
     /// True when `text` is longer than the window (the embedder would truncate it). A long
     /// text is first measured on a prefix cut after a whole word
-    /// ([`embed::whitespace_run_at_or_after`]) at 16 bytes per window token: the prefix's
+    /// ([`embed::whitespace_run_at_or_after`]) at [`embed::HEAD_BYTES_PER_TOKEN`] bytes per
+    /// window token, as the embedder cuts it: the prefix's
     /// tokens are a prefix of the text's, so a prefix over the window decides it without
     /// tokenizing the rest (2,000 near-whole-document passages of an 840 kB document took
     /// 290 s here before).
     pub fn exceeds(&self, text: &str) -> bool {
         let size = self.limit.size();
-        let head = size.saturating_mul(16);
+        let head = size.saturating_mul(embed::HEAD_BYTES_PER_TOKEN);
         if text.len() > head {
             if let Some(cut) = embed::whitespace_run_at_or_after(text, head) {
                 if self.limit.measure(&text[..cut]) > size {
