@@ -27,6 +27,8 @@
 
 use crate::inputs::CellInputs;
 pub mod inputs;
+pub mod kind;
+pub use kind::{Counter, ExplainNotes};
 
 use anyhow::{Context, Result};
 use retriever::metrics::{MetricValues, METRICS};
@@ -817,6 +819,11 @@ pub struct StrategyStats {
     /// only); they get the zero vector, which dense retrieval never returns.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub chunks_without_tokens: usize,
+    /// The kind's own counters ([`Counter`]s it declares), by name; kinds with none leave
+    /// it empty (and it is not written). Shown in `chunk_stats.csv` (one column per name
+    /// any strategy of the run counted) and summary.md's "Strategy counters".
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub counters: std::collections::BTreeMap<String, u64>,
 }
 
 /// What an LLM strategy asked of its model over one corpus (summary.md "Indexed text").

@@ -2,13 +2,15 @@
 //! question, and where its answer went wrong.
 //!
 //! Reads the run directory only: `cells/ID.json` (the cell), `cells/ID.csv` (the question's
-//! row: answer, passages, scores, metrics, failure attribution) and, for EAR cells,
-//! `explain/ID.jsonl` (anchors, matches with byte offsets and texts, score parts, window
-//! counts; written by the runner).
+//! row: answer, passages, scores, metrics, failure attribution) and, for cells whose strategy
+//! explains its questions, `explain/ID.jsonl` (written by the runner): EAR's anchors, matches
+//! with byte offsets and texts, score parts and window counts, or another kind's plain notes
+//! ([`records::ExplainNotes`], printed as they are: the question's lines, then one note beside
+//! each passage).
 
 use anyhow::{bail, Context, Result};
 use chunker::anchor::AnchorKind;
-use records::{read_rows_csv, CellRecord, Failure};
+use records::{read_rows_csv, CellRecord, ExplainNotes, Failure};
 use retriever::ear::{EarStats, ScoreParts};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -319,18 +321,28 @@ pub fn explain(run_dir: &Path, question_id: &str, cell: Option<&str>) -> Result<
         } else {
             let _ = writeln!(out, "evidence: none in the dataset (ranking is not judged)");
         }
-        let ear = read_explain(run_dir, &rec.id, question_id)?;
-        match ear {
-            None => {
+        match read_explain(run_dir, &rec.id, question_id)? {
+            Some(OneExplained::Ear(v)) => render_ear(&mut out, &v),
+            other => {
+                let notes = match other {
+                    Some(OneExplained::Notes(n)) => n,
+                    _ => ExplainNotes::default(),
+                };
+                for n in &notes.notes {
+                    let _ = writeln!(out, "{n}");
+                }
                 for (i, p) in row.passages.iter().enumerate() {
                     let score = row
                         .passage_scores
                         .get(i)
                         .map_or(String::new(), |s| format!("{s:.6}"));
-                    let _ = writeln!(out, "  #{} {p}  score {score}", i + 1);
+                    let note = match notes.passage_notes.get(i) {
+                        Some(n) if !n.is_empty() => format!("  {n}"),
+                        _ => String::new(),
+                    };
+                    let _ = writeln!(out, "  #{} {p}  score {score}{note}", i + 1);
                 }
             }
-            Some(v) => render_ear(&mut out, &v),
         }
         out.push('\n');
     }
@@ -345,28 +357,61 @@ pub fn explain(run_dir: &Path, question_id: &str, cell: Option<&str>) -> Result<
     Ok(out)
 }
 
-/// Reads `explain/ID.jsonl` of an EAR cell (empty when the cell has none).
+/// A cell's `explain/ID.jsonl`, read: EAR's lines ([`ExplainLine`]) or the plain notes any
+/// other kind writes ([`records::ExplainNotes`], told apart by their `passage_notes` key);
+/// both empty when the cell has no explain file.
+#[derive(Debug, Clone, Default)]
+pub struct Explained {
+    /// EAR's lines, in question order.
+    pub ear: Vec<ExplainLine>,
+    /// Other kinds' notes, in question order.
+    pub notes: Vec<ExplainNotes>,
+}
+
+/// Reads `explain/ID.jsonl` of a cell (empty when the cell has none).
 ///
 /// # Errors
 /// A line that is not an explain record (naming file and line).
-pub fn read_explain_lines(run_dir: &Path, cell_id: &str) -> Result<Vec<ExplainLine>> {
+pub fn read_explain_lines(run_dir: &Path, cell_id: &str) -> Result<Explained> {
     let p = run_dir.join("explain").join(format!("{cell_id}.jsonl"));
+    let mut out = Explained::default();
     let Ok(text) = std::fs::read_to_string(&p) else {
-        return Ok(Vec::new());
+        return Ok(out);
     };
-    text.lines()
-        .enumerate()
-        .map(|(i, l)| {
-            serde_json::from_str(l)
-                .with_context(|| format!("{}:{}: not an explain record", p.display(), i + 1))
-        })
-        .collect()
+    for (i, l) in text.lines().enumerate() {
+        let v: serde_json::Value = serde_json::from_str(l)
+            .with_context(|| format!("{}:{}: not an explain record", p.display(), i + 1))?;
+        if v.get("passage_notes").is_some() {
+            out.notes
+                .push(serde_json::from_value(v).with_context(|| {
+                    format!("{}:{}: not an explain record", p.display(), i + 1)
+                })?);
+        } else {
+            out.ear
+                .push(serde_json::from_value(v).with_context(|| {
+                    format!("{}:{}: not an explain record", p.display(), i + 1)
+                })?);
+        }
+    }
+    Ok(out)
 }
 
-fn read_explain(run_dir: &Path, cell_id: &str, question_id: &str) -> Result<Option<ExplainLine>> {
-    Ok(read_explain_lines(run_dir, cell_id)?
+/// The explanation of `question_id` in one cell, if its strategy wrote one.
+enum OneExplained {
+    Ear(ExplainLine),
+    Notes(ExplainNotes),
+}
+
+fn read_explain(run_dir: &Path, cell_id: &str, question_id: &str) -> Result<Option<OneExplained>> {
+    let all = read_explain_lines(run_dir, cell_id)?;
+    if let Some(l) = all.ear.into_iter().find(|l| l.question_id == question_id) {
+        return Ok(Some(OneExplained::Ear(l)));
+    }
+    Ok(all
+        .notes
         .into_iter()
-        .find(|l| l.question_id == question_id))
+        .find(|l| l.question_id == question_id)
+        .map(OneExplained::Notes))
 }
 
 fn render_ear(out: &mut String, v: &ExplainLine) {
@@ -439,5 +484,39 @@ fn render_ear(out: &mut String, v: &ExplainLine) {
         if !p.summary.is_empty() {
             let _ = writeln!(out, "      summary sentences: {}", p.summary.join(" "));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cell's explain file may hold another kind's plain notes: they are read as notes,
+    /// not refused as broken EAR lines, and a damaged line is named with its file and line.
+    #[test]
+    fn notes_lines_are_told_from_ear_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("explain")).unwrap();
+        let line = serde_json::to_string(&ExplainNotes {
+            question_id: "q1".into(),
+            notes: vec!["one".into()],
+            passage_notes: vec!["§ A > B".into(), String::new()],
+        })
+        .unwrap();
+        std::fs::write(dir.path().join("explain/c.jsonl"), format!("{line}\n")).unwrap();
+        let got = read_explain_lines(dir.path(), "c").unwrap();
+        assert!(got.ear.is_empty());
+        assert_eq!(got.notes[0].passage_notes, ["§ A > B", ""]);
+        assert!(read_explain_lines(dir.path(), "missing")
+            .unwrap()
+            .notes
+            .is_empty());
+        std::fs::write(
+            dir.path().join("explain/c.jsonl"),
+            format!("{line}\n{{\"passage_notes\": 3}}\n"),
+        )
+        .unwrap();
+        let e = format!("{:#}", read_explain_lines(dir.path(), "c").unwrap_err());
+        assert!(e.contains("c.jsonl:2: not an explain record"), "{e}");
     }
 }

@@ -171,8 +171,9 @@ pub struct PageCell<'a> {
     pub record: &'a CellRecord,
     /// Its rows, in question order.
     pub rows: &'a [QuestionRow],
-    /// EAR explanations of its questions (`explain/ID.jsonl`), empty for other strategies.
-    pub explain: Vec<ExplainLine>,
+    /// Explanations of its questions (`explain/ID.jsonl`: EAR's lines or another kind's
+    /// notes), empty for strategies that write none.
+    pub explain: crate::explain::Explained,
     /// The `uid` of the cell it is compared with (the baseline strategy's cell, or the
     /// baseline run's cell), if any.
     pub pair: Option<String>,
@@ -368,6 +369,18 @@ struct PRow {
     m: Vec<Option<f64>>,
     rep: String,
     ear: Option<PEar>,
+    /// The plain notes of a kind other than EAR ([`records::ExplainNotes`]); absent when
+    /// the strategy wrote none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nt: Option<PNotes>,
+}
+
+/// A kind's plain notes on one question: `n` the question's lines, `p` one note per
+/// passage in rank order.
+#[derive(Serialize)]
+struct PNotes {
+    n: Vec<String>,
+    p: Vec<String>,
 }
 
 /// EAR's record of one question in one cell, kept small: the same question's anchors are
@@ -534,8 +547,15 @@ fn payload(cells: &[PageCell<'_>], corpora: &[Corpus]) -> Result<String> {
             .position(|n| *n == c.record.cell.dataset)
             .expect("every cell's dataset is listed");
         let table = &mut doc_tables[ds];
+        let notes: HashMap<&str, &records::ExplainNotes> = c
+            .explain
+            .notes
+            .iter()
+            .map(|l| (l.question_id.as_str(), l))
+            .collect();
         let explain: HashMap<&str, &ExplainLine> = c
             .explain
+            .ear
             .iter()
             .map(|l| (l.question_id.as_str(), l))
             .collect();
@@ -597,6 +617,10 @@ fn payload(cells: &[PageCell<'_>], corpora: &[Corpus]) -> Result<String> {
                     String::new()
                 },
                 ear,
+                nt: notes.get(r.question_id.as_str()).map(|n| PNotes {
+                    n: n.notes.clone(),
+                    p: n.passage_notes.clone(),
+                }),
             });
         }
         let k = &c.record.cell;

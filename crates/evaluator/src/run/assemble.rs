@@ -59,6 +59,7 @@ pub fn assemble(
     let notes: Vec<String> = [
         reporting::report::indexed_note(&lengths),
         reporting::report::uncovered_note(&lengths),
+        reporting::report::counters_note(&lengths),
     ]
     .into_iter()
     .flatten()

@@ -144,8 +144,8 @@ pub fn check_over(over: &super::StrategyConfig) -> Result<()> {
 }
 
 /// The [`super::Chunker`] methods an indexing wrapper (`headers`, `late`, `contextual`) hands to
-/// the strategy it wraps (`self.inner`): chunking, the size limit, the query-time passages and
-/// the preflight (`delegate_chunking!(own preflight)` for a wrapper that adds its own checks
+/// the strategy it wraps (`self.inner`): chunking, the size limit, the query-time passages, the
+/// counters and the preflight (`delegate_chunking!(own preflight)` for a wrapper that adds its own checks
 /// to the inner strategy's). Only `indexed` is the wrapper's own.
 macro_rules! delegate_chunking {
     () => {
@@ -178,6 +178,10 @@ macro_rules! delegate_chunking {
 
         fn passages_at_query_time(&self) -> bool {
             self.inner.passages_at_query_time()
+        }
+
+        fn counters(&self) -> &'static [records::Counter] {
+            self.inner.counters()
         }
     };
 }

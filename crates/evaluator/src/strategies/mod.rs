@@ -177,6 +177,14 @@ pub trait Chunker: Send + Sync {
         false
     }
 
+    /// The kind's own per-corpus counters ([`records::Counter`]), declared once here: the
+    /// values go into [`StrategyStats::counters`] under these names, the runner refuses a
+    /// name the kind did not declare and logs every count above 0 with its line, and
+    /// `chunk_stats.csv` and summary.md show them without knowing the kind. Default none.
+    fn counters(&self) -> &'static [records::Counter] {
+        &[]
+    }
+
     /// What the retrievers index for each chunk when it is not the chunk's own text
     /// (docs/reference.md §3d): a contextual header or an LLM-written context before the text,
     /// or late-chunked vectors. The chunks — the passages readers get and metrics score —

@@ -483,6 +483,11 @@
       var recs = D.datasets[cell.ds].ear_passages;
       row.ear.ps.forEach(function (i) { var p = recs[i]; earBy[p[0].join(':')] = p; });
     }
+    if (row.nt && row.nt.n.length) {
+      var nbox = el('div', 'ear');
+      row.nt.n.forEach(function (line) { nbox.appendChild(el('div', null, line)); });
+      col.appendChild(nbox);
+    }
     row.p.forEach(function (p, i) {
       col.appendChild(passageNode(cell.ds, p, row, q, earBy[p.join(':')] || null, null, i, anchors));
     });
@@ -526,6 +531,7 @@
     var bits = [];
     if (row && row.ps[i] !== undefined) bits.push('score ' + fmt(row.ps[i], 4));
     if (row && row.pw && row.pw[i] !== undefined && row.pw[i] !== null) bits.push(row.pw[i] + ' words');
+    if (row && row.nt && row.nt.p[i]) bits.push(row.nt.p[i]);
     var layers = [];
     if (q) {
       q.ev.forEach(function (ev) {
