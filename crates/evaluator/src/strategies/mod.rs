@@ -48,6 +48,7 @@ registry![
     ear::Ear,
     sentence_window::SentenceWindow,
     cluster_semantic::ClusterSemantic,
+    markdown::Markdown,
     headers::Headers,
     late::Late,
     contextual::Contextual,
