@@ -183,6 +183,126 @@ bootstrap_resamples: 200
     assert!(passages_are_slices(&run, &store, "queries") > 0);
 }
 
+/// A kind's own counters and explain notes reach every user-facing file without the
+/// pipeline or the reports naming the kind (issue 57): `kind: markdown` over imported
+/// Markdown documents with a code block and a table longer than its size.
+#[test]
+fn a_markdown_strategy_reports_its_counters_and_heading_paths() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (docs, store) = (tmp.path().join("docs"), tmp.path().join("store"));
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::write(
+        docs.join("guide.md"),
+        "# Guide\n\n## Install\n\nRun the installer from the release page and restart the shell.\n\n\
+         ```sh\n# not a heading\ncurl -L https://example.org/install.sh | sh -s -- --prefix /opt/tool\n```\n\n\
+         ## Configure\n\nThe settings file lives in the home directory.\n\n\
+         | key | default | meaning |\n|---|---|---|\n| retries | 3 | attempts before giving up |\n| timeout | 30 | seconds per request |\n",
+    )
+    .unwrap();
+    std::fs::write(
+        docs.join("faq.md"),
+        "# FAQ\n\n## Why is it slow?\n\nThe first run downloads the models and builds the index.\n",
+    )
+    .unwrap();
+    let qs = tmp.path().join("queries.csv");
+    std::fs::write(
+        &qs,
+        "id,query,answer,excerpt\n\
+         q1,where is the settings file,home directory,The settings file lives in the home directory.\n\
+         q2,why is the first run slow,downloads the models,The first run downloads the models and builds the index.\n",
+    )
+    .unwrap();
+    import(
+        &store,
+        "mdocs",
+        &[
+            "--documents",
+            docs.to_str().unwrap(),
+            "--folder-ids",
+            "stem",
+            "--questions",
+            qs.to_str().unwrap(),
+            "--question",
+            "query",
+            "--answers",
+            "answer",
+            "--evidence-text",
+            "excerpt",
+        ],
+    );
+    let run = run_yaml(
+        tmp.path(),
+        "mdocs",
+        "name: mdocs
+datasets: [mdocs]
+strategies:
+  fixed-8: {kind: fixed, unit: words, size: 8}
+  md-8: {kind: markdown, size: 8}
+baseline: fixed-8
+retrievers:
+  bm25: {kind: bm25}
+k: [2]
+readers:
+  retrieval: {kind: none}
+bootstrap_resamples: 200
+cost_tokenizer: null
+",
+        &store,
+    );
+    let stats = csv_rows(&run.join("chunk_stats.csv"));
+    let md_row = stats.iter().find(|r| r["strategy"] == "md-8").unwrap();
+    let fixed_row = stats.iter().find(|r| r["strategy"] == "fixed-8").unwrap();
+    // The code block (15 words) and the table (20 words) are kept whole, over the size.
+    assert_eq!(md_row["blocks_over_size"], "2", "{md_row:?}");
+    assert_eq!(md_row["sections_split"], "3", "{md_row:?}");
+    assert_eq!(fixed_row["blocks_over_size"], "", "{fixed_row:?}");
+    let summary = std::fs::read_to_string(run.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("## Strategy counters")
+            && summary.contains("| mdocs | md-8 | `blocks_over_size` | 2 |"),
+        "{summary}"
+    );
+    let docs_text = documents_in(&store, "mdocs");
+    let guide = &docs_text["guide"];
+    let table = guide[guide.find("| key").unwrap()..].trim_end();
+    let per_q = csv_rows(&run.join("per_question.csv"));
+    let q1 = per_q
+        .iter()
+        .find(|r| r["strategy"] == "md-8" && r["question_id"] == "q1")
+        .unwrap();
+    assert!(passages_are_slices(&run, &store, "mdocs") > 0);
+    assert!(q1["passages"].starts_with("guide:"), "{q1:?}");
+    let out = chunkbench(&["explain", run.to_str().unwrap(), "q1", "--cell", "md-8"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("§ Guide > Configure"), "{text}");
+    // The table and the code block are one chunk each (`chunkbench chunk`, the same kind).
+    let out = chunkbench(&[
+        "chunk",
+        "--strategy",
+        "markdown",
+        "--size",
+        "8",
+        docs.join("guide.md").to_str().unwrap(),
+    ]);
+    let texts: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["text"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert!(texts.iter().any(|t| t == table), "{texts:#?}");
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("```sh") && t.ends_with("```")),
+        "{texts:#?}"
+    );
+}
+
 #[test]
 fn a_bad_import_exits_nonzero_naming_the_cell() {
     let tmp = tempfile::tempdir().unwrap();

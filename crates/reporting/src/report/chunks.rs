@@ -190,7 +190,7 @@ pub fn counters_note(lengths: &[ChunkLengths]) -> Option<String> {
         return None;
     }
     let mut md = String::from(
-        "\n## Strategy counters\n\nWhat these strategies counted about their own chunking, as their kinds declare it (`chunkbench ls strategies` and docs/reference.md say what each counts; chunk_stats.csv has one column per counter).\n\n| dataset | strategy | counter | count |\n|---|---|---|---:|\n",
+        "\n## Strategy counters\n\nWhat these strategies counted about their own chunking, as their kinds declare it (the run log and docs/reference.md say what each counts; chunk_stats.csv has one column per counter).\n\n| dataset | strategy | counter | count |\n|---|---|---|---:|\n",
     );
     for l in lengths {
         for (name, n) in &l.stats.counters {
