@@ -27,7 +27,7 @@ pub use maxmin::{
     MaxMinError, MaxMinStats, OversizedStats,
 };
 pub use recursive::{KeepSeparator, RecursiveChunker, RecursiveError, RecursiveStats};
-pub use units::{HfTokenizer, SizeLimit, Sizer, TokenizerError, Unit, UnknownUnit};
+pub use units::{HfTokenizer, SizeLimit, SizeLimitError, Sizer, TokenizerError, Unit, UnknownUnit};
 
 use serde::{Deserialize, Serialize};
 

@@ -276,6 +276,15 @@ pub enum MaxMinError {
     SizesRequired,
 }
 
+impl From<crate::units::SizeLimitError> for MaxMinError {
+    fn from(e: crate::units::SizeLimitError) -> Self {
+        match e {
+            crate::units::SizeLimitError::ZeroSize { field } => MaxMinError::ZeroSize { field },
+            crate::units::SizeLimitError::MissingTokenizer => MaxMinError::MissingTokenizer,
+        }
+    }
+}
+
 /// Max-Min parameters. [`Default`] is the reference configuration (maxmin_chunker.py
 /// `process_sentences` defaults, strict comparison, sentences, no size limits).
 ///

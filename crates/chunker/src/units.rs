@@ -12,7 +12,6 @@
 //!
 //! [`Sizer`] is "what size means" for a chunker: a unit plus, for tokens, the tokenizer.
 
-use crate::maxmin::MaxMinError;
 use crate::Span;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -416,9 +415,27 @@ pub(crate) fn ceil_char_boundary(text: &str, mut i: usize) -> usize {
     i
 }
 
+/// Why a [`SizeLimit`] could not be made; its messages are Max-Min's (it converts into
+/// [`crate::MaxMinError`], whose fields they name, where a size limit was first needed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizeLimitError {
+    /// The size is 0.
+    #[error("field `{field}` must be at least 1 (got 0)")]
+    ZeroSize {
+        /// The field reported (`max_chunk`).
+        field: &'static str,
+    },
+    /// Tokens were asked for without a tokenizer.
+    #[error(
+        "field `tokenizer`: unit `tokens` needs a tokenizer.json \
+         (run `chunkbench models fetch` for the default models)"
+    )]
+    MissingTokenizer,
+}
+
 /// A chunk size limit: a number of words, chars or tokens ([`Sizer`]), used by every
-/// strategy with a size. Its errors are Max-Min's ([`MaxMinError`], which names the field),
-/// where it was first needed.
+/// strategy with a size. Its errors ([`SizeLimitError`]) read as Max-Min's, which name the
+/// field.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SizeLimit {
     size: usize,
@@ -429,11 +446,11 @@ impl SizeLimit {
     /// A limit of `size` units of `sizer`.
     ///
     /// # Errors
-    /// [`MaxMinError::ZeroSize`] when `size == 0` (reported for field `max_chunk`; callers
+    /// [`SizeLimitError::ZeroSize`] when `size == 0` (reported for field `max_chunk`; callers
     /// building a `min_chunk` get the same check).
-    pub fn new(size: usize, sizer: Sizer) -> Result<Self, MaxMinError> {
+    pub fn new(size: usize, sizer: Sizer) -> Result<Self, SizeLimitError> {
         if size == 0 {
-            return Err(MaxMinError::ZeroSize { field: "max_chunk" });
+            return Err(SizeLimitError::ZeroSize { field: "max_chunk" });
         }
         Ok(SizeLimit { size, sizer })
     }
@@ -441,21 +458,21 @@ impl SizeLimit {
     /// A limit of `size` whitespace-separated words.
     ///
     /// # Errors
-    /// [`MaxMinError::ZeroSize`] when `size == 0`.
-    pub fn words(size: usize) -> Result<Self, MaxMinError> {
+    /// [`SizeLimitError::ZeroSize`] when `size == 0`.
+    pub fn words(size: usize) -> Result<Self, SizeLimitError> {
         Self::new(size, Sizer::Words)
     }
 
     /// A limit in `unit`; `tokenizer` is required for [`Unit::Tokens`].
     ///
     /// # Errors
-    /// [`MaxMinError::ZeroSize`] or [`MaxMinError::MissingTokenizer`].
+    /// [`SizeLimitError::ZeroSize`] or [`SizeLimitError::MissingTokenizer`].
     pub fn with_unit(
         size: usize,
         unit: Unit,
         tokenizer: Option<Arc<HfTokenizer>>,
-    ) -> Result<Self, MaxMinError> {
-        let sizer = Sizer::for_unit(unit, tokenizer).ok_or(MaxMinError::MissingTokenizer)?;
+    ) -> Result<Self, SizeLimitError> {
+        let sizer = Sizer::for_unit(unit, tokenizer).ok_or(SizeLimitError::MissingTokenizer)?;
         Self::new(size, sizer)
     }
 

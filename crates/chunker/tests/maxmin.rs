@@ -580,7 +580,7 @@ fn errors_name_the_field_or_input() {
     );
     assert!(SizeLimit::words(0).is_err());
     assert_eq!(
-        SizeLimit::with_unit(5, Unit::Tokens, None).unwrap_err(),
+        MaxMinError::from(SizeLimit::with_unit(5, Unit::Tokens, None).unwrap_err()),
         MaxMinError::MissingTokenizer
     );
     let e = "loose".parse::<Comparison>().unwrap_err();

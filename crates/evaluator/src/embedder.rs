@@ -321,7 +321,7 @@ impl EmbedderConfig {
     /// server that does not answer the probe.
     pub fn preflight(&self) -> Vec<String> {
         match self.model_path() {
-            Some(dir) => crate::preflight::embedder_problems(&dir)
+            Some(dir) => embedder_problems(&dir)
                 .into_iter()
                 .map(|p| format!("field `embedder.model`: {p}"))
                 .collect(),
@@ -368,6 +368,68 @@ impl LazyEmbedder {
             (None, None) => serde_json::Value::Null,
         }
     }
+}
+
+/// Problems of a BERT model directory: missing files, a safetensors header that does not
+/// parse, a tokenizer that does not load.
+pub(crate) fn embedder_problems(dir: &Path) -> Vec<String> {
+    let fetch = "run `chunkbench models fetch` for the default model";
+    if !dir.is_dir() {
+        return vec![format!("{} is not a directory; {fetch}", dir.display())];
+    }
+    let files = match embed::model_files(dir) {
+        Ok(f) => f,
+        Err(e) => return vec![e.to_string()],
+    };
+    let mut out = Vec::new();
+    for need in ["config.json", "tokenizer.json", "model.safetensors"] {
+        if !files
+            .iter()
+            .any(|f| f.file_name().is_some_and(|n| n == need))
+        {
+            out.push(format!("{} has no {need}; {fetch}", dir.display()));
+        }
+    }
+    for f in &files {
+        let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let r = match name {
+            "model.safetensors" => safetensors_header(f),
+            "tokenizer.json" => chunker::HfTokenizer::from_file(f)
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+            _ => std::fs::read(f).map_err(|e| e.to_string()).and_then(|b| {
+                serde_json::from_slice::<serde_json::Value>(&b)
+                    .map(|_| ())
+                    .map_err(|e| format!("not JSON: {e}"))
+            }),
+        };
+        if let Err(e) = r {
+            out.push(format!("{}: {e}", f.display()));
+        }
+    }
+    out
+}
+
+/// Checks a safetensors file's header: an 8-byte little-endian length, then that many bytes
+/// of JSON, within the file.
+pub(crate) fn safetensors_header(path: &Path) -> Result<(), String> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    let size = f.metadata().map_err(|e| e.to_string())?.len();
+    let mut len = [0u8; 8];
+    f.read_exact(&mut len)
+        .map_err(|_| "shorter than a safetensors header".to_string())?;
+    let n = u64::from_le_bytes(len);
+    if n == 0 || n > 100 << 20 || 8 + n > size {
+        return Err(format!(
+            "not a safetensors file (header length {n} for a file of {size} bytes)"
+        ));
+    }
+    let mut header = vec![0u8; n as usize];
+    f.read_exact(&mut header).map_err(|e| e.to_string())?;
+    serde_json::from_slice::<serde_json::Value>(&header)
+        .map(|_| ())
+        .map_err(|e| format!("safetensors header is not JSON: {e}"))
 }
 
 #[cfg(test)]

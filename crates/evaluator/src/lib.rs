@@ -16,7 +16,9 @@ pub mod readers;
 pub mod registry;
 pub mod retrievers;
 pub mod run;
+pub mod stop;
 pub mod strategies;
+pub mod version;
 pub mod yaml_keys;
 
 pub use config::RunConfig;

@@ -15,7 +15,6 @@ use crate::config::{Cell, RunConfig};
 use crate::strategies::Chunker;
 use datasets::dataset::{Dataset, Question};
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::Path;
 
 /// What a run needs, prepared once by the preflight and then used by the run: the datasets
@@ -64,7 +63,7 @@ pub fn prepare(cfg: &RunConfig, store: &Path) -> Prepared {
                         .filter(|c| c.strategy == *name)
                         .map(crate::config::Cell::id)
                         .collect(),
-                    code: crate::run::code_version(),
+                    code: crate::version::code_version(),
                     embedder_positions,
                 };
                 problems.extend(
@@ -206,67 +205,6 @@ fn readers_problem(cfg: &RunConfig, dataset: &str, questions: &[Question]) -> Op
     ))
 }
 
-/// Problems of a BERT model directory: missing files, a safetensors header that does not
-/// parse, a tokenizer that does not load.
-pub(crate) fn embedder_problems(dir: &Path) -> Vec<String> {
-    let fetch = "run `chunkbench models fetch` for the default model";
-    if !dir.is_dir() {
-        return vec![format!("{} is not a directory; {fetch}", dir.display())];
-    }
-    let files = match embed::model_files(dir) {
-        Ok(f) => f,
-        Err(e) => return vec![e.to_string()],
-    };
-    let mut out = Vec::new();
-    for need in ["config.json", "tokenizer.json", "model.safetensors"] {
-        if !files
-            .iter()
-            .any(|f| f.file_name().is_some_and(|n| n == need))
-        {
-            out.push(format!("{} has no {need}; {fetch}", dir.display()));
-        }
-    }
-    for f in &files {
-        let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let r = match name {
-            "model.safetensors" => safetensors_header(f),
-            "tokenizer.json" => chunker::HfTokenizer::from_file(f)
-                .map(|_| ())
-                .map_err(|e| e.to_string()),
-            _ => std::fs::read(f).map_err(|e| e.to_string()).and_then(|b| {
-                serde_json::from_slice::<serde_json::Value>(&b)
-                    .map(|_| ())
-                    .map_err(|e| format!("not JSON: {e}"))
-            }),
-        };
-        if let Err(e) = r {
-            out.push(format!("{}: {e}", f.display()));
-        }
-    }
-    out
-}
-
-/// Checks a safetensors file's header: an 8-byte little-endian length, then that many bytes
-/// of JSON, within the file.
-fn safetensors_header(path: &Path) -> Result<(), String> {
-    let mut f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
-    let size = f.metadata().map_err(|e| e.to_string())?.len();
-    let mut len = [0u8; 8];
-    f.read_exact(&mut len)
-        .map_err(|_| "shorter than a safetensors header".to_string())?;
-    let n = u64::from_le_bytes(len);
-    if n == 0 || n > 100 << 20 || 8 + n > size {
-        return Err(format!(
-            "not a safetensors file (header length {n} for a file of {size} bytes)"
-        ));
-    }
-    let mut header = vec![0u8; n as usize];
-    f.read_exact(&mut header).map_err(|e| e.to_string())?;
-    serde_json::from_slice::<serde_json::Value>(&header)
-        .map(|_| ())
-        .map_err(|e| format!("safetensors header is not JSON: {e}"))
-}
-
 /// Creates `dir` and a file in it, then removes the file.
 fn writable(dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -277,7 +215,6 @@ fn writable(dir: &Path) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
 
     #[test]
     fn headers_are_checked() {
@@ -291,12 +228,12 @@ mod tests {
         assert!(crate::readers::llm::gguf_header(&p).is_ok());
         let st = dir.path().join("model.safetensors");
         std::fs::write(&st, [200u8, 0, 0, 0, 0, 0, 0, 0, b'{']).unwrap();
-        assert!(safetensors_header(&st)
+        assert!(crate::embedder::safetensors_header(&st)
             .unwrap_err()
             .contains("header length"));
         let mut ok = 2u64.to_le_bytes().to_vec();
         ok.extend_from_slice(b"{}");
         std::fs::write(&st, ok).unwrap();
-        assert!(safetensors_header(&st).is_ok());
+        assert!(crate::embedder::safetensors_header(&st).is_ok());
     }
 }

@@ -23,13 +23,55 @@
 
 use crate::chat::{ChatMessage, ChatTemplate};
 use crate::gguf_tokenizer::GgufTokenizer;
-use crate::llm::{ChatFormat, LetterForm, Scoring};
 use crate::prompt::PromptTemplate;
 use crate::{argmax_with_ties, ContextUse, ReaderError, ReaderInput, ReaderOutput, MAX_OPTIONS};
 use candle_core::quantized::gguf_file;
+use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
+
+/// Which chat formatting wraps the prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChatFormat {
+    /// The Jinja template in the GGUF (`tokenizer.chat_template`, rendered by
+    /// [`crate::chat::ChatTemplate`]); an error at load when absent, or when it cannot render a system +
+    /// user conversation.
+    #[default]
+    Gguf,
+    /// Built-in ChatML ([`crate::chat::CHATML_TEMPLATE`]).
+    ChatMl,
+    /// No chat markup ([`crate::chat::ChatTemplate::plain`]): lm-evaluation-harness's plain prompt.
+    Plain,
+}
+
+/// How an answer letter is written as the scored continuation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum LetterForm {
+    /// `" A"`: a space then the letter (lm-evaluation-harness MMLU, after `"Answer:"`).
+    #[default]
+    Space,
+    /// `"A"`: the bare letter (after a newline, e.g. at the start of the assistant turn).
+    Bare,
+}
+
+/// What is scored for each option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scoring {
+    /// Lettered options in the prompt; score = log P(letter | prompt) (lm-evaluation-harness
+    /// MMLU).
+    #[default]
+    Letters,
+    /// Options not listed; score = log P(" " + option text | prompt), summed over its tokens
+    /// (lm-evaluation-harness SciQ / MMLU-cloze, metric `acc`).
+    Cloze,
+    /// As [`Scoring::Cloze`], divided by the option text's length in characters (metric
+    /// `acc_norm`).
+    ClozeNorm,
+}
 
 /// A prompt ready for the model: ids, the rendered text, how passages were used, and one
 /// scored continuation (token ids) per option.

@@ -71,47 +71,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Mutex};
 
-/// Which chat formatting wraps the prompt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum ChatFormat {
-    /// The Jinja template in the GGUF (`tokenizer.chat_template`, rendered by
-    /// [`ChatTemplate`]); an error at load when absent, or when it cannot render a system +
-    /// user conversation.
-    #[default]
-    Gguf,
-    /// Built-in ChatML ([`crate::chat::CHATML_TEMPLATE`]).
-    ChatMl,
-    /// No chat markup ([`ChatTemplate::plain`]): lm-evaluation-harness's plain prompt.
-    Plain,
-}
-
-/// How an answer letter is written as the scored continuation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum LetterForm {
-    /// `" A"`: a space then the letter (lm-evaluation-harness MMLU, after `"Answer:"`).
-    #[default]
-    Space,
-    /// `"A"`: the bare letter (after a newline, e.g. at the start of the assistant turn).
-    Bare,
-}
-
-/// What is scored for each option.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Scoring {
-    /// Lettered options in the prompt; score = log P(letter | prompt) (lm-evaluation-harness
-    /// MMLU).
-    #[default]
-    Letters,
-    /// Options not listed; score = log P(" " + option text | prompt), summed over its tokens
-    /// (lm-evaluation-harness SciQ / MMLU-cloze, metric `acc`).
-    Cloze,
-    /// As [`Scoring::Cloze`], divided by the option text's length in characters (metric
-    /// `acc_norm`).
-    ClozeNorm,
-}
+pub use crate::gguf_prompt::{ChatFormat, LetterForm, Scoring};
 
 /// How the model's weights are held in memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]

@@ -1,6 +1,7 @@
 //! How numbers print, once for every writer (summary.md, compare.md, report.html,
 //! compare.html, `explain` and the CLI's lines): p-values, signed intervals, accuracies and
-//! tolerances. CSV and JSON files carry full-precision values instead.
+//! tolerances. CSV and JSON files carry full-precision values instead. Also the one natural order
+//! of names ([`natural_key`]) every table and plot sorts by.
 
 use records::CellSummary;
 
@@ -45,6 +46,38 @@ pub fn tolerance(x: f64) -> String {
     } else {
         format!("{x}")
     }
+}
+
+/// Sort key of a name with numbers compared as numbers: `fixed[size=64]` before
+/// `fixed[size=128]`, `t=0.3` before `t=0.45` before `t=0.6`. Each part is the text before a
+/// number and the number's value (as ordered bits of a non-negative `f64`).
+pub fn natural_key(s: &str) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(ch) = chars.next() {
+        if ch.is_ascii_digit() {
+            let mut num = String::from(ch);
+            while let Some(&c) = chars.peek() {
+                let decimal_point = c == '.' && !num.contains('.');
+                if c.is_ascii_digit() || decimal_point {
+                    num.push(c);
+                    chars.next();
+                } else {
+                    break;
+                }
+            }
+            let value = num.trim_end_matches('.').parse::<f64>().unwrap_or(f64::MAX);
+            out.push((std::mem::take(&mut word), value.to_bits()));
+            if num.ends_with('.') {
+                word.push('.');
+            }
+        } else {
+            word.push(ch);
+        }
+    }
+    out.push((word, 0));
+    out
 }
 
 #[cfg(test)]

@@ -35,6 +35,7 @@
 
 use crate::compare::{CompareReport, Verdict};
 use crate::explain::ExplainLine;
+use crate::fmt::natural_key;
 use anyhow::{Context, Result};
 use chunker::Document;
 use datasets::io::write_atomic;
@@ -769,38 +770,6 @@ fn head(
         num,
         tip: tip.into(),
     }
-}
-
-/// Sort key of a name with numbers compared as numbers: `fixed[size=64]` before
-/// `fixed[size=128]`, `t=0.3` before `t=0.45` before `t=0.6`. Each part is the text before a
-/// number and the number's value (as ordered bits of a non-negative `f64`).
-pub fn natural_key(s: &str) -> Vec<(String, u64)> {
-    let mut out = Vec::new();
-    let mut word = String::new();
-    let mut chars = s.chars().peekable();
-    while let Some(ch) = chars.next() {
-        if ch.is_ascii_digit() {
-            let mut num = String::from(ch);
-            while let Some(&c) = chars.peek() {
-                let decimal_point = c == '.' && !num.contains('.');
-                if c.is_ascii_digit() || decimal_point {
-                    num.push(c);
-                    chars.next();
-                } else {
-                    break;
-                }
-            }
-            let value = num.trim_end_matches('.').parse::<f64>().unwrap_or(f64::MAX);
-            out.push((std::mem::take(&mut word), value.to_bits()));
-            if num.ends_with('.') {
-                word.push('.');
-            }
-        } else {
-            word.push(ch);
-        }
-    }
-    out.push((word, 0));
-    out
 }
 
 fn pct_ci(a: Option<f64>, lo: Option<f64>, hi: Option<f64>) -> String {

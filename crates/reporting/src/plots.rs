@@ -535,7 +535,7 @@ fn sweep_lines(lines: BTreeMap<String, Vec<SweepPoint>>) -> Vec<SweepLine> {
             (k, v)
         })
         .collect();
-    out.sort_by_cached_key(|l| crate::html::natural_key(&l.0));
+    out.sort_by_cached_key(|l| crate::fmt::natural_key(&l.0));
     out
 }
 
@@ -935,8 +935,8 @@ pub fn write_plots(
     for group in groups.values_mut() {
         group.sort_by_cached_key(|c| {
             (
-                crate::html::natural_key(&c.cell.strategy),
-                crate::html::natural_key(&c.cell.retriever),
+                crate::fmt::natural_key(&c.cell.strategy),
+                crate::fmt::natural_key(&c.cell.retriever),
                 c.cell.k,
                 c.cell.budget,
             )
@@ -1104,7 +1104,7 @@ pub fn write_plots(
         by_ds.entry(c.dataset.as_str()).or_default().push(c);
     }
     for (ds, mut list) in by_ds {
-        list.sort_by_cached_key(|l| crate::html::natural_key(&l.strategy));
+        list.sort_by_cached_key(|l| crate::fmt::natural_key(&l.strategy));
         if list.is_empty() {
             bail!("no chunk lengths for {ds}");
         }

@@ -250,9 +250,9 @@ pub struct EarStats {
 /// `windows_before`, `windows_after`, `fallback` of the per-question tables (values from
 /// [`EarStats::record_values`]) and the cell's anchor coverage (`ear` in the cell record,
 /// "EAR anchor coverage" in summary.md; EAR reports exact anchoring for 151/153 questions).
-pub const RECORD: crate::records::RecordKind = {
-    use crate::records::{Aggregate::*, FieldKind::*, Figure, Print, RecordField};
-    crate::records::RecordKind {
+pub const RECORD: crate::record_kind::RecordKind = {
+    use crate::record_kind::{Aggregate::*, FieldKind::*, Figure, Print, RecordField};
+    crate::record_kind::RecordKind {
         strategy: "ear",
         key: "ear",
         listed_as: "ear_coverage",
@@ -332,18 +332,16 @@ pub const RECORD: crate::records::RecordKind = {
 };
 
 impl EarStats {
-    /// The values of [`RECORD`]'s fields for this question, in field order.
-    pub fn record_values(&self) -> crate::records::RecordValues {
-        crate::records::RecordValues::of(
-            &RECORD,
-            &[
-                Some((self.question_anchors + self.option_anchors) as u64),
-                Some(u64::from(self.exact_match)),
-                Some(self.windows_before_dedup as u64),
-                Some(self.windows_after_dedup as u64),
-                Some(u64::from(self.fallback)),
-            ],
-        )
+    /// The values of [`RECORD`]'s fields for this question, in field order (the pipeline
+    /// places them with `records::RecordValues::of`).
+    pub fn record_values(&self) -> [Option<u64>; 5] {
+        [
+            Some((self.question_anchors + self.option_anchors) as u64),
+            Some(u64::from(self.exact_match)),
+            Some(self.windows_before_dedup as u64),
+            Some(self.windows_after_dedup as u64),
+            Some(u64::from(self.fallback)),
+        ]
     }
 }
 

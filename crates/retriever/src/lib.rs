@@ -20,6 +20,7 @@ pub mod ear;
 pub mod hybrid;
 pub mod metrics;
 pub mod query;
+pub mod record_kind;
 pub mod records;
 pub mod trec;
 

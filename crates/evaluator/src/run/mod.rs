@@ -39,14 +39,14 @@ mod lock;
 mod progress;
 mod score;
 mod shards;
-pub mod stop;
+pub use crate::stop;
 mod tokens;
 mod writers;
 
+pub use crate::version::{code_version, git_commit, set_build_commit};
 use assemble::*;
 pub use assemble::{assemble, report};
 use identity::*;
-pub use identity::{code_version, git_commit, set_build_commit};
 pub use lock::{lock_run_dir, LOCK_FILE};
 use progress::*;
 use score::*;

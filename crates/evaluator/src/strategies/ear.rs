@@ -162,7 +162,7 @@ struct EarRecord(EarResult);
 
 impl QuestionRecord for EarRecord {
     fn values(&self) -> retriever::records::RecordValues {
-        self.0.stats.record_values()
+        retriever::records::RecordValues::of(&retriever::ear::RECORD, &self.0.stats.record_values())
     }
 
     fn matching(&self) -> Option<(usize, usize)> {

@@ -151,7 +151,7 @@ impl Chunker for LateChunker {
             let d = by_id
                 .get(doc_id)
                 .with_context(|| format!("chunk of unknown document `{doc_id}`"))?;
-            crate::run::stop::check()?;
+            crate::stop::check()?;
             let states = e
                 .token_states(&d.text, self.window, self.overlap)
                 .context("the embedder returns no token states")?

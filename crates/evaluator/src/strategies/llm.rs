@@ -168,7 +168,7 @@ impl StrategyLlm {
         if let Some(g) = self.cache.get(&self.identity, &key) {
             return Ok((g, true));
         }
-        crate::run::stop::check()?;
+        crate::stop::check()?;
         let mut g = self.reader.generate(messages, *max_tokens, None)?;
         let bound = reply_bound(*max_tokens);
         if g.text.len() > bound {

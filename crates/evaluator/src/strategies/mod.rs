@@ -123,7 +123,7 @@ pub struct Preflight {
     pub cells_dir: std::path::PathBuf,
     /// The ids of the cells of this strategy.
     pub cell_ids: Vec<String>,
-    /// [`crate::run::code_version`]: a finished cell of another version is recomputed.
+    /// [`crate::version::code_version`]: a finished cell of another version is recomputed.
     pub code: String,
     /// The local BERT embedder's `max_position_embeddings`, read from its config.json (`None`
     /// for a server, or a model that does not say).

@@ -179,7 +179,7 @@ impl Chunker for PythonChunker {
         let mut chunks = Vec::new();
         let mut blank = 0;
         for batch in docs.chunks(BATCH_DOCUMENTS) {
-            crate::run::stop::check()?;
+            crate::stop::check()?;
             let refs: Vec<&Document> = batch.iter().collect();
             let pieces = host.split(&refs).with_context(|| source.clone())?;
             if pieces.len() != batch.len() {

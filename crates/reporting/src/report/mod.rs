@@ -1,7 +1,7 @@
 //! Cell aggregates and the run's `summary.csv` / `summary.md`.
 
 use crate::md::{Code, Text};
-use anyhow::{bail, Result};
+use anyhow::Result;
 use datasets::io::write_atomic;
 use records::{
     summary_columns, table_csv, CellKey, CellRecord, Comparison, Failure, QuestionRow, SummaryRow,
@@ -68,7 +68,7 @@ pub fn compare_cells(
         if c.summary.accuracy.is_none() || b.summary.accuracy.is_none() {
             continue;
         }
-        let (cr, br) = paired_rows(rows, &c.id, &b.id)?;
+        let (cr, br) = crate::verdicts::paired_rows(rows, &c.id, &b.id)?;
         let correct =
             |rs: &[QuestionRow]| rs.iter().map(|r| r.correct == Some(1)).collect::<Vec<_>>();
         let words = |rs: &[QuestionRow]| rs.iter().map(|r| r.words as f64).collect::<Vec<_>>();
@@ -753,28 +753,6 @@ struct RetrievalTest<'a> {
     exact: bool,
 }
 
-/// The per-question rows of a cell and of its baseline, checked to be on the same questions
-/// in the same order (what every paired test here needs).
-///
-/// # Errors
-/// Different question lists: the two cells cannot be paired.
-pub(crate) fn paired_rows<'a>(
-    rows: &'a HashMap<String, Vec<QuestionRow>>,
-    cell: &str,
-    baseline: &str,
-) -> Result<(&'a [QuestionRow], &'a [QuestionRow])> {
-    let (cr, br) = (&rows[cell], &rows[baseline]);
-    if cr.len() != br.len()
-        || cr
-            .iter()
-            .zip(br)
-            .any(|(x, y)| x.question_id != y.question_id)
-    {
-        bail!("cells {cell} and {baseline} were run on different questions; they cannot be paired");
-    }
-    Ok((cr, br))
-}
-
 /// Paired tests per retrieval metric (and words retrieved) of every retrieval cell against
 /// its baseline cell (the baseline strategy's, same dataset, retriever and k), unadjusted
 /// (exploratory): for a metric, the mean difference with its interval at 1 − α by the
@@ -816,7 +794,7 @@ fn retrieval_tests(
         if b.id == c.id {
             continue;
         }
-        let (cr, br) = paired_rows(rows, &c.id, &b.id)?;
+        let (cr, br) = crate::verdicts::paired_rows(rows, &c.id, &b.id)?;
         let planned = family
             .and_then(|f| f.of(&c.id))
             .filter(|p| !p.comparison.exploratory);

@@ -498,7 +498,7 @@ pub fn plan(
         else {
             continue;
         };
-        let (cr, br) = crate::report::paired_rows(rows, &c.id, &b.id)?;
+        let (cr, br) = paired_rows(rows, &c.id, &b.id)?;
         let cand: Vec<&QuestionRow> = cr.iter().collect();
         let pair = PairValues::of(primary, br, &cand);
         if !pair.base.is_empty() {
@@ -603,4 +603,26 @@ pub fn shared_clusters(pairs: &[PairValues<'_>], unit: Resample) -> usize {
         .iter()
         .filter(|((_, k), &n)| n > 1 && k.starts_with('c'))
         .count()
+}
+
+/// The per-question rows of a cell and of its baseline, checked to be on the same questions
+/// in the same order (what every paired test here needs).
+///
+/// # Errors
+/// Different question lists: the two cells cannot be paired.
+pub(crate) fn paired_rows<'a>(
+    rows: &'a HashMap<String, Vec<QuestionRow>>,
+    cell: &str,
+    baseline: &str,
+) -> Result<(&'a [QuestionRow], &'a [QuestionRow])> {
+    let (cr, br) = (&rows[cell], &rows[baseline]);
+    if cr.len() != br.len()
+        || cr
+            .iter()
+            .zip(br)
+            .any(|(x, y)| x.question_id != y.question_id)
+    {
+        bail!("cells {cell} and {baseline} were run on different questions; they cannot be paired");
+    }
+    Ok((cr, br))
 }
