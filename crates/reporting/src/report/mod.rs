@@ -338,14 +338,38 @@ pub fn write_reports(
 ) -> Result<Reports> {
     let family = plan_family(cfg, cells, rows)?;
     let comparisons = compare_cells(cfg, cells, rows, family.as_ref())?;
-    let planned = |id: &str| family.as_ref().and_then(|f| f.of(id)).cloned();
-    let mut summary_rows = Vec::with_capacity(cells.len());
+    let mut md = summary_head(cfg, family.as_ref());
+    let summary_rows = accuracy_tables(&mut md, cfg, cells, &comparisons, family.as_ref());
+    for (k, kind) in retriever::records::RECORDS.iter().enumerate() {
+        strategy_record_section(&mut md, cells, k, kind);
+    }
+    degenerate_section(&mut md, cells);
+    let points = primary_points(cfg, cells, rows)?;
+    if let Some(p) = &points {
+        md.push_str(&budget_section(cells, p));
+    }
+    md.push_str(&retrieval_section(cfg, cells, rows)?);
+    let (tests_md, tests_csv) = retrieval_tests(cfg, cells, rows, family.as_ref())?;
+    md.push_str(&tests_md);
+    write_atomic(&dir.join("retrieval_comparisons.csv"), &tests_csv)?;
+    failure_section(&mut md, cells);
+    accuracy_note(&mut md, cfg, cells, &comparisons, family.as_ref());
+    write_atomic(
+        &dir.join("summary.csv"),
+        &table_csv(&summary_columns(), &summary_rows)?,
+    )?;
+    write_atomic(&dir.join("summary.md"), md.as_bytes())?;
+    Ok((md, comparisons, points, family))
+}
+
+/// summary.md's title, baseline and verdict section (or why there is no verdict).
+fn summary_head(cfg: &ReportSettings, family: Option<&crate::verdicts::Family>) -> String {
     let mut md = format!(
         "# {}\n\nBaseline strategy: {}.\n",
         Text(&cfg.name),
         Code(&cfg.baseline)
     );
-    if let Some(f) = &family {
+    if let Some(f) = family {
         md.push_str(&crate::verdicts::section(
             f,
             stats::monte_carlo_resamples(cfg.bootstrap_resamples, f.size(), f.settings.alpha),
@@ -361,6 +385,20 @@ pub fn write_reports(
             Code(p)
         );
     }
+    md
+}
+
+/// summary.md's accuracy tables, one per (dataset, reader) (a retrieval-only group gets the
+/// cost table of [`unread_table`]); returns summary.csv's rows in the same order.
+fn accuracy_tables(
+    md: &mut String,
+    cfg: &ReportSettings,
+    cells: &[CellRecord],
+    comparisons: &HashMap<String, Comparison>,
+    family: Option<&crate::verdicts::Family>,
+) -> Vec<SummaryRow> {
+    let planned = |id: &str| family.and_then(|f| f.of(id)).cloned();
+    let mut summary_rows = Vec::with_capacity(cells.len());
     let mut groups: Vec<(String, String)> = cells
         .iter()
         .map(|c| (c.cell.dataset.clone(), c.cell.reader.clone()))
@@ -373,7 +411,7 @@ pub fn write_reports(
             .filter(|c| &c.cell.dataset == ds && &c.cell.reader == rd)
             .collect();
         if group.iter().all(|c| c.summary.accuracy.is_none()) {
-            unread_table(&mut md, ds, rd, &group);
+            unread_table(md, ds, rd, &group);
             summary_rows.extend(group.iter().map(|c| SummaryRow {
                 record: (*c).clone(),
                 comparison: None,
@@ -392,73 +430,93 @@ pub fn write_reports(
             .iter()
             .filter(|c| &c.cell.dataset == ds && &c.cell.reader == rd)
         {
-            let s = &c.summary;
-            let cmp = comparisons.get(&c.id);
-            let is_base = baseline_of(cfg, cells, c).is_some_and(|b| b.id == c.id);
-            let row = SummaryRow {
-                record: c.clone(),
-                comparison: cmp.cloned(),
-                planned: planned(&c.id),
-            };
-            let primary = row.planned.clone().filter(|p| p.metric == "accuracy");
-            let per_kw = row.accuracy_pts_per_1000_words();
-            summary_rows.push(row);
-            let (delta, p, holm, red) = match cmp {
-                _ if is_base => (
-                    "baseline".to_string(),
-                    "–".into(),
-                    "–".into(),
-                    "baseline".into(),
-                ),
-                None => ("–".into(), "–".into(), "–".into(), "–".into()),
-                Some(m) => (
-                    match primary {
-                        Some(ref p) => crate::verdicts::delta_points(&p.comparison),
-                        None => format!(
-                            "{:+.1} {}",
-                            m.paired.delta_points,
-                            m.paired.delta_ci.map_or("[n too small]".into(), |i| {
-                                crate::fmt::signed_interval(Some(i))
-                            })
-                        ),
-                    },
-                    crate::fmt::p_value(m.paired.mcnemar.exact_p),
-                    m.holm_p.map_or("–".into(), crate::fmt::p_value),
-                    m.words_reduction_pct
-                        .map_or("–".into(), |r| match m.words_reduction_ci {
-                            Some(i) => format!("{r:+.1} [{:+.1}, {:+.1}]", i.lower, i.upper),
-                            None => format!("{r:+.1}"),
-                        }),
-                ),
-            };
-            let accuracy = match (s.accuracy, s.accuracy_ci_low, s.accuracy_ci_high) {
-                (Some(a), Some(lo), Some(hi)) => {
-                    format!("{:.1} % [{:.1}, {:.1}]", 100.0 * a, 100.0 * lo, 100.0 * hi)
-                }
-                _ => crate::fmt::accuracy(s),
-            };
-            let _ = writeln!(
+            summary_rows.push(accuracy_row(
                 md,
-                "| {} | {} | {} | {} | {accuracy} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} | {delta} | {p} | {holm} | {red} | {} | {} |",
-                Text(&c.cell.strategy),
-                Text(&c.cell.retriever),
-                c.cell.depth_label(),
-                s.n,
-                s.ties,
-                s.invalid,
-                s.words_mean,
-                s.unique_words_mean,
-                s.chars_mean,
-                s.tokens_mean.map_or("–".into(), |t| format!("{t:.1}")),
-                per_kw.map_or("–".into(), |v| format!("{v:.1}")),
-                s.metrics.get("recall").map_or("–".into(), |h| format!("{h:.3}")),
-                s.metrics.get("ndcg").map_or("–".into(), |h| format!("{h:.3}")),
-            );
+                cfg,
+                cells,
+                c,
+                comparisons.get(&c.id),
+                planned(&c.id),
+            ));
         }
     }
-    for (k, kind) in retriever::records::RECORDS.iter().enumerate() {
-        strategy_record_section(&mut md, cells, k, kind);
-    }
+    summary_rows
+}
+
+/// One cell's row of its accuracy table (into `md`) and of summary.csv (returned).
+fn accuracy_row(
+    md: &mut String,
+    cfg: &ReportSettings,
+    cells: &[CellRecord],
+    c: &CellRecord,
+    cmp: Option<&Comparison>,
+    planned: Option<records::Planned>,
+) -> SummaryRow {
+    let s = &c.summary;
+    let is_base = baseline_of(cfg, cells, c).is_some_and(|b| b.id == c.id);
+    let row = SummaryRow {
+        record: c.clone(),
+        comparison: cmp.cloned(),
+        planned,
+    };
+    let primary = row.planned.clone().filter(|p| p.metric == "accuracy");
+    let per_kw = row.accuracy_pts_per_1000_words();
+    let (delta, p, holm, red) = match cmp {
+        _ if is_base => (
+            "baseline".to_string(),
+            "–".into(),
+            "–".into(),
+            "baseline".into(),
+        ),
+        None => ("–".into(), "–".into(), "–".into(), "–".into()),
+        Some(m) => (
+            match primary {
+                Some(ref p) => crate::verdicts::delta_points(&p.comparison),
+                None => format!(
+                    "{:+.1} {}",
+                    m.paired.delta_points,
+                    m.paired.delta_ci.map_or("[n too small]".into(), |i| {
+                        crate::fmt::signed_interval(Some(i))
+                    })
+                ),
+            },
+            crate::fmt::p_value(m.paired.mcnemar.exact_p),
+            m.holm_p.map_or("–".into(), crate::fmt::p_value),
+            m.words_reduction_pct
+                .map_or("–".into(), |r| match m.words_reduction_ci {
+                    Some(i) => format!("{r:+.1} [{:+.1}, {:+.1}]", i.lower, i.upper),
+                    None => format!("{r:+.1}"),
+                }),
+        ),
+    };
+    let accuracy = match (s.accuracy, s.accuracy_ci_low, s.accuracy_ci_high) {
+        (Some(a), Some(lo), Some(hi)) => {
+            format!("{:.1} % [{:.1}, {:.1}]", 100.0 * a, 100.0 * lo, 100.0 * hi)
+        }
+        _ => crate::fmt::accuracy(s),
+    };
+    let _ = writeln!(
+        md,
+        "| {} | {} | {} | {} | {accuracy} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} | {delta} | {p} | {holm} | {red} | {} | {} |",
+        Text(&c.cell.strategy),
+        Text(&c.cell.retriever),
+        c.cell.depth_label(),
+        s.n,
+        s.ties,
+        s.invalid,
+        s.words_mean,
+        s.unique_words_mean,
+        s.chars_mean,
+        s.tokens_mean.map_or("–".into(), |t| format!("{t:.1}")),
+        per_kw.map_or("–".into(), |v| format!("{v:.1}")),
+        s.metrics.get("recall").map_or("–".into(), |h| format!("{h:.3}")),
+        s.metrics.get("ndcg").map_or("–".into(), |h| format!("{h:.3}")),
+    );
+    row
+}
+
+/// summary.md's warning about cells whose embedder returned zero vectors (nothing when none).
+fn degenerate_section(md: &mut String, cells: &[CellRecord]) {
     let degenerate: Vec<&CellRecord> = cells
         .iter()
         .filter(|c| c.summary.degenerate_passages + c.summary.degenerate_queries > 0)
@@ -477,14 +535,10 @@ pub fn write_reports(
             );
         }
     }
-    let points = primary_points(cfg, cells, rows)?;
-    if let Some(p) = &points {
-        md.push_str(&budget_section(cells, p));
-    }
-    md.push_str(&retrieval_section(cfg, cells, rows)?);
-    let (tests_md, tests_csv) = retrieval_tests(cfg, cells, rows, family.as_ref())?;
-    md.push_str(&tests_md);
-    write_atomic(&dir.join("retrieval_comparisons.csv"), &tests_csv)?;
+}
+
+/// summary.md's failure attribution table (nothing when no cell attributes failures).
+fn failure_section(md: &mut String, cells: &[CellRecord]) {
     if cells.iter().any(|c| !c.summary.failures.is_empty()) {
         md.push_str(
             "\n## Failure attribution\n\nQuestions per first failing stage: extraction (EAR: no anchors), matching (EAR: no corpus occurrence), ranking (gold evidence not in the top-k), reading (evidence retrieved, answer wrong); no-evidence = wrong answer without gold evidence to attribute it; invalid-answer = the reader's reply could not be read as an answer (shown before the other stages: the measurement failed).\n\n| dataset | strategy | retriever | k | reader |",
@@ -509,6 +563,17 @@ pub fn write_reports(
             md.push('\n');
         }
     }
+}
+
+/// summary.md's closing note on how accuracy, words, Δ and p were computed (only when a
+/// cell was read), with the minimum detectable effects.
+fn accuracy_note(
+    md: &mut String,
+    cfg: &ReportSettings,
+    cells: &[CellRecord],
+    comparisons: &HashMap<String, Comparison>,
+    family: Option<&crate::verdicts::Family>,
+) {
     let mde: Vec<f64> = comparisons
         .values()
         .filter_map(|c| c.paired.mde_points)
@@ -517,9 +582,7 @@ pub fn write_reports(
     tokens_by.sort_unstable();
     tokens_by.dedup();
     let any_read = cells.iter().any(|c| c.summary.accuracy.is_some());
-    let accuracy_primary = family
-        .as_ref()
-        .is_some_and(|f| f.primary == crate::verdicts::Primary::Accuracy);
+    let accuracy_primary = family.is_some_and(|f| f.primary == crate::verdicts::Primary::Accuracy);
     if any_read {
         let _ = write!(
         md,
@@ -558,12 +621,6 @@ pub fn write_reports(
         }
     );
     }
-    write_atomic(
-        &dir.join("summary.csv"),
-        &table_csv(&summary_columns(), &summary_rows)?,
-    )?;
-    write_atomic(&dir.join("summary.md"), md.as_bytes())?;
-    Ok((md, comparisons, points, family))
 }
 
 /// summary.md's table for a (dataset, reader) group of retrieval-only cells (`kind: none`):
