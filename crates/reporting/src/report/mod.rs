@@ -828,16 +828,11 @@ fn retrieval_tests(
     rows: &HashMap<String, Vec<QuestionRow>>,
     family: Option<&crate::verdicts::Family>,
 ) -> Result<(String, Vec<u8>)> {
-    let chosen = retrieval_cells(cells, rows);
-    let boot = stats::BootstrapConfig {
-        resamples: cfg.bootstrap_resamples,
-        ..stats::BootstrapConfig::with_seed(cfg.seed)
-    };
     let unit = family.map_or_else(
         || crate::verdicts::unit_without_family(&cfg.verdict, rows),
         |f| f.resample,
     );
-    let level = 1.0 - cfg.verdict.alpha;
+    let chosen = retrieval_cells(cells, rows);
     let mut tests = Vec::new();
     for &c in &chosen {
         let Some(&b) = chosen.iter().find(|b| {
@@ -856,51 +851,93 @@ fn retrieval_tests(
             .and_then(|f| f.of(&c.id))
             .filter(|p| !p.comparison.exploratory);
         for m in paired_metrics() {
-            let metric = m.label;
-            let (kept, (bv, cv)): (Vec<&QuestionRow>, (Vec<f64>, Vec<f64>)) = br
-                .iter()
-                .zip(cr)
-                .filter_map(|(x, y)| Some((x, (m.value(x)?, m.value(y)?))))
-                .unzip();
-            if bv.is_empty() {
-                continue;
-            }
-            let n = bv.len() as f64;
-            let d: Vec<f64> = cv.iter().zip(&bv).map(|(y, x)| y - x).collect();
-            let name = m.index.map(|i| METRICS[i].name);
-            let primary = planned.filter(|p| Some(p.metric.as_str()) == name);
-            let (interval, p, exact) = if let Some(p) = primary {
-                let c = &p.comparison;
-                (c.interval, c.p, c.exact)
-            } else if name.is_some() && d.iter().all(|x| x.abs() <= 1.0) {
-                let clusters = stats::Clusters::from_keys(kept.iter().map(|r| unit.key(r)));
-                let t = stats::cluster_sign_flip_test(
-                    &d,
-                    &clusters,
-                    cfg.bootstrap_resamples,
-                    cfg.seed,
-                )?;
-                let iv = stats::paired_interval(&d, &clusters, level).map(|i| i.interval);
-                (iv, t.p, t.exact)
-            } else {
-                let t = stats::sign_flip_test(&bv, &cv, &boot)?;
-                let iv = stats::bootstrap_mean_difference(&bv, &cv, &boot)?.interval;
-                (iv, t.p, t.exact)
-            };
-            tests.push(RetrievalTest {
+            let pair = PairedCells {
                 cell: c,
                 baseline: b,
-                metric,
-                n: bv.len(),
-                baseline_mean: bv.iter().sum::<f64>() / n,
-                cell_mean: cv.iter().sum::<f64>() / n,
-                delta: d.iter().sum::<f64>() / n,
-                interval,
-                p,
-                exact,
-            });
+                rows: cr,
+                baseline_rows: br,
+            };
+            tests.extend(retrieval_test(cfg, unit, planned, &pair, &m)?);
         }
     }
+    let csv = retrieval_tests_csv(&tests)?;
+    if tests.is_empty() {
+        return Ok((String::new(), csv));
+    }
+    Ok((retrieval_tests_md(cfg, unit, &tests), csv))
+}
+
+/// A cell and its baseline cell with their rows on the same questions.
+struct PairedCells<'a> {
+    cell: &'a CellRecord,
+    baseline: &'a CellRecord,
+    rows: &'a [QuestionRow],
+    baseline_rows: &'a [QuestionRow],
+}
+
+/// The paired test of one metric `m` of a cell against its baseline ([`retrieval_tests`]);
+/// `None` when no question has the metric on both sides.
+///
+/// # Errors
+/// Statistics errors.
+fn retrieval_test<'a>(
+    cfg: &ReportSettings,
+    unit: crate::verdicts::Resample,
+    planned: Option<&records::Planned>,
+    pair: &PairedCells<'a>,
+    m: &TableMetric,
+) -> Result<Option<RetrievalTest<'a>>> {
+    let (c, b, cr, br) = (pair.cell, pair.baseline, pair.rows, pair.baseline_rows);
+    let boot = stats::BootstrapConfig {
+        resamples: cfg.bootstrap_resamples,
+        ..stats::BootstrapConfig::with_seed(cfg.seed)
+    };
+    let level = 1.0 - cfg.verdict.alpha;
+    let metric = m.label;
+    let (kept, (bv, cv)): (Vec<&QuestionRow>, (Vec<f64>, Vec<f64>)) = br
+        .iter()
+        .zip(cr)
+        .filter_map(|(x, y)| Some((x, (m.value(x)?, m.value(y)?))))
+        .unzip();
+    if bv.is_empty() {
+        return Ok(None);
+    }
+    let n = bv.len() as f64;
+    let d: Vec<f64> = cv.iter().zip(&bv).map(|(y, x)| y - x).collect();
+    let name = m.index.map(|i| METRICS[i].name);
+    let primary = planned.filter(|p| Some(p.metric.as_str()) == name);
+    let (interval, p, exact) = if let Some(p) = primary {
+        let c = &p.comparison;
+        (c.interval, c.p, c.exact)
+    } else if name.is_some() && d.iter().all(|x| x.abs() <= 1.0) {
+        let clusters = stats::Clusters::from_keys(kept.iter().map(|r| unit.key(r)));
+        let t = stats::cluster_sign_flip_test(&d, &clusters, cfg.bootstrap_resamples, cfg.seed)?;
+        let iv = stats::paired_interval(&d, &clusters, level).map(|i| i.interval);
+        (iv, t.p, t.exact)
+    } else {
+        let t = stats::sign_flip_test(&bv, &cv, &boot)?;
+        let iv = stats::bootstrap_mean_difference(&bv, &cv, &boot)?.interval;
+        (iv, t.p, t.exact)
+    };
+    Ok(Some(RetrievalTest {
+        cell: c,
+        baseline: b,
+        metric,
+        n: bv.len(),
+        baseline_mean: bv.iter().sum::<f64>() / n,
+        cell_mean: cv.iter().sum::<f64>() / n,
+        delta: d.iter().sum::<f64>() / n,
+        interval,
+        p,
+        exact,
+    }))
+}
+
+/// `retrieval_comparisons.csv`: one row per paired test, full precision.
+///
+/// # Errors
+/// CSV encoding errors.
+fn retrieval_tests_csv(tests: &[RetrievalTest]) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
         "cell_id",
@@ -920,7 +957,7 @@ fn retrieval_tests(
         "sign_flip_exact",
     ])?;
     let f6 = |x: f64| format!("{x:.6}");
-    for t in &tests {
+    for t in tests {
         let iv = t.interval;
         w.write_record([
             t.cell.id.clone(),
@@ -940,10 +977,15 @@ fn retrieval_tests(
             u8::from(t.exact).to_string(),
         ])?;
     }
-    let csv = w.into_inner()?;
-    if tests.is_empty() {
-        return Ok((String::new(), csv));
-    }
+    Ok(w.into_inner()?)
+}
+
+/// summary.md's "Retrieval against the baseline (exploratory)" section of `tests` (not empty).
+fn retrieval_tests_md(
+    cfg: &ReportSettings,
+    unit: crate::verdicts::Resample,
+    tests: &[RetrievalTest],
+) -> String {
     let mut md = format!(
         "\n## Retrieval against the baseline (exploratory)\n\nEach retrieval metric (and words retrieved) of a cell against the baseline strategy's cell with the same dataset, retriever and k, over the questions where both are defined (n): Δ = mean(cell) − mean(baseline) with its {level} % interval by the verdict's method and resampling unit (by {}; words retrieved: paired bootstrap 95 %, B = {}, seed {}); p: two-sided sign-flip permutation test by that unit (exact up to {} non-zero sums, else Monte Carlo with B patterns), unadjusted: these {} tests are exploratory (the verdict section holds the planned, Holm-adjusted comparisons of the primary metric; its rows here carry the verdict's own interval and p); retrieval_comparisons.csv.\n\n| dataset | strategy | retriever | k | metric | n | baseline | cell | Δ [{level}% CI] | sign-flip p |\n|---|---|---|---:|---|---:|---:|---:|---|---:|\n",
         unit.as_str(),
@@ -953,7 +995,7 @@ fn retrieval_tests(
         tests.len(),
         level = crate::fmt::level(cfg.verdict.alpha),
     );
-    for t in &tests {
+    for t in tests {
         let digits = if t.metric == "words retrieved" { 1 } else { 3 };
         let v = |x: f64| format!("{x:.digits$}");
         let delta = match t.interval {
@@ -977,7 +1019,7 @@ fn retrieval_tests(
             crate::fmt::p_value(t.p),
         );
     }
-    Ok((md, csv))
+    md
 }
 
 /// The first five columns of a summary.md row naming a cell:
