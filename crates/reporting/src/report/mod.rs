@@ -251,38 +251,7 @@ fn budget_section(cells: &[CellRecord], points: &crate::plots::PrimaryPoints) ->
         strategies.dedup();
         let mut rows: Vec<(f64, String)> = Vec::new();
         for st in strategies {
-            let mut line = format!("| {} |", Text(st));
-            let mut curve = Vec::new();
-            for &n in &sizes {
-                let at = group
-                    .iter()
-                    .find(|c| c.cell.strategy == st && c.cell.budget.is_some_and(|b| b.size == n));
-                match at.and_then(|c| points.by_cell.get(&c.id)) {
-                    Some(&(v, lo, hi)) => {
-                        let _ = write!(
-                            line,
-                            " {:.1} [{:.1}, {:.1}] |",
-                            100.0 * v,
-                            100.0 * lo,
-                            100.0 * hi
-                        );
-                        curve.push((x(n), 100.0 * v));
-                    }
-                    None => line.push_str(" – |"),
-                }
-            }
-            let auc = if curve.len() >= 2 {
-                let width = curve[curve.len() - 1].0 - curve[0].0;
-                let area: f64 = curve
-                    .windows(2)
-                    .map(|w| (w[1].0 - w[0].0) * (w[0].1 + w[1].1) / 2.0)
-                    .sum();
-                (width > 0.0).then(|| area / width)
-            } else {
-                None
-            };
-            let _ = write!(line, " {} |", auc.map_or("–".into(), |a| format!("{a:.1}")));
-            rows.push((auc.unwrap_or(f64::NEG_INFINITY), line));
+            rows.push(budget_row(st, &sizes, &group, points, &x));
         }
         rows.sort_by(|a, b| b.0.total_cmp(&a.0));
         let _ = write!(
@@ -309,6 +278,55 @@ fn budget_section(cells: &[CellRecord], points: &crate::plots::PrimaryPoints) ->
         }
     }
     md
+}
+
+/// One strategy's row of a budget table: its metric at each budget size, points [95 %], and
+/// its mean level over the range (AUC; `-inf` when it has none, to sort it last).
+fn budget_row(
+    st: &str,
+    sizes: &[usize],
+    group: &[&CellRecord],
+    points: &crate::plots::PrimaryPoints,
+    x: &dyn Fn(usize) -> f64,
+) -> (f64, String) {
+    let mut line = format!("| {} |", Text(st));
+    let mut curve = Vec::new();
+    for &n in sizes {
+        let at = group
+            .iter()
+            .find(|c| c.cell.strategy == st && c.cell.budget.is_some_and(|b| b.size == n));
+        match at.and_then(|c| points.by_cell.get(&c.id)) {
+            Some(&(v, lo, hi)) => {
+                let _ = write!(
+                    line,
+                    " {:.1} [{:.1}, {:.1}] |",
+                    100.0 * v,
+                    100.0 * lo,
+                    100.0 * hi
+                );
+                curve.push((x(n), 100.0 * v));
+            }
+            None => line.push_str(" – |"),
+        }
+    }
+    let auc = mean_level(&curve);
+    let _ = write!(line, " {} |", auc.map_or("–".into(), |a| format!("{a:.1}")));
+    (auc.unwrap_or(f64::NEG_INFINITY), line)
+}
+
+/// The area under `curve` (x, points) by the trapezoid rule over the width of its x range:
+/// the mean level over the range; `None` with fewer than two points or no width.
+fn mean_level(curve: &[(f64, f64)]) -> Option<f64> {
+    if curve.len() >= 2 {
+        let width = curve[curve.len() - 1].0 - curve[0].0;
+        let area: f64 = curve
+            .windows(2)
+            .map(|w| (w[1].0 - w[0].0) * (w[0].1 + w[1].1) / 2.0)
+            .sum();
+        (width > 0.0).then(|| area / width)
+    } else {
+        None
+    }
 }
 
 /// What [`write_reports`] returns: summary.md's text, the accuracy comparisons by cell id,
