@@ -1264,6 +1264,45 @@ pub fn write_compare_page(
     candidate: &CompareSide<'_>,
     corpora: &[Corpus],
 ) -> Result<PathBuf> {
+    let (cells, notes) = compare_page_cells(report, baseline, candidate, corpora)?;
+    let regression = report.verdict == Verdict::Regression;
+    let page = Page {
+        title: compare_title(report),
+        kind: "compare",
+        subtitle: format!(
+            "baseline {} (run {}) · candidate {} (run {}) · {} compared cells, questions paired by id",
+            report.baseline,
+            report.baseline_name,
+            report.candidate,
+            report.candidate_name,
+            report.cells.len()
+        ),
+        verdict: Some(if regression { "bad" } else { "good" }),
+        facts: compare_facts(report),
+        notes,
+        tables: vec![compare_table(report)],
+        lists: unmatched_lists(report),
+        plots: Vec::new(),
+        css: CSS,
+        js: JS,
+        data: payload(&cells, corpora)?,
+    };
+    let path = out.join(COMPARE_HTML);
+    write_atomic(&path, render(&page)?.as_bytes())?;
+    Ok(path)
+}
+
+/// The explorer's cells of compare.html (each candidate cell, then its baseline-run cell) and
+/// the page's notes (corpora without text, cells whose rows could not be read).
+///
+/// # Errors
+/// An unreadable explain file.
+fn compare_page_cells<'a>(
+    report: &CompareReport,
+    baseline: &CompareSide<'a>,
+    candidate: &CompareSide<'a>,
+    corpora: &[Corpus],
+) -> Result<(Vec<PageCell<'a>>, Vec<String>)> {
     let mut cells = Vec::new();
     let mut notes: Vec<String> = corpora
         .iter()
@@ -1313,86 +1352,13 @@ pub fn write_compare_page(
             discordant: None,
         });
     }
-    let mut rows = Vec::new();
-    for c in &report.cells {
-        let regression = c.verdict == Verdict::Regression;
-        let pts = |x: Option<f64>| {
-            num(
-                x.map_or("–".into(), |v| format!("{:.1}", 100.0 * v)),
-                x.map(|v| 100.0 * v),
-            )
-        };
-        let p = c.primary.as_ref();
-        rows.push(Row {
-            uid: format!("candidate:{}", c.cell_id),
-            class: if regression { "regression" } else { "" },
-            cells: vec![
-                TCell {
-                    text: if regression { "REGRESSION" } else { "ok" }.into(),
-                    v: None,
-                    badge: Some(if regression { "bad" } else { "good" }),
-                },
-                text(c.dataset.clone()),
-                text(c.strategy.clone()),
-                text(c.retriever.clone()),
-                num(c.k.to_string(), Some(c.k as f64)),
-                text(c.reader.clone()),
-                num(c.n.to_string(), Some(c.n as f64)),
-                pts(c.baseline.primary_mean),
-                pts(c.candidate.primary_mean),
-                num(
-                    p.map_or("–".into(), crate::verdicts::delta_points),
-                    p.map(|p| 100.0 * p.estimate),
-                ),
-                num(
-                    p.map_or("–".into(), |p| crate::fmt::p_value(p.holm_p)),
-                    p.map(|p| p.holm_p),
-                ),
-                TCell {
-                    text: p.map_or("–".into(), |p| {
-                        if p.exploratory {
-                            "exploratory".into()
-                        } else {
-                            p.verdict.to_string()
-                        }
-                    }),
-                    v: None,
-                    badge: p
-                        .filter(|p| !p.exploratory)
-                        .map(|p| verdict_badge(p.verdict)),
-                },
-                num(
-                    p.map_or("–".into(), crate::verdicts::needed_cell),
-                    p.and_then(|p| p.questions_needed)
-                        .and_then(|q| q.n)
-                        .map(|n| n as f64),
-                ),
-                num(
-                    c.mcnemar
-                        .map_or("–".into(), |m| format!("{} / {}", m.b, m.c)),
-                    c.mcnemar.map(|m| m.b as f64),
-                ),
-                num(
-                    format!(
-                        "{:.1} → {:.1}",
-                        c.baseline.words_mean, c.candidate.words_mean
-                    ),
-                    Some(c.candidate.words_mean),
-                ),
-                num(
-                    c.words_change_pct.map_or("–".into(), |w| {
-                        format!("{w:+.1} {}", crate::fmt::signed_interval(c.words_change_ci))
-                    }),
-                    c.words_change_pct,
-                ),
-                num(
-                    format!("{} → {}", c.invalid.0, c.invalid.1),
-                    Some(c.invalid.1 as f64),
-                ),
-            ],
-        });
-    }
-    let table = Table {
+    Ok((cells, notes))
+}
+
+/// compare.html's table of compared cells, one row per pair.
+fn compare_table(report: &CompareReport) -> Table {
+    let rows = report.cells.iter().map(compare_row).collect();
+    Table {
         title: format!("Compared cells · primary metric {}", report.primary),
         note: String::new(),
         head: vec![
@@ -1435,7 +1401,91 @@ pub fn write_compare_page(
             head("invalid", true, "invalid answers, baseline → candidate"),
         ],
         rows,
+    }
+}
+
+/// One compared cell's row of [`compare_table`].
+fn compare_row(c: &crate::compare::CellComparison) -> Row {
+    let regression = c.verdict == Verdict::Regression;
+    let pts = |x: Option<f64>| {
+        num(
+            x.map_or("–".into(), |v| format!("{:.1}", 100.0 * v)),
+            x.map(|v| 100.0 * v),
+        )
     };
+    let p = c.primary.as_ref();
+    Row {
+        uid: format!("candidate:{}", c.cell_id),
+        class: if regression { "regression" } else { "" },
+        cells: vec![
+            TCell {
+                text: if regression { "REGRESSION" } else { "ok" }.into(),
+                v: None,
+                badge: Some(if regression { "bad" } else { "good" }),
+            },
+            text(c.dataset.clone()),
+            text(c.strategy.clone()),
+            text(c.retriever.clone()),
+            num(c.k.to_string(), Some(c.k as f64)),
+            text(c.reader.clone()),
+            num(c.n.to_string(), Some(c.n as f64)),
+            pts(c.baseline.primary_mean),
+            pts(c.candidate.primary_mean),
+            num(
+                p.map_or("–".into(), crate::verdicts::delta_points),
+                p.map(|p| 100.0 * p.estimate),
+            ),
+            num(
+                p.map_or("–".into(), |p| crate::fmt::p_value(p.holm_p)),
+                p.map(|p| p.holm_p),
+            ),
+            TCell {
+                text: p.map_or("–".into(), |p| {
+                    if p.exploratory {
+                        "exploratory".into()
+                    } else {
+                        p.verdict.to_string()
+                    }
+                }),
+                v: None,
+                badge: p
+                    .filter(|p| !p.exploratory)
+                    .map(|p| verdict_badge(p.verdict)),
+            },
+            num(
+                p.map_or("–".into(), crate::verdicts::needed_cell),
+                p.and_then(|p| p.questions_needed)
+                    .and_then(|q| q.n)
+                    .map(|n| n as f64),
+            ),
+            num(
+                c.mcnemar
+                    .map_or("–".into(), |m| format!("{} / {}", m.b, m.c)),
+                c.mcnemar.map(|m| m.b as f64),
+            ),
+            num(
+                format!(
+                    "{:.1} → {:.1}",
+                    c.baseline.words_mean, c.candidate.words_mean
+                ),
+                Some(c.candidate.words_mean),
+            ),
+            num(
+                c.words_change_pct.map_or("–".into(), |w| {
+                    format!("{w:+.1} {}", crate::fmt::signed_interval(c.words_change_ci))
+                }),
+                c.words_change_pct,
+            ),
+            num(
+                format!("{} → {}", c.invalid.0, c.invalid.1),
+                Some(c.invalid.1 as f64),
+            ),
+        ],
+    }
+}
+
+/// compare.html's lists of the cells in one run only.
+fn unmatched_lists(report: &CompareReport) -> Vec<(String, Vec<String>)> {
     let unmatched = |v: &[crate::compare::UnmatchedCell]| -> Vec<String> {
         v.iter()
             .map(|u| {
@@ -1468,51 +1518,33 @@ pub fn write_compare_page(
             unmatched(&report.only_in_candidate),
         ));
     }
+    lists
+}
+
+/// compare.html's title: the gate's verdict.
+fn compare_title(report: &CompareReport) -> String {
     let regression = report.verdict == Verdict::Regression;
-    let page = Page {
-        title: format!(
-            "chunkbench compare: {}",
-            if regression {
-                format!(
-                    "REGRESSION in {} of {} compared cells{}",
-                    report.regressions,
-                    report.cells.len(),
-                    if report.missing > 0 && !report.allow_missing {
-                        format!(
-                            ", {} baseline cell{} without a partner",
-                            report.missing,
-                            if report.missing == 1 { "" } else { "s" }
-                        )
-                    } else {
-                        String::new()
-                    }
-                )
-            } else {
-                "no regression".into()
-            }
-        ),
-        kind: "compare",
-        subtitle: format!(
-            "baseline {} (run {}) · candidate {} (run {}) · {} compared cells, questions paired by id",
-            report.baseline,
-            report.baseline_name,
-            report.candidate,
-            report.candidate_name,
-            report.cells.len()
-        ),
-        verdict: Some(if regression { "bad" } else { "good" }),
-        facts: compare_facts(report),
-        notes,
-        tables: vec![table],
-        lists,
-        plots: Vec::new(),
-        css: CSS,
-        js: JS,
-        data: payload(&cells, corpora)?,
-    };
-    let path = out.join(COMPARE_HTML);
-    write_atomic(&path, render(&page)?.as_bytes())?;
-    Ok(path)
+    format!(
+        "chunkbench compare: {}",
+        if regression {
+            format!(
+                "REGRESSION in {} of {} compared cells{}",
+                report.regressions,
+                report.cells.len(),
+                if report.missing > 0 && !report.allow_missing {
+                    format!(
+                        ", {} baseline cell{} without a partner",
+                        report.missing,
+                        if report.missing == 1 { "" } else { "s" }
+                    )
+                } else {
+                    String::new()
+                }
+            )
+        } else {
+            "no regression".into()
+        }
+    )
 }
 
 /// compare.html's facts: the rule, and each of the gate's rules with where it came from (the
