@@ -503,20 +503,13 @@ impl<'a> DocTable<'a> {
 }
 
 /// The explorer's data for `cells` over `corpora`, as JSON safe inside a `<script>` element.
-fn payload(cells: &[PageCell<'_>], corpora: &[Corpus]) -> Result<String> {
+fn payload<'a>(cells: &[PageCell<'a>], corpora: &'a [Corpus]) -> Result<String> {
     let mut names: Vec<&str> = cells
         .iter()
         .map(|c| c.record.cell.dataset.as_str())
         .collect();
     names.sort_unstable();
     names.dedup();
-    let mut out_cells = Vec::with_capacity(cells.len());
-    let mut out_ds = Vec::with_capacity(names.len());
-    let mut doc_tables: Vec<DocTable> = Vec::new();
-    let mut question_maps: Vec<HashMap<&str, usize>> = Vec::new();
-    let mut used_questions: Vec<Vec<bool>> = Vec::new();
-    let mut ear_tables: Vec<EarTables> = Vec::new();
-    let mut corpus_kinds: Interner<String> = Interner::new();
     let corpus_of = |name: &str| corpora.iter().find(|c| c.name == name);
     let doc_maps: Vec<HashMap<&str, &Document>> = names
         .iter()
@@ -526,168 +519,29 @@ fn payload(cells: &[PageCell<'_>], corpora: &[Corpus]) -> Result<String> {
             })
         })
         .collect();
-    for name in &names {
-        let corpus = corpus_of(name);
-        let qs: &[Question] = corpus.map_or(&[], |c| &c.questions);
-        question_maps.push(
-            qs.iter()
-                .enumerate()
-                .map(|(i, q)| (q.id.as_str(), i))
-                .collect(),
-        );
-        used_questions.push(vec![false; qs.len()]);
-        ear_tables.push(EarTables {
-            anchor_sets: Interner::new(),
-            passages: Interner::new(),
-        });
-        doc_tables.push(DocTable::new());
-    }
+    let mut tables: Vec<DatasetTables> = names
+        .iter()
+        .map(|n| DatasetTables::new(corpus_of(n)))
+        .collect();
+    let mut corpus_kinds: Interner<String> = Interner::new();
+    let mut out_cells = Vec::with_capacity(cells.len());
     for c in cells {
         let ds = names
             .iter()
             .position(|n| *n == c.record.cell.dataset)
             .expect("every cell's dataset is listed");
-        let table = &mut doc_tables[ds];
-        let notes: HashMap<&str, &records::ExplainNotes> = c
-            .explain
-            .notes
-            .iter()
-            .map(|l| (l.question_id.as_str(), l))
-            .collect();
-        let explain: HashMap<&str, &ExplainLine> = c
-            .explain
-            .ear
-            .iter()
-            .map(|l| (l.question_id.as_str(), l))
-            .collect();
-        // The lexical reader's reply restates its scores: the page leaves it out.
-        let reply_adds = c
-            .record
-            .cell
-            .reader_config
-            .get("kind")
-            .and_then(|k| k.as_str())
-            != Some("lexical");
-        let mut rows = Vec::with_capacity(c.rows.len());
-        for r in c.rows {
-            let q = match question_maps[ds].get(r.question_id.as_str()) {
-                Some(&i) => {
-                    used_questions[ds][i] = true;
-                    serde_json::json!(i)
-                }
-                None => serde_json::json!(r.question_id),
-            };
-            let p = r
-                .passages
-                .iter()
-                .map(|p| table.intern(&p.doc_id, p.span.start, p.span.end))
-                .collect::<Vec<_>>();
-            let ear = explain
-                .get(r.question_id.as_str())
-                .map(|l| ear_record(l, table, &mut ear_tables[ds], &mut corpus_kinds));
-            let pw = r
-                .passages
-                .iter()
-                .map(|p| {
-                    let text = doc_maps[ds]
-                        .get(p.doc_id.as_str())?
-                        .text
-                        .get(p.span.start..p.span.end)?;
-                    Some(chunker::count_words(text))
-                })
-                .collect();
-            rows.push(PRow {
-                q,
-                g: r.gold,
-                ch: r.choice,
-                co: r.correct,
-                ti: r.tied,
-                inv: r.invalid,
-                f: r.failure.map_or("", Failure::as_str).to_string(),
-                sc: r.scores.clone(),
-                tb: r.tie_break.clone(),
-                p,
-                ps: r.passage_scores.clone(),
-                pw,
-                w: r.words,
-                uw: r.unique_words,
-                m: r.metrics.as_slice().to_vec(),
-                rep: if reply_adds || r.invalid == 1 {
-                    r.reply.clone()
-                } else {
-                    String::new()
-                },
-                ear,
-                nt: notes.get(r.question_id.as_str()).map(|n| PNotes {
-                    n: n.notes.clone(),
-                    p: n.passage_notes.clone(),
-                }),
-            });
-        }
-        let k = &c.record.cell;
-        out_cells.push(PCell {
-            uid: c.uid.clone(),
-            id: c.record.id.clone(),
-            ds,
-            label: c.label(),
-            strategy: k.strategy.clone(),
-            retriever: k.retriever.clone(),
-            k: k.k,
-            reader: k.reader.clone(),
-            side: c.side,
-            pair: c.pair.clone(),
-            base: c.is_baseline,
-            bc: c.discordant,
-            rows,
-        });
+        let at = (ds, &doc_maps[ds]);
+        out_cells.push(payload_cell(c, at, &mut tables[ds], &mut corpus_kinds));
     }
+    let mut out_ds = Vec::with_capacity(names.len());
     for (i, name) in names.iter().enumerate() {
         let corpus = corpus_of(name);
-        let qs: &[Question] = corpus.map_or(&[], |c| &c.questions);
-        // Evidence spans of the questions shown are carried too.
-        let mut questions = Vec::new();
-        let mut remap = vec![usize::MAX; qs.len()];
-        for (j, q) in qs.iter().enumerate() {
-            if !used_questions[i][j] {
-                continue;
-            }
-            remap[j] = questions.len();
-            let ev = q
-                .evidence
-                .iter()
-                .flatten()
-                .map(|e| doc_tables[i].intern(&e.doc_id, e.start, e.end))
-                .collect();
-            questions.push(PQuestion {
-                id: &q.id,
-                q: &q.question,
-                o: &q.options,
-                g: q.gold(),
-                a: q.answer_strings(),
-                ev,
-                s: q.subject.as_deref(),
-            });
-        }
-        // Rows index the questions shown, not the whole file.
-        for c in out_cells.iter_mut().filter(|c| c.ds == i) {
-            for r in &mut c.rows {
-                if let Some(j) = r.q.as_u64() {
-                    r.q = serde_json::json!(remap[j as usize]);
-                }
-            }
-        }
-        out_ds.push(PDataset {
-            anchor_sets: std::mem::take(&mut ear_tables[i].anchor_sets.items),
-            ear_passages: std::mem::take(&mut ear_tables[i].passages.items),
-            name,
-            note: corpus.map_or(Some("the dataset was not loaded"), |c| c.note.as_deref()),
-            docs: doc_tables[i].ids.clone(),
-            segs: Vec::new(),
-            questions,
-        });
+        let mut d = payload_dataset(i, name, corpus, &mut tables[i], &mut out_cells);
+        d.note = corpus.map_or(Some("the dataset was not loaded"), |c| c.note.as_deref());
+        out_ds.push(d);
     }
     for (i, d) in out_ds.iter_mut().enumerate() {
-        d.segs = doc_tables[i].segments(&doc_maps[i]);
+        d.segs = tables[i].docs.segments(&doc_maps[i]);
     }
     let json = serde_json::to_string(&Payload {
         datasets: out_ds,
@@ -699,6 +553,204 @@ fn payload(cells: &[PageCell<'_>], corpora: &[Corpus]) -> Result<String> {
         corpus_kinds: corpus_kinds.items,
     })?;
     Ok(script_safe(&json))
+}
+
+/// One dataset's tables while the payload is built: its passages' documents, its questions
+/// by id and which of them the rows name, and EAR's shared records.
+struct DatasetTables<'a> {
+    docs: DocTable<'a>,
+    questions: HashMap<&'a str, usize>,
+    used: Vec<bool>,
+    ear: EarTables,
+}
+
+impl<'a> DatasetTables<'a> {
+    fn new(corpus: Option<&'a Corpus>) -> Self {
+        let qs: &[Question] = corpus.map_or(&[], |c| &c.questions);
+        DatasetTables {
+            docs: DocTable::new(),
+            questions: qs
+                .iter()
+                .enumerate()
+                .map(|(i, q)| (q.id.as_str(), i))
+                .collect(),
+            used: vec![false; qs.len()],
+            ear: EarTables {
+                anchor_sets: Interner::new(),
+                passages: Interner::new(),
+            },
+        }
+    }
+}
+
+/// One cell of the explorer's payload: its coordinates and its rows; `at` is its dataset's
+/// index in the payload and documents.
+fn payload_cell<'a>(
+    c: &PageCell<'a>,
+    at: (usize, &HashMap<&str, &Document>),
+    t: &mut DatasetTables<'a>,
+    corpus_kinds: &mut Interner<String>,
+) -> PCell {
+    let notes: HashMap<&str, &records::ExplainNotes> = c
+        .explain
+        .notes
+        .iter()
+        .map(|l| (l.question_id.as_str(), l))
+        .collect();
+    let explain: HashMap<&str, &ExplainLine> = c
+        .explain
+        .ear
+        .iter()
+        .map(|l| (l.question_id.as_str(), l))
+        .collect();
+    // The lexical reader's reply restates its scores: the page leaves it out.
+    let reply_adds = c
+        .record
+        .cell
+        .reader_config
+        .get("kind")
+        .and_then(|k| k.as_str())
+        != Some("lexical");
+    let mut rows = Vec::with_capacity(c.rows.len());
+    for r in c.rows {
+        // The row interns its passages first: EAR's record names them by index.
+        let mut row = payload_row(r, at.1, t, reply_adds || r.invalid == 1);
+        row.ear = explain
+            .get(r.question_id.as_str())
+            .map(|l| ear_record(l, &t.docs, &mut t.ear, corpus_kinds));
+        row.nt = notes.get(r.question_id.as_str()).map(|n| PNotes {
+            n: n.notes.clone(),
+            p: n.passage_notes.clone(),
+        });
+        rows.push(row);
+    }
+    let k = &c.record.cell;
+    PCell {
+        uid: c.uid.clone(),
+        id: c.record.id.clone(),
+        ds: at.0,
+        label: c.label(),
+        strategy: k.strategy.clone(),
+        retriever: k.retriever.clone(),
+        k: k.k,
+        reader: k.reader.clone(),
+        side: c.side,
+        pair: c.pair.clone(),
+        base: c.is_baseline,
+        bc: c.discordant,
+        rows,
+    }
+}
+
+/// One question's row of a cell in the payload (its EAR record and notes left empty);
+/// `reply` keeps the reader's reply.
+fn payload_row<'a>(
+    r: &'a QuestionRow,
+    docs: &HashMap<&str, &Document>,
+    t: &mut DatasetTables<'a>,
+    reply: bool,
+) -> PRow {
+    let q = match t.questions.get(r.question_id.as_str()) {
+        Some(&i) => {
+            t.used[i] = true;
+            serde_json::json!(i)
+        }
+        None => serde_json::json!(r.question_id),
+    };
+    let p = r
+        .passages
+        .iter()
+        .map(|p| t.docs.intern(&p.doc_id, p.span.start, p.span.end))
+        .collect::<Vec<_>>();
+    let pw = r
+        .passages
+        .iter()
+        .map(|p| {
+            let text = docs
+                .get(p.doc_id.as_str())?
+                .text
+                .get(p.span.start..p.span.end)?;
+            Some(chunker::count_words(text))
+        })
+        .collect();
+    PRow {
+        q,
+        g: r.gold,
+        ch: r.choice,
+        co: r.correct,
+        ti: r.tied,
+        inv: r.invalid,
+        f: r.failure.map_or("", Failure::as_str).to_string(),
+        sc: r.scores.clone(),
+        tb: r.tie_break.clone(),
+        p,
+        ps: r.passage_scores.clone(),
+        pw,
+        w: r.words,
+        uw: r.unique_words,
+        m: r.metrics.as_slice().to_vec(),
+        rep: if reply {
+            r.reply.clone()
+        } else {
+            String::new()
+        },
+        ear: None,
+        nt: None,
+    }
+}
+
+/// One dataset of the payload: the questions the rows name (with their evidence spans), the
+/// rows re-pointed at them, and its document and EAR tables (`note` and `segs` are filled by
+/// the caller).
+fn payload_dataset<'a>(
+    i: usize,
+    name: &'a str,
+    corpus: Option<&'a Corpus>,
+    t: &mut DatasetTables<'a>,
+    out_cells: &mut [PCell],
+) -> PDataset<'a> {
+    let qs: &[Question] = corpus.map_or(&[], |c| &c.questions);
+    // Evidence spans of the questions shown are carried too.
+    let mut questions = Vec::new();
+    let mut remap = vec![usize::MAX; qs.len()];
+    for (j, q) in qs.iter().enumerate() {
+        if !t.used[j] {
+            continue;
+        }
+        remap[j] = questions.len();
+        let ev = q
+            .evidence
+            .iter()
+            .flatten()
+            .map(|e| t.docs.intern(&e.doc_id, e.start, e.end))
+            .collect();
+        questions.push(PQuestion {
+            id: &q.id,
+            q: &q.question,
+            o: &q.options,
+            g: q.gold(),
+            a: q.answer_strings(),
+            ev,
+            s: q.subject.as_deref(),
+        });
+    }
+    // Rows index the questions shown, not the whole file.
+    for c in out_cells.iter_mut().filter(|c| c.ds == i) {
+        for r in &mut c.rows {
+            if let Some(j) = r.q.as_u64() {
+                r.q = serde_json::json!(remap[j as usize]);
+            }
+        }
+    }
+    PDataset {
+        anchor_sets: std::mem::take(&mut t.ear.anchor_sets.items),
+        ear_passages: std::mem::take(&mut t.ear.passages.items),
+        name,
+        note: None,
+        docs: t.docs.ids.clone(),
+        segs: Vec::new(),
+        questions,
+    }
 }
 
 /// JSON text that cannot end a `<script>` element or open a comment inside it: `<` becomes
