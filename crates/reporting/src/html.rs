@@ -942,152 +942,158 @@ fn summary_tables(
             )
         });
         let read = group.iter().any(|c| c.summary.accuracy.is_some());
-        let mut rows = Vec::new();
-        for c in group {
-            let s = &c.summary;
-            let m = comparisons.get(&c.id);
-            let is_base = c.cell.strategy == baseline;
-            let mut cells = vec![
-                TCell {
-                    text: c.cell.strategy.clone(),
-                    v: None,
-                    badge: is_base.then_some("baseline"),
-                },
-                text(c.cell.retriever.clone()),
-                num(c.cell.depth_label(), Some(c.cell.k as f64)),
-                num(s.n.to_string(), Some(s.n as f64)),
-            ];
-            if read {
-                cells.extend([
-                    num(
-                        pct_ci(s.accuracy, s.accuracy_ci_low, s.accuracy_ci_high),
-                        s.accuracy,
-                    ),
-                    num(s.ties.to_string(), Some(s.ties as f64)),
-                    num(s.invalid.to_string(), Some(s.invalid as f64)),
-                ]);
-            }
-            cells.extend([
-                num(format!("{:.1}", s.words_mean), Some(s.words_mean)),
-                num(
-                    format!("{:.1}", s.unique_words_mean),
-                    Some(s.unique_words_mean),
-                ),
-            ]);
-            if read {
-                let delta = m.map(|m| m.paired.delta_points);
-                cells.extend([
-                    num(
-                        match m {
-                            _ if is_base => "baseline".into(),
-                            None => "–".into(),
-                            Some(m) => format!(
-                                "{:+.1} {}",
-                                m.paired.delta_points,
-                                crate::fmt::signed_interval(m.paired.delta_ci)
-                            ),
-                        },
-                        delta,
-                    ),
-                    num(
-                        m.map_or("–".into(), |m| {
-                            format!("{} / {}", m.paired.mcnemar.b, m.paired.mcnemar.c)
-                        }),
-                        m.map(|m| m.paired.mcnemar.b as f64),
-                    ),
-                    num(
-                        m.map_or("–".into(), |m| {
-                            crate::fmt::p_value(m.paired.mcnemar.exact_p)
-                        }),
-                        m.map(|m| m.paired.mcnemar.exact_p),
-                    ),
-                    num(
-                        m.and_then(|m| m.holm_p)
-                            .map_or("–".into(), crate::fmt::p_value),
-                        m.and_then(|m| m.holm_p),
-                    ),
-                    num(
-                        m.and_then(|m| m.words_reduction_pct)
-                            .map_or("–".into(), |r| {
-                                format!(
-                                    "{r:+.1} {}",
-                                    crate::fmt::signed_interval(
-                                        m.and_then(|m| m.words_reduction_ci)
-                                    )
-                                )
-                            }),
-                        m.and_then(|m| m.words_reduction_pct),
-                    ),
-                ]);
-            }
-            cells.extend([opt3(s.metrics.get("recall")), opt3(s.metrics.get("ndcg"))]);
-            rows.push(Row {
-                uid: c.id.clone(),
-                class: if is_base { "baseline" } else { "" },
-                cells,
-            });
-        }
-        let mut head_row = vec![
-            head("strategy", false, "chunking strategy"),
-            head("retriever", false, ""),
-            head("k", true, "passages retrieved (top-k)"),
-            head("n", true, "questions"),
-        ];
-        if read {
-            head_row.extend([
-                head("accuracy [95% CI]", true, "Wilson 95 % interval"),
-                head(
-                    "ties",
-                    true,
-                    "questions whose best options tie (counted wrong)",
-                ),
-                head(
-                    "invalid",
-                    true,
-                    "replies the reader could not read as an answer (counted wrong)",
-                ),
-            ]);
-        }
-        head_row.extend([
-            head(
-                "words",
-                true,
-                "mean words retrieved per question, with multiplicity",
-            ),
-            head(
-                "unique words",
-                true,
-                "mean words retrieved, overlapping spans once",
-            ),
-        ]);
-        if read {
-            head_row.extend([
-                head(format!("Δ acc pts [{}% CI]", crate::fmt::level(alpha)), true, "against the baseline strategy's cell; the verdict's interval (Tango score, Rao–Scott when clustered)"),
-                head("lost / gained", true, "McNemar's discordant pairs: baseline right and this cell wrong (b) / the reverse (c); sorts by lost"),
-                head("McNemar p", true, "exact"),
-                head("Holm p", true, "Holm-adjusted over the run's comparisons"),
-                head("words reduction % [95% CI]", true, "fewer words than the baseline; paired bootstrap 95 % interval"),
-            ]);
-        }
-        head_row.extend([
-            head(
-                "recall@k",
-                true,
-                "gold evidence spans retrieved (datasets with evidence)",
-            ),
-            head("nDCG@k", true, ""),
-        ]);
+        let rows = group
+            .into_iter()
+            .map(|c| summary_row(c, comparisons.get(&c.id), c.cell.strategy == baseline, read))
+            .collect();
         tables.push(Table {
             title: format!(
                 "{ds} · reader {rd}{}",
                 if read { "" } else { " (retrieval only)" }
             ),
             note: String::new(),
-            head: head_row,
+            head: summary_head_row(read, alpha),
             rows,
         });
     }
     tables
+}
+
+/// One cell's row of its summary table (`read`: the group has accuracy columns).
+fn summary_row(c: &CellRecord, m: Option<&Comparison>, is_base: bool, read: bool) -> Row {
+    let s = &c.summary;
+    let mut cells = vec![
+        TCell {
+            text: c.cell.strategy.clone(),
+            v: None,
+            badge: is_base.then_some("baseline"),
+        },
+        text(c.cell.retriever.clone()),
+        num(c.cell.depth_label(), Some(c.cell.k as f64)),
+        num(s.n.to_string(), Some(s.n as f64)),
+    ];
+    if read {
+        cells.extend([
+            num(
+                pct_ci(s.accuracy, s.accuracy_ci_low, s.accuracy_ci_high),
+                s.accuracy,
+            ),
+            num(s.ties.to_string(), Some(s.ties as f64)),
+            num(s.invalid.to_string(), Some(s.invalid as f64)),
+        ]);
+    }
+    cells.extend([
+        num(format!("{:.1}", s.words_mean), Some(s.words_mean)),
+        num(
+            format!("{:.1}", s.unique_words_mean),
+            Some(s.unique_words_mean),
+        ),
+    ]);
+    if read {
+        let delta = m.map(|m| m.paired.delta_points);
+        cells.extend([
+            num(
+                match m {
+                    _ if is_base => "baseline".into(),
+                    None => "–".into(),
+                    Some(m) => format!(
+                        "{:+.1} {}",
+                        m.paired.delta_points,
+                        crate::fmt::signed_interval(m.paired.delta_ci)
+                    ),
+                },
+                delta,
+            ),
+            num(
+                m.map_or("–".into(), |m| {
+                    format!("{} / {}", m.paired.mcnemar.b, m.paired.mcnemar.c)
+                }),
+                m.map(|m| m.paired.mcnemar.b as f64),
+            ),
+            num(
+                m.map_or("–".into(), |m| {
+                    crate::fmt::p_value(m.paired.mcnemar.exact_p)
+                }),
+                m.map(|m| m.paired.mcnemar.exact_p),
+            ),
+            num(
+                m.and_then(|m| m.holm_p)
+                    .map_or("–".into(), crate::fmt::p_value),
+                m.and_then(|m| m.holm_p),
+            ),
+            num(
+                m.and_then(|m| m.words_reduction_pct)
+                    .map_or("–".into(), |r| {
+                        format!(
+                            "{r:+.1} {}",
+                            crate::fmt::signed_interval(m.and_then(|m| m.words_reduction_ci))
+                        )
+                    }),
+                m.and_then(|m| m.words_reduction_pct),
+            ),
+        ]);
+    }
+    cells.extend([opt3(s.metrics.get("recall")), opt3(s.metrics.get("ndcg"))]);
+    Row {
+        uid: c.id.clone(),
+        class: if is_base { "baseline" } else { "" },
+        cells,
+    }
+}
+
+/// The header of a summary table (`read`: with the accuracy columns).
+fn summary_head_row(read: bool, alpha: f64) -> Vec<Head> {
+    let mut head_row = vec![
+        head("strategy", false, "chunking strategy"),
+        head("retriever", false, ""),
+        head("k", true, "passages retrieved (top-k)"),
+        head("n", true, "questions"),
+    ];
+    if read {
+        head_row.extend([
+            head("accuracy [95% CI]", true, "Wilson 95 % interval"),
+            head(
+                "ties",
+                true,
+                "questions whose best options tie (counted wrong)",
+            ),
+            head(
+                "invalid",
+                true,
+                "replies the reader could not read as an answer (counted wrong)",
+            ),
+        ]);
+    }
+    head_row.extend([
+        head(
+            "words",
+            true,
+            "mean words retrieved per question, with multiplicity",
+        ),
+        head(
+            "unique words",
+            true,
+            "mean words retrieved, overlapping spans once",
+        ),
+    ]);
+    if read {
+        head_row.extend([
+            head(format!("Δ acc pts [{}% CI]", crate::fmt::level(alpha)), true, "against the baseline strategy's cell; the verdict's interval (Tango score, Rao–Scott when clustered)"),
+            head("lost / gained", true, "McNemar's discordant pairs: baseline right and this cell wrong (b) / the reverse (c); sorts by lost"),
+            head("McNemar p", true, "exact"),
+            head("Holm p", true, "Holm-adjusted over the run's comparisons"),
+            head("words reduction % [95% CI]", true, "fewer words than the baseline; paired bootstrap 95 % interval"),
+        ]);
+    }
+    head_row.extend([
+        head(
+            "recall@k",
+            true,
+            "gold evidence spans retrieved (datasets with evidence)",
+        ),
+        head("nDCG@k", true, ""),
+    ]);
+    head_row
 }
 
 // ---------------------------------------------------------------------------------------
