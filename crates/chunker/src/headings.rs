@@ -38,8 +38,6 @@ static ATX_CLOSE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?:^|[ \t]+)#+[ \t]*$").expect("ATX closing regex"));
 static SETEXT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^ {0,3}(=+|-+)[ \t]*$").expect("setext regex"));
-static FENCE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^ {0,3}(`{3,}|~{3,})").expect("fence regex"));
 static HTML_OPEN: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)<h([1-6])(?:\s[^>]*)?>").expect("HTML heading regex"));
 static HTML_CLOSE: LazyLock<Regex> =
@@ -58,29 +56,96 @@ fn clean(text: &str) -> String {
     t.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// The lines of `text` as `(start, line, end)`: the line without its ending, and the offset
+/// after the ending. A line ends at `\n`, `\r\n` or a lone `\r` (CommonMark §2.2).
+pub fn line_spans(text: &str) -> impl Iterator<Item = (usize, &str, usize)> + '_ {
+    let b = text.as_bytes();
+    let mut pos = 0;
+    std::iter::from_fn(move || {
+        if pos >= b.len() {
+            return None;
+        }
+        let start = pos;
+        let mut i = start;
+        while i < b.len() && b[i] != b'\n' && b[i] != b'\r' {
+            i += 1;
+        }
+        let line = &text[start..i];
+        let end = if i < b.len() && b[i] == b'\r' && b.get(i + 1) == Some(&b'\n') {
+            i + 2
+        } else if i < b.len() {
+            i + 1
+        } else {
+            i
+        };
+        pos = end;
+        Some((start, line, end))
+    })
+}
+
+/// An opening code fence (CommonMark §4.5): up to 3 spaces, then 3 or more backticks (whose
+/// info string holds no backtick) or tildes; its character and length.
+pub fn fence_open(line: &str) -> Option<(char, usize)> {
+    let t = line.trim_start_matches(' ');
+    if line.len() - t.len() > 3 {
+        return None;
+    }
+    let ch = t.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let len = t.chars().take_while(|c| *c == ch).count();
+    (len >= 3 && !(ch == '`' && t[len..].contains('`'))).then_some((ch, len))
+}
+
+/// True when `line` closes a fence opened with `len` × `ch`: up to 3 spaces, at least `len`
+/// of `ch`, then only spaces or tabs.
+pub fn fence_close(line: &str, ch: char, len: usize) -> bool {
+    let t = line.trim_start_matches(' ');
+    if line.len() - t.len() > 3 {
+        return false;
+    }
+    let n = t.chars().take_while(|c| *c == ch).count();
+    n >= len && t[n * ch.len_utf8()..].trim().is_empty()
+}
+
+/// The fenced code blocks of `text` as byte ranges `[start, end)` (each from its opening
+/// line to the end of its closing line; an unclosed one to the end of the text), in order.
+pub fn fenced_blocks(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut open: Option<(usize, char, usize)> = None;
+    for (start, line, end) in line_spans(text) {
+        match open {
+            Some((from, ch, len)) => {
+                if fence_close(line, ch, len) {
+                    out.push((from, end));
+                    open = None;
+                }
+            }
+            None => {
+                if let Some((ch, len)) = fence_open(line) {
+                    open = Some((start, ch, len));
+                }
+            }
+        }
+    }
+    if let Some((from, _, _)) = open {
+        out.push((from, text.len()));
+    }
+    out
+}
+
 /// The headings of `text`, in text order (module docs for what counts).
 pub fn headings(text: &str) -> Vec<Heading> {
     let mut out = Vec::new();
-    let mut fence: Option<String> = None;
+    let fences = fenced_blocks(text);
+    let in_fence = |at: usize| {
+        let i = fences.partition_point(|f| f.1 <= at);
+        fences.get(i).is_some_and(|f| f.0 <= at && at < f.1)
+    };
     // The previous line when it may be a setext heading's text: (start, line, whether the
     // line before it was blank or the text's start).
     let mut prev: Option<(usize, &str, bool)> = None;
     let mut last_blank = true;
-    let mut pos = 0;
-    for raw in text.split_inclusive('\n') {
-        let start = pos;
-        pos += raw.len();
-        let line = raw.trim_end_matches(['\n', '\r']);
-        if let Some(open) = &fence {
-            if closes(line, open) {
-                fence = None;
-            }
-            prev = None;
-            last_blank = true;
-            continue;
-        }
-        if let Some(m) = FENCE.captures(line) {
-            fence = Some(m[1].to_string());
+    for (start, line, _) in line_spans(text) {
+        if in_fence(start) {
             prev = None;
             last_blank = true;
             continue;
@@ -139,7 +204,7 @@ pub fn headings(text: &str) -> Vec<Heading> {
         let Some(close) = close else { continue };
         let inner = &text[body..body + close.get(0).expect("whole match").start()];
         let t = clean(inner);
-        if !t.is_empty() && !in_fence(text, start) {
+        if !t.is_empty() && !in_fence(start) {
             out.push(Heading {
                 start,
                 level,
@@ -149,40 +214,6 @@ pub fn headings(text: &str) -> Vec<Heading> {
     }
     out.sort_by_key(|h| h.start);
     out
-}
-
-/// True when `line` closes a code fence opened by `open` (the same character, at least as
-/// many, nothing else on the line).
-fn closes(line: &str, open: &str) -> bool {
-    let t = line.trim();
-    let c = open.chars().next().unwrap_or('`');
-    t.len() >= open.len() && t.chars().all(|x| x == c)
-}
-
-/// True when byte `at` of `text` is inside a fenced code block.
-fn in_fence(text: &str, at: usize) -> bool {
-    let mut fence: Option<String> = None;
-    let mut pos = 0;
-    for raw in text.split_inclusive('\n') {
-        if pos > at {
-            break;
-        }
-        let line = raw.trim_end_matches(['\n', '\r']);
-        match &fence {
-            Some(open) => {
-                if closes(line, open) {
-                    fence = None;
-                }
-            }
-            None => {
-                if let Some(m) = FENCE.captures(line) {
-                    fence = Some(m[1].to_string());
-                }
-            }
-        }
-        pos += raw.len();
-    }
-    fence.is_some()
 }
 
 /// The heading path in force at byte `at`: for each level, the last heading starting at or
@@ -237,6 +268,19 @@ mod tests {
     fn an_unclosed_html_heading_does_not_hide_the_next() {
         let t = "<h2>Unclosed heading\n<p>x</p>\n<h4>Zebrafish</h4>\n<p>echo</p>";
         assert_eq!(texts(t), [(4, "Zebrafish".to_string())]);
+    }
+
+    /// Fences as CommonMark §4.5 has them: a backtick line with backticks after it opens
+    /// nothing, a closing line indented 4 spaces closes nothing; lines also end at a lone CR.
+    #[test]
+    fn fences_and_line_endings_follow_commonmark() {
+        let t = "```let x = 1``` is code.\n\n# B\n";
+        assert_eq!(texts(t), [(1, "B".to_string())]);
+        let t = "```\n    ```\n# inside\n```\n# C\n";
+        assert_eq!(texts(t), [(1, "C".to_string())]);
+        let t = "# A\rx\r~~~\r# code\r~~~\r## B\r";
+        assert_eq!(texts(t), [(1, "A".to_string()), (2, "B".to_string())]);
+        assert_eq!(fenced_blocks("```\nx\n"), [(0, 6)]);
     }
 
     #[test]

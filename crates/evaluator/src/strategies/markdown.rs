@@ -4,26 +4,30 @@
 //! rules), with byte spans kept exact:
 //!
 //! - **Sections.** A chunk never crosses a heading of level `max_level` or higher
-//!   ([`chunker::headings`]: ATX and setext Markdown headings, HTML `<h1>`…`<h6>`). A section
-//!   holding nothing but its heading (a title followed directly by a sub-heading) stays with
-//!   the section after it, so no chunk is a bare heading.
-//! - **Blocks never split.** Fenced code blocks (CommonMark §4.5; an unclosed fence runs to the
-//!   end of the document), pipe tables (GFM: a line with `|` followed by a delimiter row with
-//!   `|`, up to the first blank line or line without `|`) and HTML `<pre>` and `<table>`
-//!   elements (nested tables counted; unclosed ones run to the end) are never cut, and headings
-//!   inside them do not count. A block longer than `size` is kept whole, as its own chunk, and
-//!   counted (`blocks_over_size`).
+//!   ([`chunker::headings`]: ATX and setext Markdown headings, HTML `<h1>`…`<h6>`). A run of
+//!   sections holding nothing but headings (a title followed directly by a sub-heading) stays
+//!   with the section after it, so no chunk is bare headings.
+//! - **Blocks never split.** Fenced code blocks (CommonMark §4.5, [`chunker::headings::fenced_blocks`];
+//!   an unclosed fence runs to the end of the document), pipe tables (GFM: a line with `|`
+//!   followed by a delimiter row with `|`, up to the first blank line or line without `|`),
+//!   HTML `<pre>` and `<table>` elements (nested tables counted) and comments, and YAML front
+//!   matter are never cut, and headings inside them do not count. In a Markdown document an
+//!   HTML block or heading counts only where it opens a line (CommonMark §4.6); a document
+//!   whose first character is `<` is HTML and its tags count anywhere. A block longer than
+//!   `size` is kept whole, as its own chunk, and counted (`blocks_over_size`).
 //! - **Size cap.** A section longer than `size` (in `unit`) is cut greedily from its start, at
 //!   the last boundary that keeps the piece within `size`, trying in order the boundaries
 //!   between paragraphs (a blank line, or either end of a block), lines, sentences
-//!   ([`chunker::segment::sentences`]) and words; a piece with no boundary within `size` (one
-//!   long word) is kept whole. Such sections are counted (`sections_split`).
+//!   ([`chunker::segment::sentences`]) and words, never inside a heading or between a heading
+//!   and its body; a piece with no boundary within `size` (one long word, a heading longer
+//!   than `size`) is kept whole. Such sections are counted (`sections_split`).
 //! - **Heading path kept.** The passages a question gets carry the heading path in force where
 //!   each starts, in `explain/CELL.jsonl` and the report's explorer. To index each chunk under
 //!   its path as well, wrap it: `{kind: headers, over: {kind: markdown, …}}`.
 //!
 //! Every chunk is the exact slice of its document between its span's offsets, trimmed of
-//! surrounding whitespace; every non-whitespace byte of a document is in exactly one chunk.
+//! surrounding word separators ([`chunker::is_word_separator`]); every other byte of a document
+//! is in exactly one chunk.
 
 use super::{
     check_tokenizer_field, common, one_per_hit, Chunker, Params, Passages, QuestionRecord,
@@ -164,7 +168,7 @@ impl Chunker for MarkdownChunker {
         use rayon::prelude::*;
         let headings = docs
             .par_iter()
-            .map(|d| (d.id.as_str(), visible_headings(&d.text, &protected_blocks(&d.text))))
+            .map(|d| (d.id.as_str(), Structure::of(&d.text).headings))
             .collect();
         Ok(Box::new(HeadingPaths { headings }))
     }
@@ -232,27 +236,21 @@ impl QuestionRecord for PathRecord {
 
 /// The chunks of one document's text as trimmed byte spans, in order (the module's rules).
 fn chunk_text(text: &str, limit: &SizeLimit, max_level: u8, n: &mut DocCounts) -> Vec<Span> {
-    let protected = protected_blocks(text);
-    let hs = visible_headings(text, &protected);
-    // Section starts, each with whether it starts at a heading (the preamble does not).
-    let mut starts: Vec<(usize, bool)> = vec![(0, hs.first().is_some_and(|h| h.start == 0))];
-    for h in hs.iter().filter(|h| h.level <= max_level && h.start > 0) {
-        // A section that is only its heading joins the next one.
-        let (last, at_heading) = *starts.last().expect("starts is never empty");
-        if !(at_heading && heading_only(&text[last..h.start])) {
-            starts.push((h.start, true));
+    let doc = Structure::of(text);
+    // Section starts, each with whether it starts at a heading (the preamble may not).
+    let mut starts: Vec<usize> = vec![0];
+    for h in doc.headings.iter().filter(|h| h.level <= max_level && h.start > 0) {
+        // A section that is only headings joins the next one (however many there are).
+        let last = *starts.last().expect("starts is never empty");
+        if !doc.headings_only(last, h.start) {
+            starts.push(h.start);
         }
     }
-    starts.push((text.len(), false));
+    starts.push(text.len());
     let mut out = Vec::new();
     for w in starts.windows(2) {
         let before = out.len();
-        let section = Section {
-            start: w[0].0,
-            end: w[1].0,
-            at_heading: w[0].1,
-        };
-        cap_section(text, section, limit, &protected, &mut out, n);
+        cap_section(&doc, w[0], w[1], limit, &mut out, n);
         if out.len() > before + 1 {
             n.sections_split += 1;
         }
@@ -260,32 +258,110 @@ fn chunk_text(text: &str, limit: &SizeLimit, max_level: u8, n: &mut DocCounts) -
     out
 }
 
-/// A section `[start, end)` of a text, and whether it starts at a heading (whose line is
-/// never a chunk of its own when the section is cut).
-#[derive(Clone, Copy)]
-struct Section {
-    start: usize,
-    end: usize,
-    at_heading: bool,
+/// What the chunker reads of a document's structure: its blocks that are never cut, its
+/// headings (outside those blocks) and each heading's span.
+struct Structure<'t> {
+    text: &'t str,
+    /// Fences, tables, `<pre>`, `<table>`, HTML comments, front matter: sorted, disjoint.
+    protected: Vec<Span>,
+    /// Headings outside protected blocks, in order.
+    headings: Vec<Heading>,
+    /// Each heading's span (its line, a setext underline, or an HTML heading's element).
+    heading_spans: Vec<Span>,
 }
 
-/// True when `section` holds no more than one line of text (its heading; a setext heading's
-/// underline and an HTML heading's closing tag on that line included).
-fn heading_only(section: &str) -> bool {
-    let rest = match section.trim_start().find('\n') {
-        Some(i) => &section.trim_start()[i + 1..],
-        None => "",
-    };
-    let rest = rest.trim();
-    rest.is_empty() || rest.chars().all(|c| c == '=' || c == '-')
+impl<'t> Structure<'t> {
+    fn of(text: &'t str) -> Self {
+        let protected = protected_blocks(text);
+        let html = html_mode(text);
+        let line_starts: Vec<usize> = chunker::headings::line_spans(text).map(|l| l.0).collect();
+        let headings: Vec<Heading> = headings(text)
+            .into_iter()
+            .filter(|h| !inside_any(&protected, h.start))
+            .filter(|h| html || !text[h.start..].starts_with('<') || at_line_start(text, &line_starts, h.start))
+            .collect();
+        let heading_spans = headings.iter().map(|h| heading_span(text, h)).collect();
+        Structure {
+            text,
+            protected,
+            headings,
+            heading_spans,
+        }
+    }
+
+    /// True when `[a, b)` holds nothing but headings and word separators.
+    fn headings_only(&self, a: usize, b: usize) -> bool {
+        let mut at = a;
+        for h in &self.heading_spans {
+            if h.end <= at || h.start >= b {
+                continue;
+            }
+            if !blank(&self.text[at..h.start.max(at)]) {
+                return false;
+            }
+            at = at.max(h.end.min(b));
+        }
+        blank(&self.text[at..b])
+    }
+
+    /// True when a cut at `b` would fall inside a heading (`strict`), or also directly after
+    /// one, before its body (`!strict`).
+    fn bad_cut(&self, b: usize, strict: bool) -> bool {
+        let i = self.heading_spans.partition_point(|h| h.end < b);
+        self.heading_spans[i.saturating_sub(1)..].iter().take(2).any(|h| {
+            let body = h.end + separator_run(&self.text[h.end..]);
+            (h.start < b && b < h.end) || (!strict && h.end <= b && b <= body)
+        })
+    }
 }
 
-/// The headings that are not inside a protected block.
-fn visible_headings(text: &str, protected: &[Span]) -> Vec<Heading> {
-    headings(text)
-        .into_iter()
-        .filter(|h| !inside(protected, h.start))
-        .collect()
+/// True when `s` holds only word separators ([`chunker::is_word_separator`]).
+fn blank(s: &str) -> bool {
+    s.chars().all(chunker::is_word_separator)
+}
+
+/// Bytes of word separators at the start of `s`.
+fn separator_run(s: &str) -> usize {
+    s.len() - s.trim_start_matches(chunker::is_word_separator).len()
+}
+
+/// True when the document is HTML (its first character after word separators is `<`): its
+/// tags count wherever they are. Otherwise (Markdown) an HTML block or heading counts only at
+/// the start of a line (up to 3 spaces of indent), as CommonMark's HTML blocks (§4.6).
+fn html_mode(text: &str) -> bool {
+    text.trim_start_matches(chunker::is_word_separator).starts_with('<')
+}
+
+/// True when byte `at` is on a line start after at most 3 spaces.
+fn at_line_start(text: &str, line_starts: &[usize], at: usize) -> bool {
+    let i = line_starts.partition_point(|&s| s <= at);
+    let start = line_starts[i.saturating_sub(1)];
+    let lead = &text[start..at];
+    lead.len() <= 3 && lead.bytes().all(|c| c == b' ')
+}
+
+/// A heading's span: an HTML heading's element up to its closing tag; a Markdown heading's
+/// line, with a setext heading's underline.
+fn heading_span(text: &str, h: &Heading) -> Span {
+    if text[h.start..].starts_with('<') {
+        let lower = text[h.start..].to_ascii_lowercase();
+        let close = format!("</h{}", h.level);
+        let end = lower
+            .find(&close)
+            .and_then(|i| lower[i..].find('>').map(|j| h.start + i + j + 1))
+            .unwrap_or(text.len());
+        return Span { start: h.start, end };
+    }
+    let mut lines = chunker::headings::line_spans(&text[h.start..]);
+    let first = lines.next().map_or(0, |l| l.1.len());
+    let mut end = h.start + first;
+    if !text[h.start..].trim_start_matches(' ').starts_with('#') {
+        // A setext heading: its text line, then the underline.
+        if let Some((_, under, _)) = lines.next() {
+            end = h.start + text[h.start..].find(under).unwrap_or(0) + under.len();
+        }
+    }
+    Span { start: h.start, end: end.max(h.start) }
 }
 
 /// True when byte `b` is strictly inside a block of `protected` (sorted, disjoint).
@@ -294,63 +370,83 @@ fn inside(protected: &[Span], b: usize) -> bool {
     protected.get(i).is_some_and(|p| p.start < b && b < p.end)
 }
 
-/// Cuts `section` of `text` into trimmed spans within `limit` (the module's rules),
-/// appending them to `out`.
+/// True when byte `b` is in a block of `protected`, its first byte included.
+fn inside_any(protected: &[Span], b: usize) -> bool {
+    let i = protected.partition_point(|p| p.end <= b);
+    protected.get(i).is_some_and(|p| p.start <= b && b < p.end)
+}
+
+/// Cuts the section `[start, end)` of the document into trimmed spans within `limit` (the
+/// module's rules), appending them to `out`.
 fn cap_section(
-    text: &str,
-    section: Section,
+    doc: &Structure,
+    start: usize,
+    end: usize,
     limit: &SizeLimit,
-    protected: &[Span],
     out: &mut Vec<Span>,
     n: &mut DocCounts,
 ) {
-    let end = section.end;
+    let text = doc.text;
+    // A long piece is first measured on a prefix ending with a whole word: its count is at
+    // most the piece's, so a prefix over the size settles it without measuring the rest.
+    let probe = limit.size().saturating_mul(16).max(64);
     let fits = |a: usize, b: usize| {
         let piece = trimmed(text, a, b).map_or("", |s| &text[s.start..s.end]);
+        if piece.len() > probe {
+            if let Some(cut) = embed::whitespace_run_at_or_after(piece, probe) {
+                if limit.measure(&piece[..cut]) > limit.size() {
+                    return false;
+                }
+            }
+        }
         limit.measure(piece) <= limit.size()
     };
-    let Some(whole) = trimmed(text, section.start, end) else {
+    let Some(whole) = trimmed(text, start, end) else {
         return;
     };
     if fits(whole.start, whole.end) {
         out.push(whole);
         return;
     }
-    // Boundaries by preference (computed once per section), each sorted, none inside a block.
-    let levels: Vec<Vec<usize>> = boundaries(text, section.start, end, protected);
+    // Cut points by preference, none inside a block or a heading: for the greedy cut, none
+    // directly after a heading either (a heading stays with its body).
+    let all = boundaries(text, start, end, &doc.protected);
+    let strict: Vec<Vec<usize>> = all
+        .iter()
+        .map(|v| v.iter().copied().filter(|&b| !doc.bad_cut(b, true)).collect())
+        .collect();
+    let greedy: Vec<Vec<usize>> = strict
+        .iter()
+        .map(|v| v.iter().copied().filter(|&b| !doc.bad_cut(b, false)).collect())
+        .collect();
+    // The section's end is the last cut point of every level, so the galloping search
+    // finds it when the rest fits (no measuring of the whole rest for each piece).
+    let greedy: Vec<Vec<usize>> = greedy
+        .into_iter()
+        .map(|mut v| {
+            v.push(end);
+            v
+        })
+        .collect();
     let mut at = whole.start;
     while let Some(rest) = trimmed(text, at, end) {
-        let first = at == whole.start;
         at = rest.start;
-        if fits(at, end) {
-            out.push(rest);
-            break;
-        }
-        // The cut points past `at`; the first piece of a section that starts at a heading
-        // holds more than the heading's line.
-        let bare = first && section.at_heading;
-        let past = |cands| cut_points_past(text, cands, at, bare);
-        let mut cut = None;
-        for cands in levels.iter().map(|c| past(c)) {
-            // The last boundary whose piece fits (sizes grow with the piece).
-            let k = cands.partition_point(|&b| fits(at, b));
-            if k > 0 {
-                cut = Some(cands[k - 1]);
-                break;
-            }
-        }
-        let cut = cut.unwrap_or_else(|| {
-            // Nothing fits: the first indivisible piece (a block, a long word) is kept whole.
-            let next = levels
-                .iter()
-                .filter_map(|c| past(c).first().copied())
-                .min()
-                .unwrap_or(end);
-            if protected.iter().any(|p| p.start < next && at < p.end) {
-                n.blocks_over_size += 1;
-            }
-            next
-        });
+        let cut = greedy
+            .iter()
+            .find_map(|cands| last_fitting(&cands[cands.partition_point(|&b| b <= at)..], |b| fits(at, b)))
+            .unwrap_or_else(|| {
+                // Nothing fits: the first indivisible piece (a block, a heading, a long word)
+                // is kept whole.
+                let next = strict
+                    .iter()
+                    .filter_map(|c| c.get(c.partition_point(|&b| b <= at)).copied())
+                    .min()
+                    .unwrap_or(end);
+                if doc.protected.iter().any(|p| p.start < next && at < p.end) {
+                    n.blocks_over_size += 1;
+                }
+                next
+            });
         if let Some(piece) = trimmed(text, at, cut) {
             out.push(piece);
         }
@@ -358,26 +454,38 @@ fn cap_section(
     }
 }
 
-/// The cut points of `cands` (sorted) past `at`; with `bare_heading`, without those that
-/// would leave the piece from `at` one line (a heading alone), which are a prefix.
-fn cut_points_past<'c>(text: &str, cands: &'c [usize], at: usize, bare_heading: bool) -> &'c [usize] {
-    let from = cands.partition_point(|&b| b <= at);
-    let bare = if bare_heading {
-        cands[from..]
-            .iter()
-            .take_while(|&&b| heading_only(&text[at..b]))
-            .count()
-    } else {
-        0
-    };
-    &cands[from + bare..]
+/// The last of `cands` (sorted) for which `fits` holds, given that it holds for a prefix of
+/// them: a galloping search from the first, so a piece costs measurements of pieces at most
+/// twice its size (a binary search over the whole section would measure half the section
+/// each time: quadratic in long sections).
+fn last_fitting(cands: &[usize], fits: impl Fn(usize) -> bool) -> Option<usize> {
+    if cands.is_empty() || !fits(cands[0]) {
+        return None;
+    }
+    let (mut lo, mut step) = (0, 1);
+    while lo + step < cands.len() && fits(cands[lo + step]) {
+        lo += step;
+        step *= 2;
+    }
+    // fits(cands[lo]); not fits(cands[hi]) or hi is past the end.
+    let mut hi = (lo + step).min(cands.len());
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(cands[mid]) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(cands[lo])
 }
 
-/// `[a, b)` of `text` without leading and trailing whitespace; `None` when nothing is left.
+/// `[a, b)` of `text` without leading and trailing word separators (whitespace, zero-width
+/// spaces, BOM); `None` when nothing is left.
 fn trimmed(text: &str, a: usize, b: usize) -> Option<Span> {
     let s = &text[a..b];
-    let lead = s.len() - s.trim_start().len();
-    let t = s.trim();
+    let lead = separator_run(s);
+    let t = s[lead..].trim_end_matches(chunker::is_word_separator);
     (!t.is_empty()).then(|| Span {
         start: a + lead,
         end: a + lead + t.len(),
@@ -392,16 +500,14 @@ fn boundaries(text: &str, start: usize, end: usize, protected: &[Span]) -> Vec<V
     let mut paragraphs = Vec::new();
     let mut lines = Vec::new();
     let mut blank_before = false;
-    let mut pos = start;
-    for line in s.split_inclusive('\n') {
-        if pos > start {
-            lines.push(pos);
-            if blank_before && !line.trim().is_empty() {
-                paragraphs.push(pos);
+    for (ls, line, _) in chunker::headings::line_spans(s) {
+        if ls > 0 {
+            lines.push(start + ls);
+            if blank_before && !blank(line) {
+                paragraphs.push(start + ls);
             }
         }
-        blank_before = line.trim().is_empty();
-        pos += line.len();
+        blank_before = blank(line);
     }
     for p in protected {
         paragraphs.extend([p.start, p.end]);
@@ -426,11 +532,24 @@ fn boundaries(text: &str, start: usize, end: usize, protected: &[Span]) -> Vec<V
 }
 
 /// Byte ranges of `text` that are never split: fenced code blocks, pipe tables, HTML `<pre>`
-/// and `<table>` elements; sorted and disjoint (overlapping ones merged).
+/// and `<table>` elements and comments, YAML front matter; sorted and disjoint (overlapping
+/// ones merged).
 fn protected_blocks(text: &str) -> Vec<Span> {
-    let mut blocks = markdown_blocks(text);
-    blocks.extend(html_blocks(text, "pre"));
-    blocks.extend(html_blocks(text, "table"));
+    let fences: Vec<Span> = chunker::headings::fenced_blocks(text)
+        .into_iter()
+        .map(|(start, end)| Span { start, end })
+        .collect();
+    let mut blocks = fences.clone();
+    blocks.extend(front_matter(text));
+    blocks.extend(pipe_tables(text, &fences));
+    let html = html_mode(text);
+    for (open, close) in [("<pre", "</pre"), ("<table", "</table"), ("<!--", "-->")] {
+        blocks.extend(
+            html_blocks(text, open, close, html)
+                .into_iter()
+                .filter(|b| !inside_any(&fences, b.start)),
+        );
+    }
     blocks.sort_by_key(|b| (b.start, b.end));
     let mut merged: Vec<Span> = Vec::new();
     for b in blocks {
@@ -442,38 +561,41 @@ fn protected_blocks(text: &str) -> Vec<Span> {
     merged
 }
 
-/// Fenced code blocks and pipe tables, line by line.
-fn markdown_blocks(text: &str) -> Vec<Span> {
-    let mut lines = Vec::new();
-    let mut pos = 0;
-    for l in text.split_inclusive('\n') {
-        lines.push((pos, l.trim_end_matches(['\n', '\r'])));
-        pos += l.len();
+/// YAML front matter: a first line `---` and the next line `---` or `...` (or none: to the end).
+fn front_matter(text: &str) -> Option<Span> {
+    let mut lines = chunker::headings::line_spans(text);
+    let (start, first, _) = lines.next()?;
+    if first.trim_start_matches('\u{FEFF}').trim_end() != "---" {
+        return None;
     }
-    let line_end = |j: usize| lines.get(j + 1).map_or(text.len(), |l| l.0);
+    let end = lines
+        .find(|l| matches!(l.1.trim_end(), "---" | "..."))
+        .map_or(text.len(), |l| l.2);
+    Some(Span { start, end })
+}
+
+/// GFM pipe tables outside fenced blocks: a line with `|` followed by a delimiter row, up to
+/// the first blank line or line without `|`.
+fn pipe_tables(text: &str, fences: &[Span]) -> Vec<Span> {
+    let lines: Vec<(usize, &str, usize)> = chunker::headings::line_spans(text).collect();
     let mut out = Vec::new();
     let mut i = 0;
     while i < lines.len() {
-        let (ls, l) = lines[i];
-        if let Some((ch, len)) = fence_open(l) {
-            let close = (i + 1..lines.len()).find(|&j| fence_close(lines[j].1, ch, len));
-            let last = close.unwrap_or(lines.len() - 1);
-            out.push(Span {
-                start: ls,
-                end: line_end(last),
-            });
-            i = last + 1;
-        } else if l.contains('|') && lines.get(i + 1).is_some_and(|n| delimiter_row(n.1)) {
+        let (ls, l, _) = lines[i];
+        if !inside_any(fences, ls)
+            && l.contains('|')
+            && lines.get(i + 1).is_some_and(|n| delimiter_row(n.1))
+        {
             let mut last = i + 1;
             while lines
                 .get(last + 1)
-                .is_some_and(|n| n.1.contains('|') && !n.1.trim().is_empty())
+                .is_some_and(|n| n.1.contains('|') && !blank(n.1) && !inside_any(fences, n.0))
             {
                 last += 1;
             }
             out.push(Span {
                 start: ls,
-                end: line_end(last),
+                end: lines[last].2,
             });
             i = last + 1;
         } else {
@@ -481,29 +603,6 @@ fn markdown_blocks(text: &str) -> Vec<Span> {
         }
     }
     out
-}
-
-/// An opening code fence (CommonMark §4.5): up to 3 spaces, then 3 or more backticks (with no
-/// backtick in the info string) or tildes; its character and length.
-fn fence_open(line: &str) -> Option<(char, usize)> {
-    let t = line.trim_start_matches(' ');
-    if line.len() - t.len() > 3 {
-        return None;
-    }
-    let ch = t.chars().next().filter(|c| *c == '`' || *c == '~')?;
-    let len = t.chars().take_while(|c| *c == ch).count();
-    (len >= 3 && !(ch == '`' && t[len..].contains('`'))).then_some((ch, len))
-}
-
-/// A closing fence for an opening one of `ch` × `len`: up to 3 spaces, at least `len` of
-/// `ch`, then only whitespace.
-fn fence_close(line: &str, ch: char, len: usize) -> bool {
-    let t = line.trim_start_matches(' ');
-    if line.len() - t.len() > 3 {
-        return false;
-    }
-    let n = t.chars().take_while(|c| *c == ch).count();
-    n >= len && t[n * ch.len_utf8()..].trim().is_empty()
 }
 
 /// A GFM table delimiter row with at least one `|`: cells of `-` with optional `:` at
@@ -523,32 +622,46 @@ fn delimiter_row(line: &str) -> bool {
     })
 }
 
-/// `<TAG …>…</TAG>` elements (ASCII case-insensitive, nested ones counted), outermost only;
-/// an unclosed one runs to the end of the text.
-fn html_blocks(text: &str, tag: &str) -> Vec<Span> {
+/// HTML elements from `open` (`<pre`, `<table`, `<!--`; ASCII case-insensitive, nested ones
+/// counted for tags) to the end of the matching `close`, outermost only; an unclosed one runs
+/// to the end. In Markdown documents (`anywhere` false) an element counts only when it opens
+/// a line (CommonMark §4.6), so a tag named in prose or in a code span starts nothing.
+fn html_blocks(text: &str, open: &str, close: &str, anywhere: bool) -> Vec<Span> {
     let lower = text.to_ascii_lowercase();
-    let (open, close) = (format!("<{tag}"), format!("</{tag}"));
+    let line_starts: Vec<usize> = chunker::headings::line_spans(text).map(|l| l.0).collect();
+    let comment = open == "<!--";
     let is_tag = |at: usize, name: &str| {
         lower[at..].starts_with(name)
-            && lower[at + name.len()..]
-                .chars()
-                .next()
-                .is_none_or(|c| c == '>' || c == '/' || c.is_ascii_whitespace())
+            && (comment
+                || lower[at + name.len()..]
+                    .chars()
+                    .next()
+                    .is_none_or(|c| c == '>' || c == '/' || c.is_ascii_whitespace()))
     };
     let mut out = Vec::new();
     let mut depth = 0usize;
     let mut start = 0;
-    for (at, _) in lower.match_indices('<') {
-        if is_tag(at, &open) {
-            if depth == 0 {
-                start = at;
+    let mut at = 0;
+    while let Some(i) = lower[at..].find(if depth == 0 { open } else if comment { close } else { "<" }) {
+        let pos = at + i;
+        at = pos + 1;
+        if depth == 0 {
+            if is_tag(pos, open) && (anywhere || at_line_start(text, &line_starts, pos)) {
+                start = pos;
+                depth = 1;
             }
+        } else if !comment && is_tag(pos, open) {
             depth += 1;
-        } else if depth > 0 && is_tag(at, &close) {
+        } else if comment || is_tag(pos, close) {
             depth -= 1;
             if depth == 0 {
-                let end = lower[at..].find('>').map_or(text.len(), |i| at + i + 1);
+                let end = if comment {
+                    pos + close.len()
+                } else {
+                    lower[pos..].find('>').map_or(text.len(), |j| pos + j + 1)
+                };
                 out.push(Span { start, end });
+                at = end;
             }
         }
     }
@@ -637,8 +750,7 @@ mod tests {
         assert!(c.iter().any(|x| x.contains(pre)), "{c:#?}");
         assert!(c.iter().any(|x| x.starts_with("<TABLE>") && x.ends_with("</TABLE>")), "{c:#?}");
         assert!(over >= 1);
-        let hs = visible_headings(t, &protected_blocks(t));
-        assert_eq!(hs.len(), 2);
+        assert_eq!(Structure::of(t).headings.len(), 2);
     }
 
     #[test]
@@ -664,6 +776,76 @@ mod tests {
         );
         assert!(c.iter().any(|x| x.starts_with("## Usage")), "{c:#?}");
         assert_eq!(over, 1);
+    }
+
+    /// A tag named in prose, a code span, a fence, an indented code block or an HTML comment
+    /// of a Markdown document opens no block and no heading (the hostile review's cases).
+    #[test]
+    fn tags_count_only_where_they_open_a_line() {
+        for middle in [
+            "`<pre>` is a tag",
+            "Text mentioning <pre> inline.",
+            "```html\n<pre>\n```",
+            "```html\n<table>\n```",
+            "    <pre>",
+            "<!-- <table> -->",
+            "Some text <h2>mid</h2> more text.",
+            "    <h2>indented</h2>",
+        ] {
+            let t = format!("# A\n\n{middle}\n\n# B\n\nb\n");
+            let (c, _, _) = chunks(&t, 50, 6);
+            assert_eq!(c.last(), Some(&"# B\n\nb"), "{middle:?}: {c:#?}");
+        }
+        // An HTML document's tags count anywhere.
+        let t = "<html><body><h1>One</h1><p>a b c</p><h2>Two</h2><pre>x y z w v</pre></body></html>";
+        assert_eq!(Structure::of(t).headings.len(), 2);
+    }
+
+    #[test]
+    fn fences_follow_commonmark() {
+        // Backticks in a backtick fence's info string: not a fence.
+        let t = "# A\n\n```let x = 1``` is inline code.\n\n# B\n\nb\n\n# C\n\nc\n";
+        assert_eq!(chunks(t, 50, 6).0.len(), 3);
+        // A closing fence indented 4 spaces does not close; the next one does.
+        let t = "# A\n\n```markdown\n- item\n\n    ```\n    code\n    ```\n```\n\n# Next\n\nnext body\n";
+        let (c, _, _) = chunks(t, 50, 6);
+        assert_eq!(c.last(), Some(&"# Next\n\nnext body"), "{c:#?}");
+    }
+
+    #[test]
+    fn lone_cr_ends_lines() {
+        let t = "# A\rx y\r# B\ry z\r";
+        assert_eq!(chunks(t, 50, 6).0, ["# A\rx y", "# B\ry z"]);
+    }
+
+    #[test]
+    fn headings_stay_with_their_body() {
+        // A run of bare headings joins the section that has a body.
+        let (c, _, _) = chunks("# A\n## B\n### C\ntext bison.\n", 50, 6);
+        assert_eq!(c, ["# A\n## B\n### C\ntext bison."]);
+        // Cut: never between a heading and its body.
+        let body: Vec<String> = (0..60).map(|i| format!("w{i}")).collect();
+        let t = format!("# A\n\n## B\n\n{}\n", body.join(" "));
+        let (c, _, _) = chunks(&t, 50, 6);
+        assert!(c[0].starts_with("# A\n\n## B\n\nw0 "), "{c:#?}");
+        let t = format!("# A\n\n{}\n\n## B\n\nshort body here.\n", body[..30].join(" "));
+        let (c, _, _) = chunks(&t, 35, 1);
+        assert!(c.iter().all(|x| !x.ends_with("## B")), "{c:#?}");
+        assert_eq!(c.last(), Some(&"## B\n\nshort body here."), "{c:#?}");
+        // A heading longer than the size is a chunk of its own, cut after its line.
+        let t = format!("# {}\n\nbody alpaca llama kiwi.\n", body[..44].join(" "));
+        let (c, _, _) = chunks(&t, 40, 6);
+        assert_eq!(c.len(), 2, "{c:#?}");
+        assert_eq!(c[1], "body alpaca llama kiwi.");
+    }
+
+    #[test]
+    fn invisible_text_and_front_matter() {
+        assert!(chunks("\u{FEFF}", 5, 6).0.is_empty());
+        assert!(chunks("\u{200B}\n\n", 5, 6).0.is_empty());
+        let t = "---\ntitle: x\n# comment\n---\n# Real\n\nbody\n";
+        assert_eq!(Structure::of(t).headings.len(), 1);
+        assert_eq!(chunks(t, 50, 6).0, ["---\ntitle: x\n# comment\n---", "# Real\n\nbody"]);
     }
 
     proptest! {
@@ -696,7 +878,7 @@ mod tests {
                 last = s.end;
             }
             for (i, ch) in text.char_indices() {
-                prop_assert!(ch.is_whitespace() || covered[i], "byte {} of {:?}", i, text);
+                prop_assert!(chunker::is_word_separator(ch) || covered[i], "byte {} of {:?}", i, text);
             }
         }
     }
