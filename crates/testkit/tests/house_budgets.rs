@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 /// 2026-12-07, when the budget was set).
 const FILE_CEILINGS: &[(&str, usize)] = &[
     ("crates/datasets/src/openstax.rs", 1800),
-    ("crates/reporting/src/html.rs", 1633),
+    ("crates/reporting/src/html.rs", 1303),
     ("crates/datasets/src/openstax/cnxml.rs", 1384),
     ("crates/generate/src/lib.rs", 1237),
     ("crates/chunker/src/segment.rs", 1154),
@@ -31,9 +31,9 @@ const FILE_CEILINGS: &[(&str, usize)] = &[
     ("crates/reader/src/openai.rs", 1033),
 ];
 
-/// The most functions over 80 lines the crates may hold (61 when the budget was set; the
+/// The most functions over 80 lines the crates may hold (61 when the budget was set, 55 now; the
 /// issue's target is 30).
-const LONG_FUNCTIONS_CEILING: usize = 61;
+const LONG_FUNCTIONS_CEILING: usize = 55;
 
 /// Every `.rs` file under `crates/*/src`, relative to the workspace.
 fn sources() -> Vec<PathBuf> {
