@@ -118,26 +118,22 @@ pub fn count_over_size(docs: &[Document], chunks: &[Chunk], limit: &SizeLimit) -
         .count()
 }
 
-/// Kinds that index their chunks under something other than their text, which cannot be
-/// stacked (each sets the whole indexed form).
-pub const INDEXING_KINDS: &[&str] = &["headers", "late", "contextual"];
-
 /// Checks the `over` entry of an indexing wrapper (`headers`, `late`, `contextual`): a kind
 /// that indexes chunks, itself valid.
 ///
 /// # Errors
-/// `no-retrieval` or `oracle` (nothing is retrieved, so nothing is indexed), another indexing
-/// wrapper (not stackable), or the entry's own check error, naming the field.
+/// A kind that retrieves nothing ([`super::Params::retrieves`]), another indexing wrapper
+/// ([`super::Params::indexes_other_text`]: not stackable), or the entry's own check error,
+/// naming the field.
 pub fn check_over(over: &super::StrategyConfig) -> Result<()> {
     let k = over.kind();
-    if k == "no-retrieval" || k == "oracle" {
+    if !over.retrieves() {
         bail!("field `over`: kind `{k}` retrieves nothing, so there is nothing to index");
     }
-    if INDEXING_KINDS.contains(&k) {
+    if over.indexes_other_text() {
         bail!(
-            "field `over`: kind `{k}` also sets what chunks are indexed under; these kinds \
-             ({}) do not stack",
-            INDEXING_KINDS.join(", ")
+            "field `over`: kind `{k}` also sets what chunks are indexed under; two such kinds \
+             do not stack"
         );
     }
     over.check().context("field `over`")

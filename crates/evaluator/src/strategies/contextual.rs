@@ -84,6 +84,10 @@ impl Params for Contextual {
     const KIND: &'static str = "contextual";
     const SUMMARY: &'static str = "contextual retrieval with an LLM: for each chunk of `over`, `llm: {base_url, model, ...}` writes a situating context (Anthropic's prompt, or `prompt: FILE`), indexed as context + text; `max_tokens` (100), `document_words` (whole document); passages stay the chunks' spans";
 
+    fn indexes_other_text(&self) -> bool {
+        true
+    }
+
     fn needs_embedder(&self) -> bool {
         self.over.needs_embedder()
     }

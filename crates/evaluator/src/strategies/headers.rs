@@ -111,6 +111,10 @@ impl Params for Headers {
     const KIND: &'static str = "headers";
     const SUMMARY: &'static str = "contextual chunk headers, no model: the chunks of `over` (any strategy entry) indexed under `format` (default `{header}\\n\\n{text}`; `{title}`, `{headings}`: Markdown/HTML heading path, `{header}`, `{text}`) with `separator` (` > `); passages stay the chunks' spans";
 
+    fn indexes_other_text(&self) -> bool {
+        true
+    }
+
     fn needs_embedder(&self) -> bool {
         self.over.needs_embedder()
     }

@@ -50,6 +50,10 @@ impl Params for Late {
     const KIND: &'static str = "late";
     const SUMMARY: &'static str = "late chunking with the local BERT embedder: each document encoded whole in `window`-token windows (512) overlapping by `overlap` (256), each chunk of `over` the mean of its tokens' contextual states; dense retrieval ranks those vectors, passages stay the chunks' spans";
 
+    fn indexes_other_text(&self) -> bool {
+        true
+    }
+
     fn needs_embedder(&self) -> bool {
         true
     }

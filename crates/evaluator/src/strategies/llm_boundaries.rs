@@ -148,7 +148,7 @@ impl Params for LlmBoundaries {
         match self.protocol {
             Protocol::Chroma => {
                 let p = self.pieces();
-                if p.needs_embedder() || super::common::INDEXING_KINDS.contains(&p.kind()) {
+                if p.needs_embedder() || p.indexes_other_text() {
                     bail!("field `pieces`: a plain splitter is needed (fixed, recursive, …)");
                 }
                 p.check().context("field `pieces`")?;

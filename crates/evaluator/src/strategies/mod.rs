@@ -80,6 +80,16 @@ pub trait Params:
     fn needs_embedder(&self) -> bool {
         false
     }
+    /// False for a kind whose questions read passages that are not retrieved (the closed-book
+    /// and oracle baselines): there is nothing for an indexing wrapper to index. Default true.
+    fn retrieves(&self) -> bool {
+        true
+    }
+    /// True for a kind that sets what its chunks are indexed under (a wrapper such as
+    /// `headers`, `late` or `contextual`); such kinds do not stack. Default false.
+    fn indexes_other_text(&self) -> bool {
+        false
+    }
     /// The tokenizer file chunking reads (`unit: tokens`), hashed into the cell's inputs.
     fn tokenizer_file(&self) -> Option<PathBuf> {
         None
@@ -370,6 +380,10 @@ crate::registry::stage_entry! {
     public {
         /// True when chunking embeds text ([`Params::needs_embedder`]).
         fn needs_embedder(&self) -> bool;
+        /// False when the kind retrieves nothing ([`Params::retrieves`]).
+        fn retrieves(&self) -> bool;
+        /// True when the kind sets what chunks are indexed under ([`Params::indexes_other_text`]).
+        fn indexes_other_text(&self) -> bool;
         /// The tokenizer file chunking reads ([`Params::tokenizer_file`]).
         fn tokenizer_file(&self) -> Option<PathBuf>;
         /// Other files chunking reads ([`Params::input_files`]).
@@ -551,6 +565,27 @@ mod tests {
         for r in retriever::records::RECORDS {
             assert!(KINDS.iter().any(|k| k.name == r.strategy), "{}", r.strategy);
         }
+    }
+
+    /// Capabilities are the kinds' own methods: a wrapper refuses a kind that retrieves
+    /// nothing and another indexing wrapper, naming the field.
+    #[test]
+    fn wrappers_read_the_kinds_capabilities() {
+        let check = |y: &str| parse(y).unwrap().check().unwrap_err().to_string();
+        for base in ["oracle", "no-retrieval"] {
+            let e = check(&format!("{{kind: headers, over: {{kind: {base}}}}}"));
+            assert!(e.contains("retrieves nothing") && e.contains(base), "{e}");
+        }
+        let e = check("{kind: headers, over: {kind: late, over: {kind: fixed, size: 50}}}");
+        assert!(
+            e.contains("`late` also sets what chunks are indexed under"),
+            "{e}"
+        );
+        let e = check("{kind: contextual, over: {kind: headers, over: {kind: fixed, size: 9}}, llm: {base_url: 'http://127.0.0.1:9', model: m}}");
+        assert!(e.contains("do not stack"), "{e}");
+        let ok = parse("{kind: headers, over: {kind: markdown, size: 50}}").unwrap();
+        ok.check().unwrap();
+        assert!(ok.indexes_other_text() && ok.retrieves());
     }
 
     #[test]

@@ -18,6 +18,10 @@ impl Params for NoRetrieval {
     const KIND: &'static str = "no-retrieval";
     const SUMMARY: &'static str = "closed-book baseline: every question is read with no passages (0 words retrieved); the retriever is not asked; no fields";
 
+    fn retrieves(&self) -> bool {
+        false
+    }
+
     fn build(&self) -> Result<Box<dyn Chunker>> {
         Ok(Box::new(NoRetrieval {}))
     }

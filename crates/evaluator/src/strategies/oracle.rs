@@ -22,6 +22,10 @@ impl Params for Oracle {
     const KIND: &'static str = "oracle";
     const SUMMARY: &'static str = "gold-evidence baseline: every question is read with exactly its gold evidence spans (all of them, as one rank); without evidence it reads closed-book; the retriever is not asked; no fields";
 
+    fn retrieves(&self) -> bool {
+        false
+    }
+
     fn build(&self) -> Result<Box<dyn Chunker>> {
         Ok(Box::new(Oracle {}))
     }
