@@ -30,8 +30,8 @@
 //! is in exactly one chunk.
 
 use super::{
-    check_tokenizer_field, common, one_per_hit, Chunker, Params, Passages, QuestionRecord,
-    Ranking, StrategyStats,
+    check_tokenizer_field, common, one_per_hit, Chunker, Params, Passages, QuestionRecord, Ranking,
+    StrategyStats,
 };
 use anyhow::{bail, Result};
 use chunker::headings::{headings, path_at, Heading};
@@ -142,8 +142,14 @@ impl Chunker for MarkdownChunker {
             .collect();
         let mut stats = StrategyStats::default();
         for (name, value) in [
-            ("sections_split", per.iter().map(|p| p.1.sections_split).sum()),
-            ("blocks_over_size", per.iter().map(|p| p.1.blocks_over_size).sum()),
+            (
+                "sections_split",
+                per.iter().map(|p| p.1.sections_split).sum(),
+            ),
+            (
+                "blocks_over_size",
+                per.iter().map(|p| p.1.blocks_over_size).sum(),
+            ),
         ] {
             stats.counters.insert(name.to_string(), value);
         }
@@ -194,7 +200,10 @@ impl Passages for HeadingPaths<'_> {
             .iter()
             .map(|r| {
                 let c = &r.chunks[0];
-                let hs = self.headings.get(c.doc_id.as_str()).map_or(&[][..], Vec::as_slice);
+                let hs = self
+                    .headings
+                    .get(c.doc_id.as_str())
+                    .map_or(&[][..], Vec::as_slice);
                 let path = path_at(hs, c.span.start);
                 if path.is_empty() {
                     "§ (before the first heading)".to_string()
@@ -239,7 +248,11 @@ fn chunk_text(text: &str, limit: &SizeLimit, max_level: u8, n: &mut DocCounts) -
     let doc = Structure::of(text);
     // Section starts, each with whether it starts at a heading (the preamble may not).
     let mut starts: Vec<usize> = vec![0];
-    for h in doc.headings.iter().filter(|h| h.level <= max_level && h.start > 0) {
+    for h in doc
+        .headings
+        .iter()
+        .filter(|h| h.level <= max_level && h.start > 0)
+    {
         // A section that is only headings joins the next one (however many there are).
         let last = *starts.last().expect("starts is never empty");
         if !doc.headings_only(last, h.start) {
@@ -278,7 +291,10 @@ impl<'t> Structure<'t> {
         let headings: Vec<Heading> = headings(text)
             .into_iter()
             .filter(|h| !inside_any(&protected, h.start))
-            .filter(|h| html || !text[h.start..].starts_with('<') || at_line_start(text, &line_starts, h.start))
+            .filter(|h| {
+                html || !text[h.start..].starts_with('<')
+                    || at_line_start(text, &line_starts, h.start)
+            })
             .collect();
         let heading_spans = headings.iter().map(|h| heading_span(text, h)).collect();
         Structure {
@@ -308,10 +324,13 @@ impl<'t> Structure<'t> {
     /// one, before its body (`!strict`).
     fn bad_cut(&self, b: usize, strict: bool) -> bool {
         let i = self.heading_spans.partition_point(|h| h.end < b);
-        self.heading_spans[i.saturating_sub(1)..].iter().take(2).any(|h| {
-            let body = h.end + separator_run(&self.text[h.end..]);
-            (h.start < b && b < h.end) || (!strict && h.end <= b && b <= body)
-        })
+        self.heading_spans[i.saturating_sub(1)..]
+            .iter()
+            .take(2)
+            .any(|h| {
+                let body = h.end + separator_run(&self.text[h.end..]);
+                (h.start < b && b < h.end) || (!strict && h.end <= b && b <= body)
+            })
     }
 }
 
@@ -329,7 +348,8 @@ fn separator_run(s: &str) -> usize {
 /// tags count wherever they are. Otherwise (Markdown) an HTML block or heading counts only at
 /// the start of a line (up to 3 spaces of indent), as CommonMark's HTML blocks (§4.6).
 fn html_mode(text: &str) -> bool {
-    text.trim_start_matches(chunker::is_word_separator).starts_with('<')
+    text.trim_start_matches(chunker::is_word_separator)
+        .starts_with('<')
 }
 
 /// True when byte `at` is on a line start after at most 3 spaces.
@@ -350,7 +370,10 @@ fn heading_span(text: &str, h: &Heading) -> Span {
             .find(&close)
             .and_then(|i| lower[i..].find('>').map(|j| h.start + i + j + 1))
             .unwrap_or(text.len());
-        return Span { start: h.start, end };
+        return Span {
+            start: h.start,
+            end,
+        };
     }
     let mut lines = chunker::headings::line_spans(&text[h.start..]);
     let first = lines.next().map_or(0, |l| l.1.len());
@@ -361,7 +384,10 @@ fn heading_span(text: &str, h: &Heading) -> Span {
             end = h.start + text[h.start..].find(under).unwrap_or(0) + under.len();
         }
     }
-    Span { start: h.start, end: end.max(h.start) }
+    Span {
+        start: h.start,
+        end: end.max(h.start),
+    }
 }
 
 /// True when byte `b` is strictly inside a block of `protected` (sorted, disjoint).
@@ -413,11 +439,21 @@ fn cap_section(
     let all = boundaries(text, start, end, &doc.protected);
     let strict: Vec<Vec<usize>> = all
         .iter()
-        .map(|v| v.iter().copied().filter(|&b| !doc.bad_cut(b, true)).collect())
+        .map(|v| {
+            v.iter()
+                .copied()
+                .filter(|&b| !doc.bad_cut(b, true))
+                .collect()
+        })
         .collect();
     let greedy: Vec<Vec<usize>> = strict
         .iter()
-        .map(|v| v.iter().copied().filter(|&b| !doc.bad_cut(b, false)).collect())
+        .map(|v| {
+            v.iter()
+                .copied()
+                .filter(|&b| !doc.bad_cut(b, false))
+                .collect()
+        })
         .collect();
     // The section's end is the last cut point of every level, so the galloping search
     // finds it when the rest fits (no measuring of the whole rest for each piece).
@@ -433,7 +469,11 @@ fn cap_section(
         at = rest.start;
         let cut = greedy
             .iter()
-            .find_map(|cands| last_fitting(&cands[cands.partition_point(|&b| b <= at)..], |b| fits(at, b)))
+            .find_map(|cands| {
+                last_fitting(&cands[cands.partition_point(|&b| b <= at)..], |b| {
+                    fits(at, b)
+                })
+            })
             .unwrap_or_else(|| {
                 // Nothing fits: the first indivisible piece (a block, a heading, a long word)
                 // is kept whole.
@@ -642,7 +682,13 @@ fn html_blocks(text: &str, open: &str, close: &str, anywhere: bool) -> Vec<Span>
     let mut depth = 0usize;
     let mut start = 0;
     let mut at = 0;
-    while let Some(i) = lower[at..].find(if depth == 0 { open } else if comment { close } else { "<" }) {
+    while let Some(i) = lower[at..].find(if depth == 0 {
+        open
+    } else if comment {
+        close
+    } else {
+        "<"
+    }) {
         let pos = at + i;
         at = pos + 1;
         if depth == 0 {
@@ -735,7 +781,11 @@ mod tests {
         let (c, _, _) = chunks(t, 4, 6);
         assert_eq!(
             c,
-            ["# T\n\nAlpha beta", "gamma. Delta epsilon.", "Zeta eta theta iota."]
+            [
+                "# T\n\nAlpha beta",
+                "gamma. Delta epsilon.",
+                "Zeta eta theta iota."
+            ]
         );
         let (c, _, _) = chunks("one two three four five", 2, 6);
         assert_eq!(c, ["one two", "three four", "five"]);
@@ -748,7 +798,11 @@ mod tests {
         assert_eq!(c[0], "<h1>Doc</h1>\n<p>Intro text here.</p>");
         let pre = &t[t.find("<pre>").unwrap()..t.find("</pre>").unwrap() + 6];
         assert!(c.iter().any(|x| x.contains(pre)), "{c:#?}");
-        assert!(c.iter().any(|x| x.starts_with("<TABLE>") && x.ends_with("</TABLE>")), "{c:#?}");
+        assert!(
+            c.iter()
+                .any(|x| x.starts_with("<TABLE>") && x.ends_with("</TABLE>")),
+            "{c:#?}"
+        );
         assert!(over >= 1);
         assert_eq!(Structure::of(t).headings.len(), 2);
     }
@@ -771,7 +825,9 @@ mod tests {
         assert!(c.iter().any(|x| x.contains(block)), "{c:#?}");
         assert!(c.iter().all(|x| *x != "```python"), "{c:#?}");
         assert!(
-            c.last().unwrap().ends_with("echo \"this fence is never closed\""),
+            c.last()
+                .unwrap()
+                .ends_with("echo \"this fence is never closed\""),
             "{c:#?}"
         );
         assert!(c.iter().any(|x| x.starts_with("## Usage")), "{c:#?}");
@@ -797,7 +853,8 @@ mod tests {
             assert_eq!(c.last(), Some(&"# B\n\nb"), "{middle:?}: {c:#?}");
         }
         // An HTML document's tags count anywhere.
-        let t = "<html><body><h1>One</h1><p>a b c</p><h2>Two</h2><pre>x y z w v</pre></body></html>";
+        let t =
+            "<html><body><h1>One</h1><p>a b c</p><h2>Two</h2><pre>x y z w v</pre></body></html>";
         assert_eq!(Structure::of(t).headings.len(), 2);
     }
 
@@ -828,7 +885,10 @@ mod tests {
         let t = format!("# A\n\n## B\n\n{}\n", body.join(" "));
         let (c, _, _) = chunks(&t, 50, 6);
         assert!(c[0].starts_with("# A\n\n## B\n\nw0 "), "{c:#?}");
-        let t = format!("# A\n\n{}\n\n## B\n\nshort body here.\n", body[..30].join(" "));
+        let t = format!(
+            "# A\n\n{}\n\n## B\n\nshort body here.\n",
+            body[..30].join(" ")
+        );
         let (c, _, _) = chunks(&t, 35, 1);
         assert!(c.iter().all(|x| !x.ends_with("## B")), "{c:#?}");
         assert_eq!(c.last(), Some(&"## B\n\nshort body here."), "{c:#?}");
@@ -845,7 +905,10 @@ mod tests {
         assert!(chunks("\u{200B}\n\n", 5, 6).0.is_empty());
         let t = "---\ntitle: x\n# comment\n---\n# Real\n\nbody\n";
         assert_eq!(Structure::of(t).headings.len(), 1);
-        assert_eq!(chunks(t, 50, 6).0, ["---\ntitle: x\n# comment\n---", "# Real\n\nbody"]);
+        assert_eq!(
+            chunks(t, 50, 6).0,
+            ["---\ntitle: x\n# comment\n---", "# Real\n\nbody"]
+        );
     }
 
     proptest! {
