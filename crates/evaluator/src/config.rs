@@ -1012,6 +1012,7 @@ limit: 20
             "{kind: ear, ear: {radius: 40, dedup: merge, expand: summary}}",
             "{kind: sentence-window, window_size: 2}",
             "{kind: cluster-semantic, max_size: 200, unit: words}",
+            "{kind: markdown, size: 150, max_level: 2}",
             "{kind: no-retrieval}",
             "{kind: oracle}",
             "{kind: command, command: [python3, chunk.py], version: '1', timeout_secs: 5}",

@@ -12,8 +12,8 @@
 //!   followed by a delimiter row with `|`, up to the first blank line or line without `|`),
 //!   HTML `<pre>` and `<table>` elements (nested tables counted) and comments, and YAML front
 //!   matter are never cut, and headings inside them do not count. In a Markdown document an
-//!   HTML block or heading counts only where it opens a line (CommonMark §4.6); a document
-//!   whose first character is `<` is HTML and its tags count anywhere. A block longer than
+//!   HTML block or heading counts only where it opens a line (CommonMark §4.6); an HTML page
+//!   (opening with `<!DOCTYPE html` or `<html`) has its tags counted anywhere. A block longer than
 //!   `size` is kept whole, as its own chunk, and counted (`blocks_over_size`).
 //! - **Size cap.** A section longer than `size` (in `unit`) is cut greedily from its start, at
 //!   the last boundary that keeps the piece within `size`, trying in order the boundaries
@@ -344,12 +344,18 @@ fn separator_run(s: &str) -> usize {
     s.len() - s.trim_start_matches(chunker::is_word_separator).len()
 }
 
-/// True when the document is HTML (its first character after word separators is `<`): its
-/// tags count wherever they are. Otherwise (Markdown) an HTML block or heading counts only at
-/// the start of a line (up to 3 spaces of indent), as CommonMark's HTML blocks (§4.6).
+/// True when the document is an HTML page (it opens with `<!DOCTYPE html` or `<html`, ASCII
+/// case-insensitive, after word separators): its tags count wherever they are. Otherwise
+/// (Markdown, also one that opens with an HTML fragment such as a README's `<p align=…>` or
+/// `<!-- toc -->`) an HTML block or heading counts only at the start of a line (up to 3 spaces
+/// of indent), as CommonMark's HTML blocks (§4.6).
 fn html_mode(text: &str) -> bool {
-    text.trim_start_matches(chunker::is_word_separator)
-        .starts_with('<')
+    let head = text.trim_start_matches(chunker::is_word_separator);
+    let head = head
+        .get(..head.len().min(14))
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    head.starts_with("<!doctype html") || head.starts_with("<html")
 }
 
 /// True when byte `at` is on a line start after at most 3 spaces.
@@ -434,36 +440,7 @@ fn cap_section(
         out.push(whole);
         return;
     }
-    // Cut points by preference, none inside a block or a heading: for the greedy cut, none
-    // directly after a heading either (a heading stays with its body).
-    let all = boundaries(text, start, end, &doc.protected);
-    let strict: Vec<Vec<usize>> = all
-        .iter()
-        .map(|v| {
-            v.iter()
-                .copied()
-                .filter(|&b| !doc.bad_cut(b, true))
-                .collect()
-        })
-        .collect();
-    let greedy: Vec<Vec<usize>> = strict
-        .iter()
-        .map(|v| {
-            v.iter()
-                .copied()
-                .filter(|&b| !doc.bad_cut(b, false))
-                .collect()
-        })
-        .collect();
-    // The section's end is the last cut point of every level, so the galloping search
-    // finds it when the rest fits (no measuring of the whole rest for each piece).
-    let greedy: Vec<Vec<usize>> = greedy
-        .into_iter()
-        .map(|mut v| {
-            v.push(end);
-            v
-        })
-        .collect();
+    let (strict, greedy) = cut_points(doc, start, end);
     let mut at = whole.start;
     while let Some(rest) = trimmed(text, at, end) {
         at = rest.start;
@@ -492,6 +469,43 @@ fn cap_section(
         }
         at = cut;
     }
+}
+
+/// The cut points of the section `[start, end)` by level of preference, none inside a block
+/// or a heading (`strict`, for an indivisible piece) and, for the greedy cut, none directly
+/// after a heading either, with the section's end last in every level (`greedy`).
+fn cut_points(doc: &Structure, start: usize, end: usize) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
+    // Cut points by preference, none inside a block or a heading: for the greedy cut, none
+    // directly after a heading either (a heading stays with its body).
+    let all = boundaries(doc.text, start, end, &doc.protected);
+    let strict: Vec<Vec<usize>> = all
+        .iter()
+        .map(|v| {
+            v.iter()
+                .copied()
+                .filter(|&b| !doc.bad_cut(b, true))
+                .collect()
+        })
+        .collect();
+    let greedy: Vec<Vec<usize>> = strict
+        .iter()
+        .map(|v| {
+            v.iter()
+                .copied()
+                .filter(|&b| !doc.bad_cut(b, false))
+                .collect()
+        })
+        .collect();
+    // The section's end is the last cut point of every level, so the galloping search
+    // finds it when the rest fits (no measuring of the whole rest for each piece).
+    let greedy: Vec<Vec<usize>> = greedy
+        .into_iter()
+        .map(|mut v| {
+            v.push(end);
+            v
+        })
+        .collect();
+    (strict, greedy)
 }
 
 /// The last of `cands` (sorted) for which `fits` holds, given that it holds for a prefix of
@@ -587,7 +601,21 @@ fn protected_blocks(text: &str) -> Vec<Span> {
         blocks.extend(
             html_blocks(text, open, close, html)
                 .into_iter()
-                .filter(|b| !inside_any(&fences, b.start)),
+                .filter(|b| !inside_any(&fences, b.start))
+                .map(|b| {
+                    // In Markdown a `<table>` block (CommonMark §4.6, type 6) also ends at a
+                    // blank line, so an unclosed one does not run to the end.
+                    if html || open != "<table" {
+                        return b;
+                    }
+                    let end = chunker::headings::line_spans(&text[b.start..b.end])
+                        .find(|l| blank(l.1))
+                        .map_or(b.end, |l| b.start + l.0);
+                    Span {
+                        start: b.start,
+                        end,
+                    }
+                }),
         );
     }
     blocks.sort_by_key(|b| (b.start, b.end));
@@ -852,10 +880,22 @@ mod tests {
             let (c, _, _) = chunks(&t, 50, 6);
             assert_eq!(c.last(), Some(&"# B\n\nb"), "{middle:?}: {c:#?}");
         }
-        // An HTML document's tags count anywhere.
+        // An HTML page's tags count anywhere.
         let t =
             "<html><body><h1>One</h1><p>a b c</p><h2>Two</h2><pre>x y z w v</pre></body></html>";
         assert_eq!(Structure::of(t).headings.len(), 2);
+        // A README that opens with an HTML fragment is still Markdown.
+        for head in [
+            "<p align=\"center\"><img src=\"logo.png\"></p>",
+            "<!-- toc -->",
+        ] {
+            let t = format!("{head}\n\n# Project\n\nUse a <table> here.\n\n## Install\n\nrun it\n");
+            let (c, _, _) = chunks(&t, 50, 6);
+            assert_eq!(c.last(), Some(&"## Install\n\nrun it"), "{c:#?}");
+        }
+        // An unclosed `<table>` at a line start ends at a blank line.
+        let (c, _, _) = chunks("# A\n\n<table><tr><td>x\n\n# B\n\nb\n", 50, 6);
+        assert_eq!(c.last(), Some(&"# B\n\nb"), "{c:#?}");
     }
 
     #[test]
