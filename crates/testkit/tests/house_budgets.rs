@@ -126,10 +126,8 @@ fn blank(text: &str) -> String {
             let len = if rest.get(1) == Some(&b'\\') {
                 rest.iter().skip(2).position(|&c| c == b'\'').map(|p| p + 3)
             } else {
-                let ch = std::str::from_utf8(&rest[1..rest.len().min(6)])
-                    .ok()
-                    .or_else(|| std::str::from_utf8(&rest[1..rest.len().min(5)]).ok())
-                    .and_then(|s| s.chars().next());
+                // `i` is on a char boundary (at an ASCII quote), so the next char decodes.
+                let ch = text.get(i + 1..).and_then(|s| s.chars().next());
                 ch.and_then(|c| {
                     (rest.get(1 + c.len_utf8()) == Some(&b'\'')).then(|| 2 + c.len_utf8())
                 })

@@ -141,17 +141,13 @@ impl Chunker for MarkdownChunker {
             })
             .collect();
         let mut stats = StrategyStats::default();
-        for (name, value) in [
-            (
-                "sections_split",
-                per.iter().map(|p| p.1.sections_split).sum(),
-            ),
-            (
-                "blocks_over_size",
-                per.iter().map(|p| p.1.blocks_over_size).sum(),
-            ),
-        ] {
-            stats.counters.insert(name.to_string(), value);
+        let sums = [
+            per.iter().map(|p| p.1.sections_split).sum(),
+            per.iter().map(|p| p.1.blocks_over_size).sum(),
+        ];
+        // In COUNTERS' order, under its names (declared once).
+        for (c, value) in COUNTERS.iter().zip(sums) {
+            stats.counters.insert(c.name.to_string(), value);
         }
         let chunks: Vec<Chunk> = per.into_iter().flat_map(|p| p.0).collect();
         stats.over_size = common::count_over_size(docs, &chunks, &self.limit);
@@ -246,7 +242,7 @@ impl QuestionRecord for PathRecord {
 /// The chunks of one document's text as trimmed byte spans, in order (the module's rules).
 fn chunk_text(text: &str, limit: &SizeLimit, max_level: u8, n: &mut DocCounts) -> Vec<Span> {
     let doc = Structure::of(text);
-    // Section starts, each with whether it starts at a heading (the preamble may not).
+    // Section starts: the text's start and every heading up to `max_level`.
     let mut starts: Vec<usize> = vec![0];
     for h in doc
         .headings
@@ -308,9 +304,11 @@ impl<'t> Structure<'t> {
     /// True when `[a, b)` holds nothing but headings and word separators.
     fn headings_only(&self, a: usize, b: usize) -> bool {
         let mut at = a;
-        for h in &self.heading_spans {
-            if h.end <= at || h.start >= b {
-                continue;
+        // Spans are sorted and disjoint: start at the first one ending after `a`.
+        let first = self.heading_spans.partition_point(|h| h.end <= a);
+        for h in &self.heading_spans[first..] {
+            if h.start >= b {
+                break;
             }
             if !blank(&self.text[at..h.start.max(at)]) {
                 return false;
@@ -369,25 +367,29 @@ fn at_line_start(text: &str, line_starts: &[usize], at: usize) -> bool {
 /// A heading's span: an HTML heading's element up to its closing tag; a Markdown heading's
 /// line, with a setext heading's underline.
 fn heading_span(text: &str, h: &Heading) -> Span {
-    if text[h.start..].starts_with('<') {
-        let lower = text[h.start..].to_ascii_lowercase();
+    let rest = &text[h.start..];
+    if rest.starts_with('<') {
+        // The closing tag, found without copying the rest of the document.
         let close = format!("</h{}", h.level);
-        let end = lower
-            .find(&close)
-            .and_then(|i| lower[i..].find('>').map(|j| h.start + i + j + 1))
+        let end = rest
+            .as_bytes()
+            .windows(close.len())
+            .position(|w| w.eq_ignore_ascii_case(close.as_bytes()))
+            .and_then(|i| rest[i..].find('>').map(|j| h.start + i + j + 1))
             .unwrap_or(text.len());
         return Span {
             start: h.start,
             end,
         };
     }
-    let mut lines = chunker::headings::line_spans(&text[h.start..]);
+    let mut lines = chunker::headings::line_spans(rest);
     let first = lines.next().map_or(0, |l| l.1.len());
     let mut end = h.start + first;
-    if !text[h.start..].trim_start_matches(' ').starts_with('#') {
-        // A setext heading: its text line, then the underline.
-        if let Some((_, under, _)) = lines.next() {
-            end = h.start + text[h.start..].find(under).unwrap_or(0) + under.len();
+    if !rest.trim_start_matches(' ').starts_with('#') {
+        // A setext heading: its text line, then the underline (at its own offset; the
+        // underline's text may also occur in the heading's line).
+        if let Some((off, under, _)) = lines.next() {
+            end = h.start + off + under.len();
         }
     }
     Span {
@@ -920,6 +922,11 @@ mod tests {
         // A run of bare headings joins the section that has a body.
         let (c, _, _) = chunks("# A\n## B\n### C\ntext bison.\n", 50, 6);
         assert_eq!(c, ["# A\n## B\n### C\ntext bison."]);
+        // A setext heading whose line holds its own underline's text is still bare.
+        let t = "Rules ----- here\n-----\n\n## Sub\n\nbody\n";
+        assert_eq!(chunks(t, 50, 6).0, [t.trim_end()]);
+        let t = "<H2 class=x>Bare</H2>\n<h3>Sub</h3>\nbody\n";
+        assert_eq!(chunks(t, 50, 6).0, [t.trim_end()]);
         // Cut: never between a heading and its body.
         let body: Vec<String> = (0..60).map(|i| format!("w{i}")).collect();
         let t = format!("# A\n\n## B\n\n{}\n", body.join(" "));
