@@ -84,11 +84,16 @@ pub(crate) struct GenerateArgs {
     /// folder of .txt/.md/.html files (read as `data import` reads one).
     #[arg(long = "from", value_name = "DATASET_OR_FOLDER")]
     from: String,
-    /// Base URL of the OpenAI-compatible server, up to the API version (e.g.
+    /// Base URL of the model's server, up to the API version (e.g.
     /// http://127.0.0.1:8000/v1 for vLLM, http://127.0.0.1:8765/v1 for
-    /// scripts/llama-server/serve.sh).
+    /// scripts/llama-server/serve.sh, https://api.anthropic.com/v1 with --llm-protocol
+    /// anthropic).
     #[arg(long, value_name = "URL", required_unless_present = "explain")]
     llm: Option<String>,
+    /// The server's protocol: `openai` (Chat Completions) or `anthropic` (Messages; no
+    /// response format, no seed).
+    #[arg(long, value_name = "NAME", default_value = "openai")]
+    llm_protocol: String,
     /// The model name sent with each request (any name for llama.cpp's server).
     #[arg(long, default_value = "default")]
     llm_model: String,
@@ -357,29 +362,38 @@ fn generate_dataset(a: &GenerateArgs) -> Result<()> {
     }
     let corpus = generate_corpus(a, &name)?;
     let started = std::time::Instant::now();
-    // The model: the reader's chat path, its served model probed for the identity.
+    // The model: the one seam (reader::lm), its served model probed for the identity.
     let base_url = a
         .llm
         .clone()
         .expect("clap requires --llm without --explain");
-    let mut server = reader::OpenAiReader::new(reader::OpenAiConfig {
-        base_url,
-        model: a.llm_model.clone(),
-        api_key_env: a.api_key_env.clone(),
-        logprobs: reader::LogprobsMode::Off,
-        seed: Some(a.llm_seed),
-        timeout_secs: a.timeout_secs,
-        max_retries: a.max_retries,
-        concurrency: a.concurrency.max(1),
-        ..reader::OpenAiConfig::default()
-    })
-    .context("--llm")?;
-    server.probe_served_models().context("--llm")?;
-    let weights = match &a.llm_gguf {
-        Some(p) => Some(sha256_file(p).with_context(|| format!("--llm-gguf {}", p.display()))?),
-        None => None,
-    };
-    let llm = generate::ServerLlm::new(server, weights.as_deref());
+    let llm = reader::lm::ChatModel::new(
+        &reader::lm::ChatModelConfig {
+            base_url,
+            model: a.llm_model.clone(),
+            protocol: a.llm_protocol.clone(),
+            api_key_env: a.api_key_env.clone(),
+            seed: a.llm_seed,
+            timeout_secs: a.timeout_secs,
+            max_retries: a.max_retries,
+            concurrency: a.concurrency.max(1),
+        },
+        "--llm",
+    )?;
+    if opts.response_format != generate::ResponseFormat::None
+        && !llm.protocol().takes_response_format()
+    {
+        bail!(
+            "--response-format: protocol `{}` takes no response format; give \
+             --response-format none (the prompt asks for JSON)",
+            a.llm_protocol
+        );
+    }
+    let mut llm = llm.connect().context("--llm")?;
+    if let Some(p) = &a.llm_gguf {
+        let sha = sha256_file(p).with_context(|| format!("--llm-gguf {}", p.display()))?;
+        llm = llm.with_identity_suffix(&format!("weights_sha256={sha}"));
+    }
     let embedder = evaluator::embedder::EmbedderConfig {
         model: Some(a.embedder.clone()),
         cache: a.embedding_cache.clone(),
@@ -387,17 +401,18 @@ fn generate_dataset(a: &GenerateArgs) -> Result<()> {
     }
     .build()
     .context("--embedder / --embedding-cache")?;
-    let cache =
-        generate::cache::GenerationCache::open(&a.cache, a.cache_mode).context("--cache")?;
+    let llm = llm.with_cache(
+        generate::cache::GenerationCache::open(&a.cache, a.cache_mode).context("--cache")?,
+    );
     eprintln!(
         "generating up to {} questions from {} ({} documents) with {}",
         opts.target,
         corpus.source,
         corpus.documents.len(),
-        generate::Llm::identity(&llm)
+        llm.identity()
     );
     let mut shown = 0;
-    let g = generate::generate(&corpus, &opts, &llm, embedder.as_ref(), &cache, &mut |p| {
+    let g = generate::generate(&corpus, &opts, &llm, embedder.as_ref(), &mut |p| {
         if p.candidates >= shown + 20 {
             shown = p.candidates;
             eprintln!(
@@ -406,7 +421,7 @@ fn generate_dataset(a: &GenerateArgs) -> Result<()> {
             );
         }
     })?;
-    let stats = cache.stats();
+    let stats = llm.cache_stats().unwrap_or_default();
     eprintln!(
         "  {}; replies: {} from the cache, {} from the model{}; {:.1} s",
         generate::rejection_summary(&g.counts),

@@ -34,7 +34,7 @@ pub mod sample;
 use anyhow::{bail, Context, Result};
 use chunker::{Document, Span};
 use datasets::dataset::{DatasetManifest, Evidence, Question};
-use reader::openai::Generation;
+use reader::lm::{ChatModel, ChatRequest, Generation};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -51,61 +51,6 @@ pub const QUESTION_TEMPLATE: &str = include_str!("../prompts/question.jinja");
 
 /// `max_tokens` of the closed-book check's request (an answer letter).
 const CLOSED_BOOK_MAX_TOKENS: u32 = 16;
-
-/// A model that writes text: the OpenAI-compatible chat path ([`ServerLlm`]) or a test's.
-pub trait Llm: Sync {
-    /// What the replies depend on (endpoint, model, served model, weights' sha256 when
-    /// known, seed): the cache key and the dataset's identity hold it.
-    fn identity(&self) -> String;
-
-    /// One reply to `messages` ((role, content) pairs) at temperature 0.
-    ///
-    /// # Errors
-    /// The model cannot answer (server down, HTTP error after retries, a body that is not a
-    /// chat completion). Unusable *content* is not an error: it is judged by the caller.
-    fn complete(
-        &self,
-        messages: &[(String, String)],
-        max_tokens: u32,
-        response_format: Option<&str>,
-    ) -> Result<Generation>;
-}
-
-/// An OpenAI-compatible server (vLLM, llama.cpp, Ollama, OpenAI) through the reader's chat
-/// path ([`reader::OpenAiReader::generate`]).
-pub struct ServerLlm {
-    reader: reader::OpenAiReader,
-    identity: String,
-}
-
-impl ServerLlm {
-    /// Wraps a reader whose served model was probed; `weights_sha256` (the GGUF the server
-    /// loaded, when the user names it) joins the identity.
-    pub fn new(reader: reader::OpenAiReader, weights_sha256: Option<&str>) -> Self {
-        let mut identity = reader.generation_identity();
-        if let Some(s) = weights_sha256 {
-            identity.push_str(&format!("+weights_sha256={s}"));
-        }
-        ServerLlm { reader, identity }
-    }
-}
-
-impl Llm for ServerLlm {
-    fn identity(&self) -> String {
-        self.identity.clone()
-    }
-
-    fn complete(
-        &self,
-        messages: &[(String, String)],
-        max_tokens: u32,
-        response_format: Option<&str>,
-    ) -> Result<Generation> {
-        Ok(self
-            .reader
-            .generate(messages, max_tokens, response_format)?)
-    }
-}
 
 /// How replies are constrained to JSON (`--response-format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
@@ -526,39 +471,24 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
     }
 }
 
-/// The canonical request text the cache keys on.
-fn request_text(messages: &[(String, String)], max_tokens: u32, format: Option<&str>) -> String {
-    serde_json::json!({"messages": messages, "max_tokens": max_tokens, "response_format": format})
-        .to_string()
-}
-
-/// One reply: from the cache, else from the model (and stored; `asked` counts it).
+/// One reply, through the model's cache ([`ChatModel::ask_one`]); `asked` counts those the
+/// server wrote.
 fn reply_for(
-    llm: &dyn Llm,
+    llm: &ChatModel,
     asked: &std::sync::atomic::AtomicU64,
-    cache: &cache::GenerationCache,
-    identity: &str,
-    messages: &[(String, String)],
+    messages: Vec<(String, String)>,
     max_tokens: u32,
     format: Option<&str>,
 ) -> Result<Generation> {
-    let req = request_text(messages, max_tokens, format);
-    if let Some(g) = cache.get(identity, &req) {
-        return Ok(g);
+    let r = llm.ask_one(&ChatRequest {
+        messages,
+        max_tokens,
+        response_format: format.map(str::to_string),
+    })?;
+    if !r.cached {
+        asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
-    let mut g = llm.complete(messages, max_tokens, format)?;
-    asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    if g.text.len() > reply::MAX_REPLY_BYTES {
-        // Malformed however it ends (reply::parse_reply): kept one byte over the limit, so
-        // the cache stores kilobytes, not what the server sent.
-        let mut end = reply::MAX_REPLY_BYTES + 1;
-        while !g.text.is_char_boundary(end) {
-            end += 1;
-        }
-        g.text.truncate(end);
-    }
-    cache.put(identity, &req, &g)?;
-    Ok(g)
+    Ok(r.generation)
 }
 
 /// What the progress callback of [`generate`] is told after each batch.
@@ -581,9 +511,8 @@ pub struct Progress {
 pub fn generate(
     corpus: &Corpus,
     opts: &GenerateOptions,
-    llm: &dyn Llm,
+    llm: &ChatModel,
     embedder: &dyn embed::Embedder,
-    cache: &cache::GenerationCache,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Generated> {
     opts.check()?;
@@ -630,8 +559,6 @@ pub fn generate(
         opts,
         llm,
         embedder,
-        cache,
-        identity: &identity,
         questions: Vec::new(),
         vectors: Vec::new(),
         records: Vec::new(),
@@ -646,12 +573,12 @@ pub fn generate(
             let handles: Vec<_> = batch
                 .iter()
                 .map(|(_, p)| {
-                    let (identity, format, asked) = (&identity, format.as_deref(), &asked);
+                    let (format, asked) = (format.as_deref(), &asked);
                     s.spawn(move || {
                         let d = &corpus.documents[p.doc];
                         let msgs =
                             render_messages(opts, &d.title, &d.text[p.span.start..p.span.end])?;
-                        reply_for(llm, asked, cache, identity, &msgs, opts.max_tokens, format)
+                        reply_for(llm, asked, msgs, opts.max_tokens, format)
                     })
                 })
                 .collect();
@@ -728,10 +655,8 @@ struct Judge<'a> {
     asked: &'a std::sync::atomic::AtomicU64,
     corpus: &'a Corpus,
     opts: &'a GenerateOptions,
-    llm: &'a dyn Llm,
+    llm: &'a ChatModel,
     embedder: &'a dyn embed::Embedder,
-    cache: &'a cache::GenerationCache,
-    identity: &'a str,
     /// The accepted questions, and their vectors (same order).
     questions: Vec<Question>,
     vectors: Vec<Vec<f32>>,
@@ -1012,15 +937,7 @@ impl Judge<'_> {
             msgs.push(("system".to_string(), s));
         }
         msgs.push(("user".to_string(), r.user));
-        let g = reply_for(
-            self.llm,
-            self.asked,
-            self.cache,
-            self.identity,
-            &msgs,
-            CLOSED_BOOK_MAX_TOKENS,
-            None,
-        )?;
+        let g = reply_for(self.llm, self.asked, msgs, CLOSED_BOOK_MAX_TOKENS, None)?;
         Ok(matches!(
             reader::parse_answer(&g.text, &q.options),
             reader::ParsedAnswer::Choice { index, .. } if Some(index) == q.answer

@@ -139,9 +139,10 @@ fn replace_ascii_case_insensitive(hay: &str, needle: &str, with: &str) -> String
     out
 }
 
-/// An API key from the environment, sent as `Authorization: Bearer <key>`.
+/// An API key from the environment, sent as `Authorization: Bearer <key>` (or, after
+/// [`Bearer::in_header`], as the value of another header, e.g. Anthropic's `x-api-key`).
 #[derive(Clone)]
-pub struct Bearer(String);
+pub struct Bearer(String, Option<&'static str>);
 
 impl std::fmt::Debug for Bearer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -166,7 +167,7 @@ impl Bearer {
                 } else {
                     warn_placeholder(var, &key);
                 }
-                Ok(Bearer(key))
+                Ok(Bearer(key, None))
             }
             _ => Err(format!("environment variable `{var}` is not set or empty")),
         }
@@ -177,9 +178,18 @@ impl Bearer {
         redact(&message)
     }
 
-    /// Adds the `Authorization` header to `req`.
+    /// The same key, sent as the whole value of the header `name` instead of
+    /// `Authorization: Bearer` (Anthropic's Messages API: `x-api-key`).
+    pub fn in_header(self, name: &'static str) -> Bearer {
+        Bearer(self.0, Some(name))
+    }
+
+    /// Adds the key's header to `req`.
     pub fn authorize<B>(&self, req: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
-        req.header("Authorization", format!("Bearer {}", self.0))
+        match self.1 {
+            None => req.header("Authorization", format!("Bearer {}", self.0)),
+            Some(name) => req.header(name, &self.0),
+        }
     }
 }
 
@@ -303,7 +313,24 @@ pub fn post_json(
     bearer: Option<&Bearer>,
     body: &[u8],
 ) -> Result<Reply, Transport> {
+    post_json_with(agent, url, bearer, &[], body)
+}
+
+/// [`post_json`] with fixed extra headers (name, value), e.g. `anthropic-version`.
+///
+/// # Errors
+/// As [`post_json`].
+pub fn post_json_with(
+    agent: &ureq::Agent,
+    url: &str,
+    bearer: Option<&Bearer>,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Result<Reply, Transport> {
     let mut req = agent.post(url).header("Content-Type", "application/json");
+    for (name, value) in headers {
+        req = req.header(*name, *value);
+    }
     if let Some(b) = bearer {
         req = b.authorize(req);
     }
@@ -364,7 +391,23 @@ fn redacted(t: Transport) -> Transport {
 /// # Errors
 /// The transport error's message (redacted) when no answer came.
 pub fn get(agent: &ureq::Agent, url: &str, bearer: Option<&Bearer>) -> Result<Reply, String> {
+    get_with(agent, url, bearer, &[])
+}
+
+/// [`get`] with fixed extra headers (name, value).
+///
+/// # Errors
+/// As [`get`].
+pub fn get_with(
+    agent: &ureq::Agent,
+    url: &str,
+    bearer: Option<&Bearer>,
+    headers: &[(&str, &str)],
+) -> Result<Reply, String> {
     let mut req = agent.get(url);
+    for (name, value) in headers {
+        req = req.header(*name, *value);
+    }
     if let Some(b) = bearer {
         req = b.authorize(req);
     }

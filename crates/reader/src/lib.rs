@@ -14,6 +14,12 @@
 //!   ([`parse_answer`]).
 //! - [`CachedReader`]: wraps any reader with an on-disk [`ResponseCache`].
 //!
+//! Models that write text (the LLM strategies, `data generate`) go through one seam,
+//! [`lm::ChatModel`]: a server protocol ([`lm::ChatProtocol`], one file per protocol) behind
+//! the shared transport ([`transport::Transport`]: key, retries, concurrency, which the
+//! OpenAI-compatible reader uses too), the generation cache, the reply bound and the usage
+//! count.
+//!
 //! Ties are explicit: [`ReaderOutput::tied`] says how many options share the best score, and a
 //! tied answer never counts as correct ([`ReaderOutput::is_correct`]; docs/reference.md
 //! case 31). An unusable output (e.g. an unparsable server reply) is flagged
@@ -32,10 +38,12 @@ pub mod gguf_prompt;
 pub mod gguf_tokenizer;
 pub mod lexical;
 pub mod llm;
+pub mod lm;
 pub mod openai;
 pub mod oracle;
 pub mod parse;
 pub mod prompt;
+pub mod transport;
 
 pub use cache::{verify_entry, CacheMode, CacheStats, CachedReader, ResponseCache};
 /// The response cache's database file name and kind.

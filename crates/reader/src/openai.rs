@@ -66,12 +66,11 @@ use crate::gguf_prompt::GgufPrompt;
 use crate::llm::{ChatFormat, LetterForm, Scoring};
 use crate::parse::{parse_answer, ParsedAnswer};
 use crate::prompt::{CuePlacement, PromptTemplate};
+use crate::transport::{Transport, TransportConfig};
 use crate::{argmax_with_ties, ContextUse, Reader, ReaderError, ReaderInput, ReaderOutput};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex};
-use std::time::Duration;
 
 /// Score of a letter absent from the `top_logprobs` list (natural log; below any listed
 /// value in practice).
@@ -209,42 +208,14 @@ pub struct OpenAiStats {
     pub logprobs_rejected: u64,
 }
 
-/// A counting semaphore (concurrency limit).
-#[derive(Debug)]
-struct Semaphore {
-    free: Mutex<usize>,
-    cv: Condvar,
-}
-
-impl Semaphore {
-    fn acquire(&self) -> Permit<'_> {
-        let mut n = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        while *n == 0 {
-            n = self.cv.wait(n).unwrap_or_else(|e| e.into_inner());
-        }
-        *n -= 1;
-        Permit(self)
-    }
-}
-
-struct Permit<'a>(&'a Semaphore);
-
-impl Drop for Permit<'_> {
-    fn drop(&mut self) {
-        *self.0.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        self.0.cv.notify_one();
-    }
-}
-
 /// The OpenAI-compatible reader (module docs).
 #[derive(Debug)]
 pub struct OpenAiReader {
     cfg: OpenAiConfig,
-    url: String,
-    api_key: Option<httpio::Bearer>,
-    agent: httpio::Agent,
-    sem: Semaphore,
+    /// The endpoint: URL, key, retries, concurrency, request counts.
+    transport: Transport,
     logprobs_off: AtomicBool,
+    /// Counters 2..=6 of [`OpenAiStats`] (0 and 1 are the transport's).
     stats: [AtomicU64; 7],
     /// What the server reported serving (`GET /models`), set by
     /// [`OpenAiReader::probe_served_models`]; part of the identity.
@@ -265,35 +236,30 @@ impl OpenAiReader {
     /// `gguf`; with `api: completions`, [`ReaderError::Model`] / [`ReaderError::Tokenizer`] /
     /// [`ReaderError::Template`] when the GGUF's tokenizer or chat template cannot be built.
     pub fn new(cfg: OpenAiConfig) -> Result<Self, ReaderError> {
-        let bad = |m: String| Err(ReaderError::Config(m));
         if cfg.model.trim().is_empty() {
-            return bad("openai reader: `model` is empty".into());
-        }
-        if !(cfg.base_url.starts_with("http://") || cfg.base_url.starts_with("https://")) {
-            return bad(format!(
-                "openai reader: base_url `{}` must start with http:// or https://",
-                cfg.base_url
+            return Err(ReaderError::Config(
+                "openai reader: `model` is empty".into(),
             ));
         }
-        if !(cfg.timeout_secs.is_finite() && cfg.timeout_secs > 0.0) {
-            return bad("openai reader: timeout_secs must be positive".into());
-        }
-        if cfg.concurrency == 0 {
-            return bad("openai reader: concurrency must be at least 1".into());
-        }
-        let api_key = match &cfg.api_key_env {
-            None => None,
-            Some(var) => match httpio::Bearer::from_env(var) {
-                Ok(k) => Some(k),
-                Err(m) => return bad(format!("openai reader: {m} (api_key_env)")),
-            },
-        };
-        let agent = httpio::agent(Duration::from_secs_f64(cfg.timeout_secs));
         let endpoint = match cfg.api {
             OpenAiApi::Chat => "chat/completions",
             OpenAiApi::Completions => "completions",
         };
-        let url = format!("{}/{endpoint}", cfg.base_url.trim_end_matches('/'));
+        let transport = Transport::new(
+            &TransportConfig {
+                who: "openai reader",
+                base_url: &cfg.base_url,
+                api_key_env: cfg.api_key_env.as_deref(),
+                key_header: None,
+                headers: &[],
+                timeout_secs: cfg.timeout_secs,
+                max_retries: cfg.max_retries,
+                backoff_initial_ms: cfg.backoff_initial_ms,
+                backoff_max_ms: cfg.backoff_max_ms,
+                concurrency: cfg.concurrency,
+            },
+            endpoint,
+        )?;
         let template = cfg.template.clone().unwrap_or_else(|| match cfg.api {
             OpenAiApi::Chat => PromptTemplate {
                 cue_placement: CuePlacement::User,
@@ -340,13 +306,7 @@ impl OpenAiReader {
         Ok(OpenAiReader {
             template,
             completions,
-            url,
-            api_key,
-            agent,
-            sem: Semaphore {
-                free: Mutex::new(cfg.concurrency),
-                cv: Condvar::new(),
-            },
+            transport,
             logprobs_off: AtomicBool::new(cfg.logprobs == LogprobsMode::Off),
             stats: Default::default(),
             served: None,
@@ -368,48 +328,7 @@ impl OpenAiReader {
     /// [`ReaderError::Http`] when the server cannot be reached or answers another error;
     /// [`ReaderError::Protocol`] when the reply is not a model list.
     pub fn probe_served_models(&mut self) -> Result<String, ReaderError> {
-        let url = format!("{}/models", self.cfg.base_url.trim_end_matches('/'));
-        let resp = httpio::get(&self.agent, &url, self.api_key.as_ref()).map_err(|e| {
-            ReaderError::Http(format!(
-                "cannot ask {url} which model it serves: {e}; start the server (or fix \
-                 `base_url`)"
-            ))
-        })?;
-        let (status, text) = (resp.status, resp.text);
-        let served = match status {
-            200..=299 => {
-                let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-                    ReaderError::Protocol(format!(
-                        "{url}: not a model list ({e}): {}",
-                        httpio::quote_body(&text, 200)
-                    ))
-                })?;
-                let mut ids: Vec<String> = v
-                    .get("data")
-                    .and_then(|d| d.as_array())
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|m| m.get("id").and_then(|i| i.as_str()))
-                            .map(str::to_string)
-                            .collect()
-                    })
-                    .ok_or_else(|| {
-                        ReaderError::Protocol(format!(
-                            "{url}: no `data` list of models in the reply: {}",
-                            httpio::quote_body(&text, 200)
-                        ))
-                    })?;
-                ids.sort();
-                ids.join(",")
-            }
-            404 | 405 | 501 => format!("unreported (HTTP {status})"),
-            _ => {
-                return Err(ReaderError::Http(format!(
-                    "{url} answered HTTP {status}: {}",
-                    httpio::quote_body(&text, 300)
-                )))
-            }
-        };
+        let served = self.transport.served_models()?;
         self.served = Some(served.clone());
         Ok(served)
     }
@@ -417,9 +336,10 @@ impl OpenAiReader {
     /// Counters so far.
     pub fn stats(&self) -> OpenAiStats {
         let g = |i: usize| self.stats[i].load(Ordering::Relaxed);
+        let (requests, retries) = self.transport.counts();
         OpenAiStats {
-            requests: g(0),
-            retries: g(1),
+            requests,
+            retries,
             logprob_scored: g(2),
             parsed: g(3),
             unparsable: g(4),
@@ -467,82 +387,34 @@ impl OpenAiReader {
         self.post(&|want_lp| self.body(input, want_lp))
     }
 
-    /// POSTs `make_body(ask_for_logprobs)` to this reader's endpoint with retries; returns the
-    /// body of a 2xx reply. The HTTP 400 logprobs negotiation applies to `api: chat` only.
+    /// POSTs `make_body(ask_for_logprobs)` to this reader's endpoint with retries
+    /// ([`Transport::post`]); returns the body of a 2xx reply. A server answering HTTP 400 to
+    /// a request for log-probs (`api: chat`, `logprobs: auto`) is asked again at once without
+    /// them, and this reader stops asking (module docs).
     fn post(&self, make_body: &dyn Fn(bool) -> serde_json::Value) -> Result<String, ReaderError> {
-        self.post_bytes(&|want_lp| {
-            serde_json::to_vec(&make_body(want_lp))
-                .map_err(|e| ReaderError::Protocol(e.to_string()))
-        })
-    }
-
-    /// [`OpenAiReader::post`] with the body given as bytes (a body whose key order matters).
-    fn post_bytes(
-        &self,
-        make_body: &dyn Fn(bool) -> Result<Vec<u8>, ReaderError>,
-    ) -> Result<String, ReaderError> {
-        let backoff = httpio::Backoff {
-            max_retries: self.cfg.max_retries,
-            initial: Duration::from_millis(self.cfg.backoff_initial_ms),
-            max: Duration::from_millis(self.cfg.backoff_max_ms),
-        };
-        let attempt = || {
+        let build = || {
             let want_lp = !self.logprobs_off.load(Ordering::Relaxed);
-            let body = make_body(want_lp)?;
-            let reply = {
-                let _permit = self.sem.acquire();
-                self.bump(0);
-                httpio::post_json(&self.agent, &self.url, self.api_key.as_ref(), &body)
-            };
-            match reply {
-                Ok(r) if r.ok() => Ok(httpio::Step::Done(r.text)),
-                Ok(r)
-                    if r.status == 400
-                        && want_lp
-                        && self.cfg.logprobs == LogprobsMode::Auto
-                        && self.cfg.api == OpenAiApi::Chat =>
-                {
-                    // The server does not take logprobs: stop asking, retry at once.
-                    if !self.logprobs_off.swap(true, Ordering::Relaxed) {
-                        self.bump(6);
-                    }
-                    Ok(httpio::Step::Again)
-                }
-                Ok(r) => Err(ReaderError::Http(format!(
-                    "{} answered HTTP {}: {}",
-                    self.url,
-                    r.status,
-                    httpio::quote_body(&r.text, 300)
-                ))),
-                Err(httpio::Transport::Transient(t)) => Ok(httpio::Step::Transient(t)),
-                Err(httpio::Transport::Fatal(m)) => {
-                    Err(ReaderError::Http(format!("{}: {m}", self.url)))
-                }
-            }
+            let body = serde_json::to_vec(&make_body(want_lp))
+                .map_err(|e| ReaderError::Protocol(e.to_string()))?;
+            Ok((body, want_lp))
         };
-        let give_up = |g: httpio::GaveUp| {
-            let msg = format!(
-                "{} failed after {} attempt(s): {}",
-                self.url, g.attempts, g.last.what
-            );
-            if g.last.timeout {
-                ReaderError::Timeout(msg)
-            } else {
-                ReaderError::Http(msg)
+        let again = |r: &httpio::Reply, want_lp: &bool| {
+            let negotiate = r.status == 400
+                && *want_lp
+                && self.cfg.logprobs == LogprobsMode::Auto
+                && self.cfg.api == OpenAiApi::Chat;
+            // The server does not take logprobs: stop asking, retry at once.
+            if negotiate && !self.logprobs_off.swap(true, Ordering::Relaxed) {
+                self.bump(6);
             }
+            negotiate
         };
-        httpio::with_retries(&backoff, |_| self.bump(1), attempt, give_up)
+        self.transport.post(&build, &again)
     }
 
     /// Parses a reply body as JSON; [`ReaderError::Protocol`] quoting its start otherwise.
     fn parse_json(&self, body: &str) -> Result<serde_json::Value, ReaderError> {
-        serde_json::from_str(body).map_err(|e| {
-            ReaderError::Protocol(format!(
-                "malformed JSON from {}: {e}: {}",
-                self.url,
-                httpio::quote_body(body, 200)
-            ))
-        })
+        self.transport.parse_json(body)
     }
 
     /// Scores a chat-completion response body for `options`.
@@ -692,130 +564,13 @@ fn score_reply(
     ))
 }
 
-/// One reply of [`OpenAiReader::generate`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Generation {
-    /// `choices[0].message.content` (empty when the server sent `null`).
-    pub text: String,
-    /// `choices[0].finish_reason` (`stop`, `length`, …; empty when absent): `length` means
-    /// the reply was cut at `max_tokens`.
-    pub finish_reason: String,
-    /// The server's `usage` (prompt and completion tokens), when it reported one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
-}
-
-/// Tokens a request spent, as the server's `usage` object reports them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Usage {
-    /// `usage.prompt_tokens`: tokens of the prompt (the messages with the chat template).
-    pub prompt_tokens: u64,
-    /// `usage.completion_tokens`: tokens of the reply.
-    pub completion_tokens: u64,
-}
-
 impl OpenAiReader {
-    /// Free text from `POST {base_url}/chat/completions` for question generation
-    /// (`chunkbench data generate`): `messages` as (role, content) pairs, `temperature: 0`,
-    /// `max_tokens`, the configured `seed` when set, never log-probs, and `response_format`
-    /// when given: JSON *text* sent byte for byte, so that a schema's property order (which
-    /// llama.cpp's grammar follows) is kept (`{"type": "json_object", "schema": …}` for
-    /// llama.cpp's Python server, `{"type": "json_schema", …}` for OpenAI and vLLM). The
-    /// retry policy, timeouts, concurrency limit and secrets are the reader's.
-    ///
-    /// # Errors
-    /// [`ReaderError::Http`] / [`ReaderError::Timeout`] when the server cannot answer (after
-    /// retries) or answers a non-2xx status; [`ReaderError::Protocol`] when the body is not
-    /// JSON or has no `choices[0].message`. A reply whose *content* is unusable is not an
-    /// error here: the caller judges the text.
-    pub fn generate(
-        &self,
-        messages: &[(String, String)],
-        max_tokens: u32,
-        response_format: Option<&str>,
-    ) -> Result<Generation, ReaderError> {
-        let msgs: Vec<serde_json::Value> = messages
-            .iter()
-            .map(|(role, content)| serde_json::json!({"role": role, "content": content}))
-            .collect();
-        let mut b = serde_json::json!({
-            "model": self.cfg.model,
-            "messages": msgs,
-            "temperature": 0,
-            "max_tokens": max_tokens,
-        });
-        if let Some(seed) = self.cfg.seed {
-            b["seed"] = seed.into();
-        }
-        let mut bytes = serde_json::to_vec(&b).map_err(|e| ReaderError::Protocol(e.to_string()))?;
-        if let Some(f) = response_format {
-            serde_json::from_str::<serde_json::Value>(f).map_err(|e| {
-                ReaderError::Config(format!("response_format is not JSON ({e}): {f}"))
-            })?;
-            bytes.pop(); // the object's closing brace
-            bytes.extend_from_slice(b",\"response_format\":");
-            bytes.extend_from_slice(f.as_bytes());
-            bytes.push(b'}');
-        }
-        // Log-probs are never asked for here: the 400 negotiation does not apply.
-        self.logprobs_off.store(true, Ordering::Relaxed);
-        let body = self.post_bytes(&|_| Ok(bytes.clone()))?;
-        let v = self.parse_json(&body)?;
-        let choice = v.get("choices").and_then(|c| c.get(0)).ok_or_else(|| {
-            ReaderError::Protocol(format!(
-                "{}: no `choices[0]` in the reply: {}",
-                self.url,
-                httpio::quote_body(&body, 200)
-            ))
-        })?;
-        let message = choice.get("message").ok_or_else(|| {
-            ReaderError::Protocol(format!(
-                "{}: no `choices[0].message` in the reply: {}",
-                self.url,
-                httpio::quote_body(&body, 200)
-            ))
-        })?;
-        Ok(Generation {
-            text: message
-                .get("content")
-                .and_then(|c| c.as_str())
-                .unwrap_or("")
-                .to_string(),
-            finish_reason: choice
-                .get("finish_reason")
-                .and_then(|c| c.as_str())
-                .unwrap_or("")
-                .to_string(),
-            usage: v.get("usage").and_then(|u| {
-                Some(Usage {
-                    prompt_tokens: u.get("prompt_tokens")?.as_u64()?,
-                    completion_tokens: u.get("completion_tokens")?.as_u64()?,
-                })
-            }),
-        })
-    }
-
-    /// The identity of [`OpenAiReader::generate`]'s replies: endpoint, model name, seed,
-    /// what the server reported serving ([`OpenAiReader::probe_served_models`]; `not-probed`
-    /// before) — never the API key. Generation caches and generated datasets key on it.
-    pub fn generation_identity(&self) -> String {
-        format!(
-            "openai-generate-v1(endpoint={},model={},seed={},temperature=0,served={})",
-            self.cfg.base_url.trim_end_matches('/'),
-            self.cfg.model,
-            self.cfg
-                .seed
-                .map_or_else(|| "none".to_string(), |s| s.to_string()),
-            self.served.as_deref().unwrap_or("not-probed"),
-        )
-    }
-
     /// The chat mode's identity.
     fn chat_identity(&self) -> String {
         format!(
             "openai-chat-v1(endpoint={},model={},template={},max_tokens={},logprobs={},\
              top_logprobs={},seed={},temperature=0,served={})",
-            self.cfg.base_url.trim_end_matches('/'),
+            self.transport.base_url(),
             self.cfg.model,
             self.template.fingerprint(),
             self.cfg.max_tokens,
@@ -891,7 +646,7 @@ impl OpenAiReader {
                 ReaderError::Protocol(format!(
                     "{}: no `choices[0].logprobs.tokens[0]` in the reply, so the forced token \
                      cannot be checked: {}",
-                    self.url,
+                    self.transport.url(),
                     httpio::quote_body(body, 300)
                 ))
             })?;
@@ -899,7 +654,7 @@ impl OpenAiReader {
             return Err(ReaderError::Protocol(format!(
                 "{} generated {generated:?} where `logit_bias` forced {want:?}: the server \
                  ignores `logit_bias`, which this scoring needs",
-                self.url
+                self.transport.url()
             )));
         }
         if let Some(n) = v.pointer("/usage/prompt_tokens").and_then(|x| x.as_u64()) {
@@ -907,7 +662,7 @@ impl OpenAiReader {
                 return Err(ReaderError::Protocol(format!(
                     "{} tokenized the prompt into {n} tokens where the GGUF tokenizer of \
                      `gguf` gives {want_prompt_tokens}: is `gguf` the file the server loaded?",
-                    self.url
+                    self.transport.url()
                 )));
             }
         }
@@ -918,7 +673,7 @@ impl OpenAiReader {
                     "{}: no number at `choices[0].logprobs.token_logprobs[0]` in the reply (the \
                      server must return log-probs and honour `logit_bias`; llama.cpp's Python \
                      server needs `--logits_all true`): {}",
-                    self.url,
+                    self.transport.url(),
                     httpio::quote_body(body, 300)
                 ))
             })
@@ -953,7 +708,7 @@ impl OpenAiReader {
                 "{}: the options' single-token continuations have probabilities summing to \
                  {mass:.3} > 1: the server reports log-probs after `logit_bias`, which this \
                  scoring cannot use",
-                self.url
+                self.transport.url()
             )));
         }
         self.bump(2);
@@ -970,7 +725,7 @@ impl Reader for OpenAiReader {
         format!(
             "openai-completions-v1(endpoint={},model={},gguf_sha256={sha},chat={},chat_sha={},\
              template={},scoring={},letters={},window={},seed={},temperature=0,served={})",
-            self.cfg.base_url.trim_end_matches('/'),
+            self.transport.base_url(),
             self.cfg.model,
             serde_json::to_string(&self.cfg.chat)
                 .unwrap_or_default()

@@ -53,6 +53,8 @@ pub struct Request {
     pub url: String,
     /// The `Authorization` header, when sent.
     pub authorization: Option<String>,
+    /// Every header as (lower-case name, value), in the order sent.
+    pub headers: Vec<(String, String)>,
     /// The body as text (lossy UTF-8).
     pub body: String,
 }
@@ -81,6 +83,16 @@ where
                     .iter()
                     .find(|h| h.field.equiv("Authorization"))
                     .map(|h| h.value.to_string()),
+                headers: req
+                    .headers()
+                    .iter()
+                    .map(|h| {
+                        (
+                            h.field.as_str().as_str().to_ascii_lowercase(),
+                            h.value.to_string(),
+                        )
+                    })
+                    .collect(),
                 body: String::from_utf8_lossy(&bytes).into_owned(),
             };
             let (status, text) = handler(&request);

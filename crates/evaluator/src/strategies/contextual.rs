@@ -14,11 +14,12 @@
 //! Malformed replies: an empty context (after trimming) is counted and the chunk is indexed
 //! under its own text (the stated fallback); a reply cut at `max_tokens` is kept as written.
 
-use super::llm::{LlmEntry, Request};
+use super::llm::LlmEntry;
 use super::{common, Chunker, Params, StrategyConfig, StrategyStats};
 use anyhow::{bail, Context, Result};
 use chunker::{Chunk, Document};
 use embed::Embedder;
+use reader::lm::ChatRequest;
 use retriever::IndexedForm;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -105,7 +106,7 @@ impl Params for Contextual {
     }
 
     fn server_identity(&self) -> Result<Option<String>> {
-        Ok(Some(self.llm.connect()?.identity().to_string()))
+        Ok(Some(super::llm::connect(&self.llm)?.identity()))
     }
 
     fn resolve_defaults(&mut self) {
@@ -115,7 +116,7 @@ impl Params for Contextual {
 
     fn check(&self) -> Result<()> {
         common::check_over(&self.over)?;
-        self.llm.check()?;
+        super::llm::check(&self.llm)?;
         if self.max_tokens() == 0 {
             bail!("field `max_tokens`: must be at least 1");
         }
@@ -205,15 +206,15 @@ impl Chunker for ContextualChunker {
         _: Option<&dyn Embedder>,
         stats: &mut StrategyStats,
     ) -> Result<Option<IndexedForm>> {
-        let llm = self.llm.connect()?;
+        let llm = super::llm::connect(&self.llm)?;
         let by_id: HashMap<&str, &Document> = docs.iter().map(|d| (d.id.as_str(), d)).collect();
-        let requests: Vec<Request> = chunks
+        let requests: Vec<ChatRequest> = chunks
             .iter()
             .map(|c| {
                 let d = by_id[c.doc_id.as_str()];
                 let doc = document_part(&d.text, c.span.start, c.span.end, self.document_words);
                 let prompt = fill(&self.template, doc, c.text(d));
-                (vec![("user".to_string(), prompt)], self.max_tokens)
+                ChatRequest::new(vec![("user".to_string(), prompt)], self.max_tokens)
             })
             .collect();
         let mut use_ = records::LlmUse {
@@ -224,13 +225,16 @@ impl Chunker for ContextualChunker {
                 .len(),
             ..Default::default()
         };
-        let replies = llm.ask(&requests, &mut use_)?;
+        let replies = llm.ask(&requests)?;
+        for r in &replies {
+            super::llm::count(&mut use_, r);
+        }
         let texts = chunks
             .iter()
             .zip(&replies)
-            .map(|(c, g)| {
+            .map(|(c, r)| {
                 let text = c.text(by_id[c.doc_id.as_str()]);
-                let context = g.text.trim();
+                let context = r.generation.text.trim();
                 if context.is_empty() {
                     use_.malformed += 1;
                     use_.fallbacks += 1;

@@ -34,12 +34,13 @@
 //! Departures from the reference code, for determinism and termination: temperature 0
 //! (Chroma 0.2, LumberChunker 0.1); bounded re-asks; a reply must advance.
 
-use super::llm::{LlmEntry, Request, StrategyLlm};
+use super::llm::LlmEntry;
 use super::{Chunker, Params, StrategyConfig, StrategyStats};
 use anyhow::{bail, Context, Result};
 use chunker::{Chunk, Document, Sizer, Span};
 use embed::Embedder;
 use rayon::prelude::*;
+use reader::lm::{ChatModel, ChatRequest};
 use records::LlmUse;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -123,7 +124,7 @@ impl Params for LlmBoundaries {
     }
 
     fn server_identity(&self) -> Result<Option<String>> {
-        Ok(Some(self.llm.connect()?.identity().to_string()))
+        Ok(Some(super::llm::connect(&self.llm)?.identity()))
     }
 
     fn resolve_defaults(&mut self) {
@@ -138,7 +139,7 @@ impl Params for LlmBoundaries {
     }
 
     fn check(&self) -> Result<()> {
-        self.llm.check()?;
+        super::llm::check(&self.llm)?;
         if self.window_tokens() == 0 {
             bail!("field `window_tokens`: must be at least 1");
         }
@@ -266,17 +267,17 @@ fn py_list(v: &[usize]) -> String {
 }
 
 impl LlmBoundariesChunker {
-    fn ask(&self, llm: &StrategyLlm, req: Request, use_: &mut LlmUse) -> Result<String> {
-        let (g, cached) = llm.ask_one(&req)?;
-        super::llm::count(use_, &g, cached);
-        Ok(g.text)
+    fn ask(&self, llm: &ChatModel, req: ChatRequest, use_: &mut LlmUse) -> Result<String> {
+        let r = llm.ask_one(&req)?;
+        super::llm::count(use_, &r);
+        Ok(r.generation.text)
     }
 
     /// Chroma's protocol over one document's pieces; the 0-based indices of the pieces a
     /// chunk ends with.
     fn chroma(
         &self,
-        llm: &StrategyLlm,
+        llm: &ChatModel,
         text: &str,
         pieces: &[Span],
         use_: &mut LlmUse,
@@ -308,7 +309,7 @@ impl LlmBoundariesChunker {
             }
             let mut invalid: Option<Vec<usize>> = None;
             let mut accepted = None;
-            let mut asked: Option<Request> = None;
+            let mut asked: Option<ChatRequest> = None;
             for _ in 0..=self.retries {
                 let (head, tail) = CHROMA_USER
                     .trim_end_matches('\n')
@@ -325,7 +326,7 @@ impl LlmBoundariesChunker {
                             .replace("{invalid_response}", &py_list(bad)),
                     );
                 }
-                let req = (
+                let req = ChatRequest::new(
                     vec![
                         (
                             "system".to_string(),
@@ -381,7 +382,7 @@ impl LlmBoundariesChunker {
     /// paragraphs a chunk ends with ([`lumber_ends`], each group asked of `llm`).
     fn lumber(
         &self,
-        llm: &StrategyLlm,
+        llm: &ChatModel,
         text: &str,
         paras: &[Span],
         use_: &mut LlmUse,
@@ -389,7 +390,7 @@ impl LlmBoundariesChunker {
         let (ends, malformed) = lumber_ends(text, paras, self.window_tokens, |doc| {
             let system = LUMBER_SYSTEM.trim_end_matches('\n');
             let user = format!("{system}\nDocument:\n{}", doc.join("\n"));
-            let req = (
+            let req = ChatRequest::new(
                 vec![
                     ("system".to_string(), system.to_string()),
                     ("user".to_string(), user),
@@ -482,7 +483,7 @@ impl Chunker for LlmBoundariesChunker {
         docs: &[Document],
         embedder: Option<&dyn Embedder>,
     ) -> Result<(Vec<Chunk>, StrategyStats)> {
-        let llm = self.llm.connect()?;
+        let llm = super::llm::connect(&self.llm)?;
         let pieces: Vec<Vec<Span>> = match (&self.pieces, self.protocol) {
             (Some(p), Protocol::Chroma) => {
                 let (chunks, _) = p.chunk_corpus(docs, embedder)?;
