@@ -37,6 +37,8 @@ mod cache_cmd;
 mod chunk_cmd;
 mod compare_cmd;
 mod data_cmd;
+mod dataset_out;
+mod generate_cmd;
 mod ls_cmd;
 mod models_cmd;
 mod run_cmd;

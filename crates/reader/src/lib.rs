@@ -33,12 +33,13 @@
 pub mod cache;
 pub mod chat;
 mod decoder;
-pub mod generation_cache;
 pub mod gguf_prompt;
 pub mod gguf_tokenizer;
 pub mod lexical;
 pub mod llm;
 pub mod lm;
+/// The generation cache, at its historical path ([`lm::cache`]).
+pub use lm::cache as generation_cache;
 pub mod openai;
 pub mod oracle;
 pub mod parse;

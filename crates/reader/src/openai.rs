@@ -117,6 +117,13 @@ pub struct OpenAiConfig {
     pub model: String,
     /// Name of the environment variable holding the API key (`None`: no `Authorization`).
     pub api_key_env: Option<String>,
+    /// The server protocol of `api: chat` (a name in [`crate::lm::PROTOCOLS`], default
+    /// `openai`). Another protocol (`anthropic`) sends the same messages through the model
+    /// seam ([`crate::lm::ChatModel`]) and parses the reply's text: no log-probs, so
+    /// `logprobs: on` and `api: completions` need `openai`. Left out of the stored entry when
+    /// `openai`.
+    #[serde(skip_serializing_if = "is_openai")]
+    pub protocol: String,
     /// The endpoint and scoring mode (module docs).
     pub api: OpenAiApi,
     /// The multiple-choice prompt. Default: with `api: chat` the cue ends the user message
@@ -162,12 +169,17 @@ pub struct OpenAiConfig {
     pub concurrency: usize,
 }
 
+fn is_openai(p: &str) -> bool {
+    p == "openai"
+}
+
 impl Default for OpenAiConfig {
     fn default() -> Self {
         OpenAiConfig {
             base_url: "http://localhost:8000/v1".into(),
             model: String::new(),
             api_key_env: None,
+            protocol: "openai".into(),
             api: OpenAiApi::Chat,
             template: None,
             scoring: Scoring::Letters,
@@ -214,6 +226,9 @@ pub struct OpenAiReader {
     cfg: OpenAiConfig,
     /// The endpoint: URL, key, retries, concurrency, request counts.
     transport: Transport,
+    /// With a protocol other than `openai`: the model seam the chat requests go through
+    /// (its own transport).
+    lm: Option<crate::lm::ChatModel>,
     logprobs_off: AtomicBool,
     /// Counters 2..=6 of [`OpenAiStats`] (0 and 1 are the transport's).
     stats: [AtomicU64; 7],
@@ -241,6 +256,7 @@ impl OpenAiReader {
                 "openai reader: `model` is empty".into(),
             ));
         }
+        let lm = Self::seam(&cfg)?;
         let endpoint = match cfg.api {
             OpenAiApi::Chat => "chat/completions",
             OpenAiApi::Completions => "completions",
@@ -307,6 +323,7 @@ impl OpenAiReader {
             template,
             completions,
             transport,
+            lm,
             logprobs_off: AtomicBool::new(cfg.logprobs == LogprobsMode::Off),
             stats: Default::default(),
             served: None,
@@ -328,7 +345,10 @@ impl OpenAiReader {
     /// [`ReaderError::Http`] when the server cannot be reached or answers another error;
     /// [`ReaderError::Protocol`] when the reply is not a model list.
     pub fn probe_served_models(&mut self) -> Result<String, ReaderError> {
-        let served = self.transport.served_models()?;
+        let served = match &mut self.lm {
+            Some(lm) => lm.probe()?,
+            None => self.transport.served_models()?,
+        };
         self.served = Some(served.clone());
         Ok(served)
     }
@@ -336,7 +356,10 @@ impl OpenAiReader {
     /// Counters so far.
     pub fn stats(&self) -> OpenAiStats {
         let g = |i: usize| self.stats[i].load(Ordering::Relaxed);
-        let (requests, retries) = self.transport.counts();
+        let (requests, retries) = match &self.lm {
+            Some(lm) => lm.http_counts(),
+            None => self.transport.counts(),
+        };
         OpenAiStats {
             requests,
             retries,
@@ -350,6 +373,42 @@ impl OpenAiReader {
 
     fn bump(&self, i: usize) {
         self.stats[i].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// With a protocol other than `openai`, the model seam for its chat requests.
+    fn seam(cfg: &OpenAiConfig) -> Result<Option<crate::lm::ChatModel>, ReaderError> {
+        if cfg.protocol == "openai" {
+            return Ok(None);
+        }
+        let bad = |m: &str| {
+            Err(ReaderError::Config(format!(
+                "openai reader: `protocol: {}` {m}",
+                cfg.protocol
+            )))
+        };
+        if cfg.api != OpenAiApi::Chat {
+            return bad("reads with `api: chat` only (log-likelihood scoring needs OpenAI's completions endpoint)");
+        }
+        if cfg.logprobs == LogprobsMode::On {
+            return bad("gives no log-probs; set `logprobs: off` (or `auto`) to parse the reply");
+        }
+        let lm_cfg = crate::lm::ChatModelConfig {
+            base_url: cfg.base_url.clone(),
+            model: cfg.model.clone(),
+            protocol: cfg.protocol.clone(),
+            api_key_env: cfg.api_key_env.clone(),
+            seed: cfg.seed.unwrap_or(0),
+            timeout_secs: cfg.timeout_secs,
+            max_retries: cfg.max_retries,
+            concurrency: cfg.concurrency,
+        };
+        crate::lm::ChatModel::with_backoff(
+            &lm_cfg,
+            "openai reader",
+            cfg.backoff_initial_ms,
+            cfg.backoff_max_ms,
+        )
+        .map(Some)
     }
 
     fn messages(&self, input: &ReaderInput<'_>) -> Vec<serde_json::Value> {
@@ -418,6 +477,43 @@ impl OpenAiReader {
     }
 
     /// Scores a chat-completion response body for `options`.
+    /// Reads `input` through the model seam: the chat mode's messages, the reply's text
+    /// parsed ([`crate::parse_answer`]; no log-probs).
+    fn read_seam(
+        &self,
+        lm: &crate::lm::ChatModel,
+        input: &ReaderInput<'_>,
+    ) -> Result<ReaderOutput, ReaderError> {
+        let pairs = self
+            .messages(input)
+            .into_iter()
+            .map(|m| {
+                let s = |k: &str| m[k].as_str().unwrap_or_default().to_string();
+                (s("role"), s("content"))
+            })
+            .collect();
+        let g = lm.send(&crate::lm::ChatRequest::new(pairs, self.cfg.max_tokens))?;
+        self.scored(&g.text, None, input.options)
+    }
+
+    /// Scores a reply's `content` (with its tokens' log-probs when given) and counts how.
+    fn scored(
+        &self,
+        content: &str,
+        lp_tokens: Option<&[serde_json::Value]>,
+        options: &[String],
+    ) -> Result<ReaderOutput, ReaderError> {
+        score_reply(content, lp_tokens, options).map(|(out, kind)| {
+            self.bump(match kind {
+                Scored::Logprobs => 2,
+                Scored::Parsed => 3,
+                Scored::Unparsable => 4,
+                Scored::Ambiguous => 5,
+            });
+            out
+        })
+    }
+
     fn score(&self, body: &str, options: &[String]) -> Result<ReaderOutput, ReaderError> {
         let v = self.parse_json(body)?;
         let choice = v.get("choices").and_then(|c| c.get(0)).ok_or_else(|| {
@@ -433,15 +529,7 @@ impl OpenAiReader {
         let lp_tokens = choice
             .pointer("/logprobs/content")
             .and_then(|c| c.as_array());
-        score_reply(content, lp_tokens.map(Vec::as_slice), options).map(|(out, kind)| {
-            self.bump(match kind {
-                Scored::Logprobs => 2,
-                Scored::Parsed => 3,
-                Scored::Unparsable => 4,
-                Scored::Ambiguous => 5,
-            });
-            out
-        })
+        self.scored(content, lp_tokens.map(Vec::as_slice), options)
     }
 }
 
@@ -567,6 +655,15 @@ fn score_reply(
 impl OpenAiReader {
     /// The chat mode's identity.
     fn chat_identity(&self) -> String {
+        if let Some(lm) = &self.lm {
+            // The seam's identity names the protocol, endpoint, model, seed and served model.
+            return format!(
+                "chat-reader-v1(template={},max_tokens={},model={})",
+                self.template.fingerprint(),
+                self.cfg.max_tokens,
+                lm.identity()
+            );
+        }
         format!(
             "openai-chat-v1(endpoint={},model={},template={},max_tokens={},logprobs={},\
              top_logprobs={},seed={},temperature=0,served={})",
@@ -751,8 +848,10 @@ impl Reader for OpenAiReader {
         if let Some((prompt, _)) = &self.completions {
             return self.read_completions(prompt, input);
         }
-        let body = self.complete(input)?;
-        let mut out = self.score(&body, input.options)?;
+        let mut out = match &self.lm {
+            Some(lm) => self.read_seam(lm, input)?,
+            None => self.score(&self.complete(input)?, input.options)?,
+        };
         let used = input
             .passages
             .iter()

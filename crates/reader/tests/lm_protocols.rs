@@ -336,3 +336,83 @@ fn the_anthropic_wire_form() {
     assert_eq!(body["messages"].as_array().unwrap().len(), 1);
     assert_eq!(body["temperature"], 0);
 }
+
+/// The multiple-choice reader through the seam: `protocol: anthropic` (LiteLLM) reads the same
+/// questions as `protocol: openai` (llama.cpp directly, `logprobs: off`) and gives the same
+/// parsed answers and replies; its identity names the Messages protocol.
+#[test]
+fn the_reader_reads_through_either_protocol() {
+    use reader::{LogprobsMode, OpenAiConfig, OpenAiReader, Reader, ReaderInput};
+    let (llama, proxy) = servers();
+    let config = |base_url: &str, protocol: &str, key: bool| OpenAiConfig {
+        base_url: base_url.into(),
+        model: "smollm2".into(),
+        protocol: protocol.into(),
+        api_key_env: key.then(|| "CHUNKBENCH_TEST_LITELLM_KEY".into()),
+        logprobs: LogprobsMode::Off,
+        max_tokens: 24,
+        timeout_secs: 600.0,
+        max_retries: 1,
+        ..OpenAiConfig::default()
+    };
+    let mut direct = OpenAiReader::new(config(llama, "openai", false)).unwrap();
+    direct.probe_served_models().unwrap();
+    let mut messages = OpenAiReader::new(config(proxy, "anthropic", true)).unwrap();
+    assert_eq!(messages.probe_served_models().unwrap(), "smollm2");
+    assert!(
+        messages.identity().starts_with("chat-reader-v1(")
+            && messages
+                .identity()
+                .contains("anthropic-messages-v1(endpoint="),
+        "{}",
+        messages.identity()
+    );
+    let questions: [(&str, [&str; 4], &str); 3] = [
+        (
+            "What gas do plants take in for photosynthesis?",
+            ["oxygen", "carbon dioxide", "nitrogen", "helium"],
+            "Plants take in carbon dioxide and release oxygen.",
+        ),
+        (
+            "What is the boiling point of water at sea level?",
+            [
+                "50 degrees Celsius",
+                "100 degrees Celsius",
+                "0 degrees Celsius",
+                "200 degrees Celsius",
+            ],
+            "At sea level water boils at 100 degrees Celsius.",
+        ),
+        (
+            "Which planet is closest to the Sun?",
+            ["Mercury", "Venus", "Earth", "Mars"],
+            "Mercury is the planet closest to the Sun.",
+        ),
+    ];
+    for (q, opts, passage) in questions {
+        let options: Vec<String> = opts.iter().map(|s| s.to_string()).collect();
+        let passages = [passage];
+        let input = ReaderInput {
+            question: q,
+            options: &options,
+            passages: &passages,
+        };
+        let a = direct.read(&input).unwrap();
+        let b = messages.read(&input).unwrap();
+        assert_eq!(
+            (a.choice, &a.raw, a.invalid),
+            (b.choice, &b.raw, b.invalid),
+            "{q}"
+        );
+    }
+    let s = messages.stats();
+    assert_eq!(s.parsed + s.unparsable + s.ambiguous, 3);
+    assert_eq!(s.logprob_scored, 0);
+    let e = OpenAiReader::new(OpenAiConfig {
+        api: reader::OpenAiApi::Completions,
+        ..config(proxy, "anthropic", true)
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("`api: chat` only"), "{e}");
+}

@@ -25,10 +25,8 @@ const FILE_CEILINGS: &[(&str, usize)] = &[
     ("crates/chunker/src/segment.rs", 1154),
     ("crates/embed/src/bert.rs", 1148),
     ("crates/reporting/src/plots.rs", 1135),
-    ("crates/cli/src/data_cmd.rs", 1081),
     ("crates/chunker/src/anchor.rs", 1072),
     ("crates/chunker/src/maxmin.rs", 1045),
-    ("crates/reader/src/openai.rs", 1033),
 ];
 
 /// The most functions over 80 lines the crates may hold (61 when the budget was set, 55 now; the

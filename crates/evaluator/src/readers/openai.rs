@@ -1,4 +1,5 @@
-//! `kind: openai` — any OpenAI-compatible server, chat or completions ([`reader::OpenAiReader`]),
+//! `kind: openai` — any OpenAI-compatible server, chat or completions ([`reader::OpenAiReader`];
+//! with `protocol: anthropic`, an Anthropic Messages server through the model seam),
 //! behind its response cache; what the server reports serving is part of each cell's inputs.
 
 use super::Params;
@@ -29,7 +30,7 @@ impl Openai {
 
 impl Params for Openai {
     const KIND: &'static str = "openai";
-    const SUMMARY: &'static str = "any OpenAI-compatible server (vLLM, llama.cpp, Ollama, TGI, OpenAI); `openai: {base_url, model, api_key_env, api: chat (parsed reply or letter log-probs) or completions (each option's log-likelihood, prompt built as the local reader builds it from the file in gguf; scoring, chat, letters), logprobs, timeout_secs, max_retries, concurrency, ...}` (required), `cache` (read-write)";
+    const SUMMARY: &'static str = "any OpenAI-compatible server (vLLM, llama.cpp, Ollama, TGI, OpenAI); `openai: {base_url, model, api_key_env, api: chat (parsed reply or letter log-probs) or completions (each option's log-likelihood, prompt built as the local reader builds it from the file in gguf; scoring, chat, letters), logprobs, protocol (openai; anthropic: the Messages API, reply parsed), timeout_secs, max_retries, concurrency, ...}` (required), `cache` (read-write)";
 
     fn identity_is_input(&self) -> bool {
         true

@@ -12,7 +12,7 @@
 //! - **identity**: `TAG(endpoint=…,model=…,seed=…,temperature=0,served=…)`, where `served` is
 //!   what the server's model list reported ([`ChatModel::connect`]) — the key of every cached
 //!   reply and part of every generated dataset's and indexed text's identity;
-//! - **cache** ([`crate::generation_cache`]): a reply is looked up under (identity, the
+//! - **cache** ([`cache`]): a reply is looked up under (identity, the
 //!   request's canonical JSON, [`ChatRequest::cache_key`]) before anything is sent, and stored
 //!   after, so a second run asks nothing and a killed run resumes;
 //! - **the reply bound**: a reply longer than `max_tokens` tokens could make ([`reply_bound`])
@@ -30,9 +30,9 @@
 //! [`ChatProtocol`], with its tests) and one entry in `protocols!` below; the YAML field
 //! `protocol:` of an `llm:` entry and `data generate --llm-protocol` name it.
 
-use crate::generation_cache::GenerationCache;
 use crate::transport::{Transport, TransportConfig};
 use crate::ReaderError;
+use cache::GenerationCache;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +47,8 @@ macro_rules! protocols {
 }
 
 protocols![openai_chat::OpenAiChat, anthropic::AnthropicMessages];
+
+pub mod cache;
 
 /// The protocol named `name` in [`PROTOCOLS`].
 ///
@@ -317,6 +319,20 @@ impl ChatModel {
     /// [`ReaderError::Config`]: an empty model, an unknown protocol, a bad base URL, timeout or
     /// concurrency, an unset key variable.
     pub fn new(cfg: &ChatModelConfig, who: &str) -> Result<Self, ReaderError> {
+        Self::with_backoff(cfg, who, 500, 30_000)
+    }
+
+    /// [`ChatModel::new`] with the retries' first backoff and cap, milliseconds (the
+    /// OpenAI-compatible reader's `backoff_initial_ms`, `backoff_max_ms`).
+    ///
+    /// # Errors
+    /// As [`ChatModel::new`].
+    pub fn with_backoff(
+        cfg: &ChatModelConfig,
+        who: &str,
+        backoff_initial_ms: u64,
+        backoff_max_ms: u64,
+    ) -> Result<Self, ReaderError> {
         if cfg.model.trim().is_empty() {
             return Err(ReaderError::Config(format!("{who}: `model` is empty")));
         }
@@ -333,8 +349,8 @@ impl ChatModel {
                 headers: protocol.headers(),
                 timeout_secs: cfg.timeout_secs,
                 max_retries: cfg.max_retries,
-                backoff_initial_ms: 500,
-                backoff_max_ms: 30_000,
+                backoff_initial_ms,
+                backoff_max_ms,
                 concurrency: cfg.concurrency,
             },
             protocol.endpoint(),
@@ -358,8 +374,18 @@ impl ChatModel {
     /// The server cannot be reached or does not answer a model list
     /// ([`Transport::served_models`]).
     pub fn connect(mut self) -> Result<Self, ReaderError> {
-        self.served = Some(self.transport.served_models()?);
+        self.probe()?;
         Ok(self)
+    }
+
+    /// [`ChatModel::connect`] in place; returns what the server reported serving.
+    ///
+    /// # Errors
+    /// As [`ChatModel::connect`].
+    pub fn probe(&mut self) -> Result<String, ReaderError> {
+        let served = self.transport.served_models()?;
+        self.served = Some(served.clone());
+        Ok(served)
     }
 
     /// Keeps every reply in `cache` (looked up before a request is sent).
@@ -403,7 +429,7 @@ impl ChatModel {
     }
 
     /// The cache's counters, when there is a cache.
-    pub fn cache_stats(&self) -> Option<crate::generation_cache::GenerationCacheStats> {
+    pub fn cache_stats(&self) -> Option<cache::GenerationCacheStats> {
         self.cache.as_ref().map(GenerationCache::stats)
     }
 

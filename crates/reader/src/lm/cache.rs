@@ -4,15 +4,15 @@
 //! result byte for byte (and a run killed half-way resumes).
 //!
 //! **Key.** `sha256("chunkbench-generate-cache/1\0" + identity + "\0" + request)`, where
-//! `identity` is the model's ([`crate::lm::ChatModel::identity`]) and `request` the canonical
-//! JSON of the messages, `max_tokens` and `response_format` ([`crate::lm::ChatRequest::cache_key`]). **Store.** One SQLite database,
+//! `identity` is the model's ([`super::ChatModel::identity`]) and `request` the canonical
+//! JSON of the messages, `max_tokens` and `response_format` ([`super::ChatRequest::cache_key`]). **Store.** One SQLite database,
 //! `DIR/generations.sqlite3` (the `cachedb` crate, kind `generations`, entries filed under
 //! the identity; `chunkbench cache` commands do not manage it). **Integrity.** Each entry is
 //! `{format, key, identity, text, finish_reason, sha256}`; an entry that does not parse,
 //! whose key or identity differ from the request, or whose `sha256` (of text and finish
 //! reason) does not match, is counted as corrupt and treated as a miss (and overwritten).
 
-use crate::lm::Generation;
+use super::Generation;
 use crate::CacheMode;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -59,7 +59,7 @@ struct Entry {
     text: String,
     finish_reason: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    usage: Option<crate::lm::Usage>,
+    usage: Option<super::Usage>,
     sha256: String,
 }
 
