@@ -447,7 +447,7 @@ pub struct Generated {
     /// Every judged candidate, in order.
     pub records: Vec<CandidateRecord>,
     /// Counts: `passages`, `passages_too_long`, `candidates`, `accepted`, `rejected_REASON` for every reason,
-    /// `excerpts_normalised`, `replies_cut`, `closed_book_flagged`.
+    /// `excerpts_normalised`, `replies_cut`, `replies_oversized`, `closed_book_flagged`.
     pub counts: BTreeMap<String, u64>,
     /// The model's identity.
     pub llm_identity: String,
@@ -630,6 +630,10 @@ pub fn generate(
         "replies_cut".into(),
         sum(&|r| (r.finish_reason == "length") as u64),
     );
+    counts.insert(
+        "replies_oversized".into(),
+        sum(&|r| (r.finish_reason == reader::lm::OVERSIZED) as u64),
+    );
     if opts.closed_book != ClosedBook::Off {
         counts.insert(
             "closed_book_flagged".into(),
@@ -755,6 +759,17 @@ impl Judge<'_> {
             return Ok(Err((
                 Reason::MalformedReply,
                 "the reply echoes the API key (redacted in generation.jsonl); not used".into(),
+            )));
+        }
+        if g.finish_reason == reader::lm::OVERSIZED {
+            return Ok(Err((
+                Reason::MalformedReply,
+                format!(
+                    "the reply ran past what {} tokens can make (more than {} bytes): cut there \
+                     and not used",
+                    o.max_tokens,
+                    reader::lm::reply_bound(o.max_tokens)
+                ),
             )));
         }
         let draft = match reply::parse_reply(&g.text, g.finish_reason == "length", o.mcq) {

@@ -13,7 +13,7 @@
 //! HTTP dates are ignored) capped at `max` when it sent one (RFC 9110 §10.2.3).
 //!
 //! **Secrets.** A [`Bearer`] key is read once from a named environment variable, sent only in
-//! the `Authorization` header, and prints as `<redacted>`. A key that looks secret (see
+//! the `Authorization` header (or the one header a protocol names, [`Bearer::in_header`]), and prints as `<redacted>`. A key that looks secret (see
 //! [`looks_secret`]) is also registered with the one redaction layer of the process
 //! ([`redact`]), which applies where text *leaves* the process: error messages (every
 //! [`Transport`] message, [`quote_body`]), and the stored, printed and reported copies of model

@@ -59,7 +59,8 @@
 //! [`OpenAiConfig::concurrency`] requests are in flight per reader.
 //!
 //! **Secrets.** The API key is read once from the environment variable named by
-//! [`OpenAiConfig::api_key_env`]; it is sent only in the `Authorization` header and never
+//! [`OpenAiConfig::api_key_env`]; it is sent only in the protocol's key header (`Authorization`;
+//! `x-api-key` with `protocol: anthropic`) and never
 //! appears in the identity, `Debug` output, errors or cache entries.
 
 use crate::gguf_prompt::GgufPrompt;
@@ -408,7 +409,7 @@ impl OpenAiReader {
             cfg.backoff_initial_ms,
             cfg.backoff_max_ms,
         )
-        .map(Some)
+        .map(|m| Some(m.with_seed(cfg.seed)))
     }
 
     fn messages(&self, input: &ReaderInput<'_>) -> Vec<serde_json::Value> {

@@ -233,45 +233,99 @@ impl Transport {
     /// [`ReaderError::Protocol`] when the reply is not a model list.
     pub fn served_models(&self) -> Result<String, ReaderError> {
         let url = format!("{}/models", self.base_url);
+        let v = match self.get_json(&url)? {
+            Ok(v) => v,
+            Err(status) => return Ok(format!("unreported (HTTP {status})")),
+        };
+        let mut ids: Vec<String> = v
+            .get("data")
+            .and_then(|d| d.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|m| m.get("id").and_then(|i| i.as_str()))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .ok_or_else(|| {
+                ReaderError::Protocol(format!(
+                    "{url}: no `data` list of models in the reply: {}",
+                    httpio::quote_body(&v.to_string(), 200)
+                ))
+            })?;
+        ids.sort();
+        Ok(ids.join(","))
+    }
+
+    /// Asks the server for the one model `model` (`GET {base_url}/models/{model}`, the model's
+    /// own entry in OpenAI's and Anthropic's APIs) and returns its `id`: for an alias, the
+    /// snapshot it resolves to now. A server without the endpoint (HTTP 404/405/501) gives
+    /// `unreported (HTTP N)`.
+    ///
+    /// # Errors
+    /// As [`Transport::served_models`]; [`ReaderError::Protocol`] when the reply has no `id`.
+    pub fn served_model(&self, model: &str) -> Result<String, ReaderError> {
+        let url = format!("{}/models/{}", self.base_url, path_segment(model));
+        let v = match self.get_json(&url)? {
+            Ok(v) => v,
+            Err(status) => return Ok(format!("unreported (HTTP {status})")),
+        };
+        v.get("id")
+            .and_then(|i| i.as_str())
+            .map(str::to_string)
+            .ok_or_else(|| {
+                ReaderError::Protocol(format!(
+                    "{url}: no model `id` in the reply: {}",
+                    httpio::quote_body(&v.to_string(), 200)
+                ))
+            })
+    }
+
+    /// `GET url` with the key and headers: the JSON of a 2xx reply, or `Err(status)` for
+    /// 404/405/501 (an endpoint the server does not implement).
+    fn get_json(&self, url: &str) -> Result<Result<serde_json::Value, u16>, ReaderError> {
         let resp =
-            httpio::get_with(&self.agent, &url, self.key.as_ref(), self.headers).map_err(|e| {
+            httpio::get_with(&self.agent, url, self.key.as_ref(), self.headers).map_err(|e| {
                 ReaderError::Http(format!(
                     "cannot ask {url} which model it serves: {e}; start the server (or fix \
                      `base_url`)"
                 ))
             })?;
-        let (status, text) = (resp.status, resp.text);
-        match status {
-            200..=299 => {
-                let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-                    ReaderError::Protocol(format!(
-                        "{url}: not a model list ({e}): {}",
-                        httpio::quote_body(&text, 200)
-                    ))
-                })?;
-                let mut ids: Vec<String> = v
-                    .get("data")
-                    .and_then(|d| d.as_array())
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|m| m.get("id").and_then(|i| i.as_str()))
-                            .map(str::to_string)
-                            .collect()
-                    })
-                    .ok_or_else(|| {
-                        ReaderError::Protocol(format!(
-                            "{url}: no `data` list of models in the reply: {}",
-                            httpio::quote_body(&text, 200)
-                        ))
-                    })?;
-                ids.sort();
-                Ok(ids.join(","))
-            }
-            404 | 405 | 501 => Ok(format!("unreported (HTTP {status})")),
-            _ => Err(ReaderError::Http(format!(
+        match resp.status {
+            200..=299 => serde_json::from_str(&resp.text).map(Ok).map_err(|e| {
+                ReaderError::Protocol(format!(
+                    "{url}: not a model list ({e}): {}",
+                    httpio::quote_body(&resp.text, 200)
+                ))
+            }),
+            404 | 405 | 501 => Ok(Err(resp.status)),
+            status => Err(ReaderError::Http(format!(
                 "{url} answered HTTP {status}: {}",
-                httpio::quote_body(&text, 300)
+                httpio::quote_body(&resp.text, 300)
             ))),
         }
+    }
+}
+
+/// `s` percent-encoded as one URL path segment (RFC 3986 unreserved characters kept).
+fn path_segment(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_model_name_is_one_path_segment() {
+        assert_eq!(super::path_segment("claude-haiku-4-5"), "claude-haiku-4-5");
+        assert_eq!(
+            super::path_segment("Qwen/Qwen2.5 7B"),
+            "Qwen%2FQwen2.5%207B"
+        );
     }
 }

@@ -93,8 +93,19 @@ fn wait_for(p: &mut Proc, cfg: &ChatModelConfig, log: &Path) {
     }
 }
 
+/// Sets the tests' key variables, once, before any test reads one.
+fn keys() {
+    static K: OnceLock<()> = OnceLock::new();
+    K.get_or_init(|| {
+        std::env::set_var("CHUNKBENCH_TEST_LITELLM_KEY", KEY);
+        std::env::set_var("CHUNKBENCH_TEST_WRONG_KEY", "sk-wrong-key-0000000000");
+        std::env::set_var("CHUNKBENCH_TEST_WIRE_KEY", "sk-wire-test-key-12345");
+    });
+}
+
 /// (llama.cpp base URL, LiteLLM base URL), started once per test binary.
 fn servers() -> &'static (String, String) {
+    keys();
     static S: OnceLock<(String, String)> = OnceLock::new();
     S.get_or_init(|| {
         let gguf = workspace().join("models/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf");
@@ -130,7 +141,6 @@ fn servers() -> &'static (String, String) {
             &proxy_log,
         );
         let proxy_url = format!("http://127.0.0.1:{xp}/v1");
-        std::env::set_var("CHUNKBENCH_TEST_LITELLM_KEY", KEY);
         wait_for(&mut proxy, &anthropic(&proxy_url, true), &proxy_log);
         // The statics are never dropped: the scripts' watchdogs stop both servers when the
         // test binary exits.
@@ -274,7 +284,6 @@ fn a_key_is_sent_as_x_api_key_and_a_missing_one_is_an_error() {
         matches!(&e, ReaderError::Http(_)),
         "expected an HTTP error, got {e}"
     );
-    std::env::set_var("CHUNKBENCH_TEST_WRONG_KEY", "sk-wrong-key-0000000000");
     let wrong = ChatModel::new(
         &ChatModelConfig {
             api_key_env: Some("CHUNKBENCH_TEST_WRONG_KEY".into()),
@@ -307,7 +316,7 @@ fn the_anthropic_wire_form() {
                 .into(),
         )
     });
-    std::env::set_var("CHUNKBENCH_TEST_WIRE_KEY", "sk-wire-test-key-12345");
+    keys();
     let cfg = ChatModelConfig {
         api_key_env: Some("CHUNKBENCH_TEST_WIRE_KEY".into()),
         ..anthropic(&format!("{url}/v1"), false)

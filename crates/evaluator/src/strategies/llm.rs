@@ -36,7 +36,7 @@ pub fn check(entry: &LlmEntry) -> Result<()> {
 }
 
 /// Connects: builds the client, asks the server what it serves (its identity), opens the
-/// generation cache and makes each request wait for a stop request ([`crate::stop`]).
+/// generation cache, and checks for a stop request ([`crate::stop`]) before each request sent.
 ///
 /// # Errors
 /// A bad entry or a server that does not answer its model list, naming the field; a cache

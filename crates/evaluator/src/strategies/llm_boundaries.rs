@@ -545,6 +545,7 @@ impl Chunker for LlmBoundariesChunker {
             total.prompt_tokens += u.prompt_tokens;
             total.completion_tokens += u.completion_tokens;
             total.without_usage += u.without_usage;
+            total.oversized += u.oversized;
             total.malformed += u.malformed;
             total.fallbacks += u.fallbacks;
         }

@@ -59,6 +59,10 @@ impl ChatProtocol for AnthropicMessages {
         false
     }
 
+    fn probes_the_model(&self) -> bool {
+        true
+    }
+
     fn payload(
         &self,
         model: &str,

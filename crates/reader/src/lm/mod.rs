@@ -185,6 +185,13 @@ pub trait ChatProtocol: Send + Sync {
     fn headers(&self) -> &'static [(&'static str, &'static str)] {
         &[]
     }
+    /// Whether the served model is read from the model's own entry, `GET
+    /// {base_url}/models/{model}` (whose `id` names the snapshot an alias resolves to), rather
+    /// than from the whole list `GET {base_url}/models` (which, for a hosted API, changes with
+    /// every model the provider adds).
+    fn probes_the_model(&self) -> bool {
+        false
+    }
     /// Whether a request may carry a response format ([`ChatRequest::response_format`]).
     fn takes_response_format(&self) -> bool {
         true
@@ -267,8 +274,11 @@ fn default_concurrency() -> usize {
 /// The `finish_reason` of a reply cut at [`reply_bound`].
 pub const OVERSIZED: &str = "oversized";
 
-/// The most bytes a reply of `max_tokens` tokens is kept to: 32 bytes a token (no tokenizer's
-/// token is longer), at least 4 KiB. A longer reply is cut there ([`OVERSIZED`]), so neither
+/// The most bytes a reply of `max_tokens` tokens is kept to: 32 bytes a token, at least 4 KiB.
+/// A bound against servers that ignore `max_tokens`, not a property of every vocabulary (a few
+/// have longer tokens, runs of `=` or spaces): a reply of such tokens that reaches it is cut
+/// and counted too. Part of what a cached reply means, so it does not change without a new
+/// identity tag. A longer reply is cut there ([`OVERSIZED`]), so neither
 /// the generation cache nor what is parsed or indexed grows with what a server sends past its
 /// limit.
 pub fn reply_bound(max_tokens: u32) -> usize {
@@ -383,7 +393,11 @@ impl ChatModel {
     /// # Errors
     /// As [`ChatModel::connect`].
     pub fn probe(&mut self) -> Result<String, ReaderError> {
-        let served = self.transport.served_models()?;
+        let served = if self.protocol.probes_the_model() {
+            self.transport.served_model(&self.model)?
+        } else {
+            self.transport.served_models()?
+        };
         self.served = Some(served.clone());
         Ok(served)
     }
@@ -399,6 +413,15 @@ impl ChatModel {
     pub fn with_identity_suffix(mut self, suffix: &str) -> Self {
         self.suffix.push('+');
         self.suffix.push_str(suffix);
+        self
+    }
+
+    /// Sends no seed (`None`) or `seed`, for protocols that send one (a reader configured with
+    /// `seed: null`).
+    pub fn with_seed(mut self, seed: Option<u64>) -> Self {
+        if self.protocol.sends_seed() {
+            self.seed = seed;
+        }
         self
     }
 
@@ -486,7 +509,8 @@ impl ChatModel {
     /// each).
     ///
     /// # Errors
-    /// The first failing request's error (replies already received stay cached).
+    /// A failing request's error (when several fail, whichever the pool meets first; requests
+    /// not yet started are not sent). Replies already received stay cached.
     pub fn ask(&self, requests: &[ChatRequest]) -> anyhow::Result<Vec<Reply>> {
         self.pool()?
             .install(|| requests.par_iter().map(|r| self.ask_one(r)).collect())
