@@ -38,14 +38,6 @@ impl Drop for Server {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Starts scripts/embed-server/serve.sh with `model` on `port` (waiting while a stopped server
 /// releases the port) and waits until `GET /models` answers (the first start
 /// also creates the venv).
@@ -183,7 +175,7 @@ fn config(dir: &Path, name: &str, embedder: &str, cache: &Path) -> PathBuf {
 fn openai_embedder_against_a_real_server() {
     let tmp = tempfile::tempdir().unwrap();
     let store = store();
-    let server = serve(tmp.path(), "mean", &minilm(), free_port());
+    let server = serve(tmp.path(), "mean", &minilm(), testkit::free_port());
 
     // 1. Vectors: the server's equal the local candle embedder's within 1e-5.
     use embed::Embedder;

@@ -77,14 +77,6 @@ impl Drop for Server {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Starts scripts/llama-server/serve.sh on `port` (waiting while a stopped server releases
 /// it) and waits until `GET /v1/models` answers.
 fn serve(port: u16, log: &Path) -> Server {
@@ -157,7 +149,7 @@ fn shared() -> String {
     static S: OnceLock<Mutex<Server>> = OnceLock::new();
     let s = S.get_or_init(|| {
         let log = std::env::temp_dir().join(format!("chunkbench-llama-{}.log", std::process::id()));
-        Mutex::new(serve(free_port(), &log))
+        Mutex::new(serve(testkit::free_port(), &log))
     });
     // Statics are never dropped: serve.sh's watchdog (CHUNKBENCH_WATCH_PID) stops the server
     // when the test binary exits.
@@ -395,7 +387,7 @@ fn concurrent_reads_give_the_sequential_answers() {
 #[test]
 fn a_server_killed_mid_run_fails_loudly_and_the_rerun_resumes_from_the_cache() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
+    let port = testkit::free_port();
     let qs = sciq(6);
     let cfg = |url: &str| OpenAiConfig {
         scoring: Scoring::Cloze,

@@ -39,14 +39,6 @@ impl Drop for Proc {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Runs `script args…` with its output in `log`, the watchdog set to this process.
 fn start(script: &str, args: &[String], log: &Path) -> Proc {
     let setup = script.replace("serve.sh", "setup.sh");
@@ -115,7 +107,7 @@ fn servers() -> &'static (String, String) {
             gguf.display()
         );
         let tmp = std::env::temp_dir();
-        let (lp, xp) = (free_port(), free_port());
+        let (lp, xp) = (testkit::free_port(), testkit::free_port());
         let llama_log = tmp.join(format!("chunkbench-lm-llama-{}.log", std::process::id()));
         let mut llama = start(
             "scripts/llama-server/serve.sh",

@@ -59,6 +59,18 @@ pub struct Request {
     pub body: String,
 }
 
+/// A TCP port on 127.0.0.1 that was free a moment ago (for a server a test starts).
+///
+/// # Panics
+/// When no local port can be bound.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind 127.0.0.1")
+        .local_addr()
+        .expect("a local address")
+        .port()
+}
+
 /// Starts a real HTTP server on 127.0.0.1 (a free port) that answers every request with
 /// `handler(request)` = `(status, JSON body text)`, on a background thread for the rest of
 /// the test process. Returns `http://127.0.0.1:PORT`.

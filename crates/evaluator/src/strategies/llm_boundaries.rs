@@ -539,15 +539,11 @@ impl Chunker for LlmBoundariesChunker {
         for r in per_doc {
             let (c, u) = r?;
             chunks.extend(c);
-            total.documents += u.documents;
-            total.requests += u.requests;
-            total.cached += u.cached;
-            total.prompt_tokens += u.prompt_tokens;
-            total.completion_tokens += u.completion_tokens;
-            total.without_usage += u.without_usage;
-            total.oversized += u.oversized;
-            total.malformed += u.malformed;
-            total.fallbacks += u.fallbacks;
+            // `add` keeps the larger document count (a wrapper's and its inner strategy's
+            // requests are over the same documents); here each document is counted once.
+            let documents = total.documents + u.documents;
+            total.add(&u);
+            total.documents = documents;
         }
         Ok((
             chunks,
