@@ -147,46 +147,7 @@ pub(crate) enum ResponseFormatArg {
 
 /// `data generate`: questions from documents, written as a dataset (all or nothing).
 pub(crate) fn generate_dataset(a: &GenerateArgs) -> Result<()> {
-    use generate::{ClosedBook, GenerateOptions, ResponseFormat};
-    let opts = GenerateOptions {
-        target: a.target,
-        max_candidates: a.candidates.unwrap_or(a.target.saturating_mul(5)),
-        seed: a.seed,
-        passage_words: a.passage_words,
-        min_passage_words: a.min_passage_words,
-        relevance_threshold: a.relevance,
-        duplicate_threshold: a.duplicate,
-        max_excerpts: a.max_excerpts,
-        min_excerpt_words: a.min_excerpt_words,
-        max_excerpt_words: a.max_excerpt_words,
-        max_question_words: a.max_question_words,
-        max_tokens: a.max_tokens,
-        mcq: a.mcq,
-        closed_book: if a.drop_closed_book {
-            ClosedBook::Drop
-        } else if a.flag_closed_book {
-            ClosedBook::Flag
-        } else {
-            ClosedBook::Off
-        },
-        response_format: match a.response_format {
-            ResponseFormatArg::None => ResponseFormat::None,
-            ResponseFormatArg::JsonObject => ResponseFormat::JsonObject,
-            ResponseFormatArg::JsonSchema => ResponseFormat::JsonSchema,
-        },
-        concurrency: a.concurrency,
-        system_prompt: match &a.system_prompt {
-            Some(p) => std::fs::read_to_string(p)
-                .with_context(|| format!("--system-prompt {}", p.display()))?,
-            None => generate::SYSTEM_PROMPT.to_string(),
-        },
-        question_template: match &a.prompt {
-            Some(p) => {
-                std::fs::read_to_string(p).with_context(|| format!("--prompt {}", p.display()))?
-            }
-            None => generate::QUESTION_TEMPLATE.to_string(),
-        },
-    };
+    let opts = generate_options(a)?;
     opts.check()?;
     if a.explain {
         out!("{}", generate::explain(&opts));
@@ -207,38 +168,7 @@ pub(crate) fn generate_dataset(a: &GenerateArgs) -> Result<()> {
     }
     let corpus = generate_corpus(a, &name)?;
     let started = std::time::Instant::now();
-    // The model: the one seam (reader::lm), its served model probed for the identity.
-    let base_url = a
-        .llm
-        .clone()
-        .expect("clap requires --llm without --explain");
-    let llm = reader::lm::ChatModel::new(
-        &reader::lm::ChatModelConfig {
-            base_url,
-            model: a.llm_model.clone(),
-            protocol: a.llm_protocol.clone(),
-            api_key_env: a.api_key_env.clone(),
-            seed: a.llm_seed,
-            timeout_secs: a.timeout_secs,
-            max_retries: a.max_retries,
-            concurrency: a.concurrency.max(1),
-        },
-        "--llm",
-    )?;
-    if opts.response_format != generate::ResponseFormat::None
-        && !llm.protocol().takes_response_format()
-    {
-        bail!(
-            "--response-format: protocol `{}` takes no response format; give \
-             --response-format none (the prompt asks for JSON)",
-            a.llm_protocol
-        );
-    }
-    let mut llm = llm.connect().context("--llm")?;
-    if let Some(p) = &a.llm_gguf {
-        let sha = sha256_file(p).with_context(|| format!("--llm-gguf {}", p.display()))?;
-        llm = llm.with_identity_suffix(&format!("weights_sha256={sha}"));
-    }
+    let llm = connect_model(a, &opts)?;
     let embedder = evaluator::embedder::EmbedderConfig {
         model: Some(a.embedder.clone()),
         cache: a.embedding_cache.clone(),
@@ -279,16 +209,122 @@ pub(crate) fn generate_dataset(a: &GenerateArgs) -> Result<()> {
         },
         started.elapsed().as_secs_f64()
     );
+    write_generated(a, &name, &corpus, &opts, &g)
+}
+
+/// The generation options the flags give (prompt files read).
+///
+/// # Errors
+/// A prompt file that cannot be read.
+fn generate_options(a: &GenerateArgs) -> Result<generate::GenerateOptions> {
+    use generate::{ClosedBook, GenerateOptions, ResponseFormat};
+    Ok(GenerateOptions {
+        target: a.target,
+        max_candidates: a.candidates.unwrap_or(a.target.saturating_mul(5)),
+        seed: a.seed,
+        passage_words: a.passage_words,
+        min_passage_words: a.min_passage_words,
+        relevance_threshold: a.relevance,
+        duplicate_threshold: a.duplicate,
+        max_excerpts: a.max_excerpts,
+        min_excerpt_words: a.min_excerpt_words,
+        max_excerpt_words: a.max_excerpt_words,
+        max_question_words: a.max_question_words,
+        max_tokens: a.max_tokens,
+        mcq: a.mcq,
+        closed_book: if a.drop_closed_book {
+            ClosedBook::Drop
+        } else if a.flag_closed_book {
+            ClosedBook::Flag
+        } else {
+            ClosedBook::Off
+        },
+        response_format: match a.response_format {
+            ResponseFormatArg::None => ResponseFormat::None,
+            ResponseFormatArg::JsonObject => ResponseFormat::JsonObject,
+            ResponseFormatArg::JsonSchema => ResponseFormat::JsonSchema,
+        },
+        concurrency: a.concurrency,
+        system_prompt: match &a.system_prompt {
+            Some(p) => std::fs::read_to_string(p)
+                .with_context(|| format!("--system-prompt {}", p.display()))?,
+            None => generate::SYSTEM_PROMPT.to_string(),
+        },
+        question_template: match &a.prompt {
+            Some(p) => {
+                std::fs::read_to_string(p).with_context(|| format!("--prompt {}", p.display()))?
+            }
+            None => generate::QUESTION_TEMPLATE.to_string(),
+        },
+    })
+}
+
+/// The model `--llm*` name, through the one seam (`reader::lm`), its served model probed for
+/// the identity (and the GGUF's sha256 joined when `--llm-gguf` names it).
+///
+/// # Errors
+/// A bad flag, a response format the protocol cannot send, a server that does not answer.
+fn connect_model(
+    a: &GenerateArgs,
+    opts: &generate::GenerateOptions,
+) -> Result<reader::lm::ChatModel> {
+    let base_url = a
+        .llm
+        .clone()
+        .expect("clap requires --llm without --explain");
+    let llm = reader::lm::ChatModel::new(
+        &reader::lm::ChatModelConfig {
+            base_url,
+            model: a.llm_model.clone(),
+            protocol: a.llm_protocol.clone(),
+            api_key_env: a.api_key_env.clone(),
+            seed: a.llm_seed,
+            timeout_secs: a.timeout_secs,
+            max_retries: a.max_retries,
+            concurrency: a.concurrency.max(1),
+        },
+        "--llm",
+    )?;
+    if opts.response_format != generate::ResponseFormat::None
+        && !llm.protocol().takes_response_format()
+    {
+        bail!(
+            "--response-format: protocol `{}` takes no response format; give \
+             --response-format none (the prompt asks for JSON)",
+            a.llm_protocol
+        );
+    }
+    let mut llm = llm.connect().context("--llm")?;
+    if let Some(p) = &a.llm_gguf {
+        let sha = sha256_file(p).with_context(|| format!("--llm-gguf {}", p.display()))?;
+        llm = llm.with_identity_suffix(&format!("weights_sha256={sha}"));
+    }
+    Ok(llm)
+}
+
+/// Writes the generated set (or, when nothing was accepted, the page of rejected candidates and
+/// the error), with the warnings a user acts on.
+///
+/// # Errors
+/// Nothing accepted; the dataset cannot be written.
+fn write_generated(
+    a: &GenerateArgs,
+    name: &str,
+    corpus: &generate::Corpus,
+    opts: &generate::GenerateOptions,
+    g: &generate::Generated,
+) -> Result<()> {
+    let target = a.store.join(name);
     if g.questions.is_empty() {
         let page = a.cache.join("rejected").join(format!("{name}.html"));
-        generate::write_rejected_report(&page, &name, &corpus, &opts, &g)?;
-        let e = generate::write(&a.store, &name, &corpus, &opts, &g).expect_err("nothing accepted");
+        generate::write_rejected_report(&page, name, corpus, opts, g)?;
+        let e = generate::write(&a.store, name, corpus, opts, g).expect_err("nothing accepted");
         bail!(
             "{e:#}; every candidate and the model's reply: {}",
             page.display()
         );
     }
-    let m = generate::write(&a.store, &name, &corpus, &opts, &g)?;
+    let m = generate::write(&a.store, name, corpus, opts, g)?;
     let too_long = g.counts.get("passages_too_long").copied().unwrap_or(0);
     if too_long > 0 {
         eprintln!(
