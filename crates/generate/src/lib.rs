@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub use reader::generation_cache as cache;
+mod checks;
 pub mod locate;
 pub mod reply;
 pub mod report;
@@ -754,103 +755,18 @@ impl Judge<'_> {
         rec: &mut CandidateRecord,
     ) -> Result<Verdict> {
         let o = self.opts;
-        if httpio::holds_secret(&g.text) {
-            // Nothing of a reply that quotes the API key may reach the dataset's files.
-            return Ok(Err((
-                Reason::MalformedReply,
-                "the reply echoes the API key (redacted in generation.jsonl); not used".into(),
-            )));
-        }
-        if g.finish_reason == reader::lm::OVERSIZED {
-            return Ok(Err((
-                Reason::MalformedReply,
-                format!(
-                    "the reply ran past what {} tokens can make (more than {} bytes): cut there \
-                     and not used",
-                    o.max_tokens,
-                    reader::lm::reply_bound(o.max_tokens)
-                ),
-            )));
-        }
-        let draft = match reply::parse_reply(&g.text, g.finish_reason == "length", o.mcq) {
+        let draft = match checks::checked_draft(o, g) {
             Ok(d) => d,
-            Err(m) => return Ok(Err((Reason::MalformedReply, m))),
+            Err(r) => return Ok(Err(r)),
         };
         rec.draft = Some(draft.clone());
-        let qw = sample::word_count(&draft.question);
-        if qw > o.max_question_words {
-            return Ok(Err((
-                Reason::TooLong,
-                format!(
-                    "the question has {qw} words (at most {})",
-                    o.max_question_words
-                ),
-            )));
+        if let Err(r) = checks::size_checks(o, &draft) {
+            return Ok(Err(r));
         }
-        if draft.excerpts.len() > o.max_excerpts {
-            return Ok(Err((
-                Reason::TooLong,
-                format!(
-                    "{} excerpts (at most {})",
-                    draft.excerpts.len(),
-                    o.max_excerpts
-                ),
-            )));
-        }
-        for (k, e) in draft.excerpts.iter().enumerate() {
-            let w = sample::word_count(e);
-            if w > o.max_excerpt_words {
-                return Ok(Err((
-                    Reason::TooLong,
-                    format!(
-                        "excerpt {} has {w} words (at most {})",
-                        k + 1,
-                        o.max_excerpt_words
-                    ),
-                )));
-            }
-            if w < o.min_excerpt_words {
-                return Ok(Err((
-                    Reason::TooShort,
-                    format!(
-                        "excerpt {} has {w} words (at least {})",
-                        k + 1,
-                        o.min_excerpt_words
-                    ),
-                )));
-            }
-        }
-        let mut evidence: Vec<Evidence> = Vec::new();
-        for (k, e) in draft.excerpts.iter().enumerate() {
-            match locate::locate(&doc.text, passage, e) {
-                locate::Located::Found { span, normalised } => {
-                    rec.normalised_excerpts += usize::from(normalised);
-                    let ev = Evidence {
-                        doc_id: doc.id.clone(),
-                        start: span.start,
-                        end: span.end,
-                    };
-                    if !evidence.contains(&ev) {
-                        evidence.push(ev);
-                    }
-                }
-                locate::Located::NotFound => {
-                    rec.evidence = evidence;
-                    return Ok(Err((
-                        Reason::ExcerptNotFound,
-                        format!("excerpt {} is not in the passage", k + 1),
-                    )));
-                }
-                locate::Located::Ambiguous(times) => {
-                    rec.evidence = evidence;
-                    return Ok(Err((
-                        Reason::ExcerptAmbiguous,
-                        format!("excerpt {} occurs {times} times in the document", k + 1),
-                    )));
-                }
-            }
-        }
-        evidence.sort_by_key(|e| (e.start, e.end));
+        let evidence = match checks::located_evidence(doc, passage, &draft, rec) {
+            Ok(e) => e,
+            Err(r) => return Ok(Err(r)),
+        };
         rec.evidence = evidence.clone();
         let texts: Vec<&str> = evidence.iter().map(|e| &doc.text[e.start..e.end]).collect();
         // The answer as the document writes it (case, whitespace): what answer recall, which
@@ -866,35 +782,26 @@ impl Judge<'_> {
         };
         rec.answer = Some(answer.clone());
         if o.mcq {
-            let mut seen = vec![locate::normalise_text(&answer.to_lowercase())];
-            for d in draft.distractors.iter().take(3) {
-                let n = locate::normalise_text(&d.to_lowercase());
-                if n.is_empty() || seen.contains(&n) {
-                    return Ok(Err((
-                        Reason::BadDistractors,
-                        format!("distractor {d:?} is empty, repeated or the answer"),
-                    )));
-                }
-                seen.push(n);
-            }
-            if draft.distractors.len() < 3 {
-                return Ok(Err((
-                    Reason::BadDistractors,
-                    format!("{} distractors (3 needed)", draft.distractors.len()),
-                )));
-            }
-            if let Some(d) = draft
-                .distractors
-                .iter()
-                .take(3)
-                .find(|d| texts.iter().any(|t| locate::contains_loose(t, d)))
-            {
-                return Ok(Err((
-                    Reason::DistractorInEvidence,
-                    format!("distractor {d:?} occurs in the evidence"),
-                )));
+            if let Err(r) = checks::distractor_checks(&draft, &answer, &texts) {
+                return Ok(Err(r));
             }
         }
+        self.embedding_checks(&draft, &texts, rec)
+    }
+
+    /// The checks through the embedder: every excerpt related to the question (the least
+    /// similar one's cosine at least `relevance_threshold`), and the question no near-duplicate
+    /// of one already accepted.
+    ///
+    /// # Errors
+    /// The embedder fails.
+    fn embedding_checks(
+        &self,
+        draft: &reply::Draft,
+        texts: &[&str],
+        rec: &mut CandidateRecord,
+    ) -> Result<Verdict> {
+        let o = self.opts;
         let mut inputs: Vec<&str> = vec![draft.question.as_str()];
         inputs.extend(texts.iter().copied());
         let vectors = self

@@ -29,9 +29,9 @@ const FILE_CEILINGS: &[(&str, usize)] = &[
     ("crates/chunker/src/maxmin.rs", 1045),
 ];
 
-/// The most functions over 80 lines the crates may hold (61 when the budget was set, 53 now; the
+/// The most functions over 80 lines the crates may hold (61 when the budget was set, 52 now; the
 /// issue's target is 30).
-const LONG_FUNCTIONS_CEILING: usize = 53;
+const LONG_FUNCTIONS_CEILING: usize = 52;
 
 /// Every `.rs` file under `crates/*/src`, relative to the workspace.
 fn sources() -> Vec<PathBuf> {
