@@ -123,7 +123,7 @@ pub struct OpenAiConfig {
     /// seam ([`crate::lm::ChatModel`]) and parses the reply's text: no log-probs, so
     /// `logprobs: on` and `api: completions` need `openai`. Left out of the stored entry when
     /// `openai`.
-    #[serde(skip_serializing_if = "is_openai")]
+    #[serde(skip_serializing_if = "crate::lm::is_default_protocol")]
     pub protocol: String,
     /// The endpoint and scoring mode (module docs).
     pub api: OpenAiApi,
@@ -170,17 +170,13 @@ pub struct OpenAiConfig {
     pub concurrency: usize,
 }
 
-fn is_openai(p: &str) -> bool {
-    p == "openai"
-}
-
 impl Default for OpenAiConfig {
     fn default() -> Self {
         OpenAiConfig {
             base_url: "http://localhost:8000/v1".into(),
             model: String::new(),
             api_key_env: None,
-            protocol: "openai".into(),
+            protocol: crate::lm::DEFAULT_PROTOCOL.into(),
             api: OpenAiApi::Chat,
             template: None,
             scoring: Scoring::Letters,
@@ -225,11 +221,8 @@ pub struct OpenAiStats {
 #[derive(Debug)]
 pub struct OpenAiReader {
     cfg: OpenAiConfig,
-    /// The endpoint: URL, key, retries, concurrency, request counts.
-    transport: Transport,
-    /// With a protocol other than `openai`: the model seam the chat requests go through
-    /// (its own transport).
-    lm: Option<crate::lm::ChatModel>,
+    /// Where the requests go.
+    endpoint: Endpoint,
     logprobs_off: AtomicBool,
     /// Counters 2..=6 of [`OpenAiStats`] (0 and 1 are the transport's).
     stats: [AtomicU64; 7],
@@ -240,6 +233,18 @@ pub struct OpenAiReader {
     template: PromptTemplate,
     /// `api: completions`: the prompt builder and the GGUF's SHA-256.
     completions: Option<(GgufPrompt, String)>,
+}
+
+/// Where an [`OpenAiReader`]'s requests go.
+// One per reader, built once: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+enum Endpoint {
+    /// `protocol: openai`: the reader's own payloads (log-probs, completions) on its
+    /// transport (URL, key, retries, concurrency, request counts).
+    Direct(Transport),
+    /// Another protocol: the model seam, whose transport carries the requests.
+    Seam(crate::lm::ChatModel),
 }
 
 impl OpenAiReader {
@@ -257,26 +262,27 @@ impl OpenAiReader {
                 "openai reader: `model` is empty".into(),
             ));
         }
-        let lm = Self::seam(&cfg)?;
-        let endpoint = match cfg.api {
-            OpenAiApi::Chat => "chat/completions",
-            OpenAiApi::Completions => "completions",
+        let endpoint = match Self::seam(&cfg)? {
+            Some(lm) => Endpoint::Seam(lm),
+            None => Endpoint::Direct(Transport::new(
+                &TransportConfig {
+                    who: "openai reader",
+                    base_url: &cfg.base_url,
+                    api_key_env: cfg.api_key_env.as_deref(),
+                    key_header: None,
+                    headers: &[],
+                    timeout_secs: cfg.timeout_secs,
+                    max_retries: cfg.max_retries,
+                    backoff_initial_ms: cfg.backoff_initial_ms,
+                    backoff_max_ms: cfg.backoff_max_ms,
+                    concurrency: cfg.concurrency,
+                },
+                match cfg.api {
+                    OpenAiApi::Chat => "chat/completions",
+                    OpenAiApi::Completions => "completions",
+                },
+            )?),
         };
-        let transport = Transport::new(
-            &TransportConfig {
-                who: "openai reader",
-                base_url: &cfg.base_url,
-                api_key_env: cfg.api_key_env.as_deref(),
-                key_header: None,
-                headers: &[],
-                timeout_secs: cfg.timeout_secs,
-                max_retries: cfg.max_retries,
-                backoff_initial_ms: cfg.backoff_initial_ms,
-                backoff_max_ms: cfg.backoff_max_ms,
-                concurrency: cfg.concurrency,
-            },
-            endpoint,
-        )?;
         let template = cfg.template.clone().unwrap_or_else(|| match cfg.api {
             OpenAiApi::Chat => PromptTemplate {
                 cue_placement: CuePlacement::User,
@@ -323,8 +329,7 @@ impl OpenAiReader {
         Ok(OpenAiReader {
             template,
             completions,
-            transport,
-            lm,
+            endpoint,
             logprobs_off: AtomicBool::new(cfg.logprobs == LogprobsMode::Off),
             stats: Default::default(),
             served: None,
@@ -346,9 +351,9 @@ impl OpenAiReader {
     /// [`ReaderError::Http`] when the server cannot be reached or answers another error;
     /// [`ReaderError::Protocol`] when the reply is not a model list.
     pub fn probe_served_models(&mut self) -> Result<String, ReaderError> {
-        let served = match &mut self.lm {
-            Some(lm) => lm.probe()?,
-            None => self.transport.served_models()?,
+        let served = match &mut self.endpoint {
+            Endpoint::Seam(lm) => lm.probe()?,
+            Endpoint::Direct(t) => t.served_models()?,
         };
         self.served = Some(served.clone());
         Ok(served)
@@ -357,10 +362,7 @@ impl OpenAiReader {
     /// Counters so far.
     pub fn stats(&self) -> OpenAiStats {
         let g = |i: usize| self.stats[i].load(Ordering::Relaxed);
-        let (requests, retries) = match &self.lm {
-            Some(lm) => lm.http_counts(),
-            None => self.transport.counts(),
-        };
+        let (requests, retries) = self.transport().counts();
         OpenAiStats {
             requests,
             retries,
@@ -372,13 +374,21 @@ impl OpenAiReader {
         }
     }
 
+    /// The transport the requests go through (the seam's with another protocol).
+    fn transport(&self) -> &Transport {
+        match &self.endpoint {
+            Endpoint::Direct(t) => t,
+            Endpoint::Seam(lm) => lm.transport(),
+        }
+    }
+
     fn bump(&self, i: usize) {
         self.stats[i].fetch_add(1, Ordering::Relaxed);
     }
 
     /// With a protocol other than `openai`, the model seam for its chat requests.
     fn seam(cfg: &OpenAiConfig) -> Result<Option<crate::lm::ChatModel>, ReaderError> {
-        if cfg.protocol == "openai" {
+        if crate::lm::is_default_protocol(&cfg.protocol) {
             return Ok(None);
         }
         let bad = |m: &str| {
@@ -412,16 +422,26 @@ impl OpenAiReader {
         .map(|m| Some(m.with_seed(cfg.seed)))
     }
 
-    fn messages(&self, input: &ReaderInput<'_>) -> Vec<serde_json::Value> {
+    /// The chat mode's messages as (role, content): the system message when the template
+    /// has one, then the user message ending with the answer cue.
+    fn message_pairs(&self, input: &ReaderInput<'_>) -> Vec<(String, String)> {
         let mut t = self.template.clone();
         t.cue_placement = CuePlacement::User;
         let r = t.render(input.question, input.options, input.passages);
         let mut msgs = Vec::new();
         if let Some(s) = r.system {
-            msgs.push(serde_json::json!({"role": "system", "content": s}));
+            msgs.push(("system".to_string(), s));
         }
-        msgs.push(serde_json::json!({"role": "user", "content": r.user}));
+        msgs.push(("user".to_string(), r.user));
         msgs
+    }
+
+    /// [`OpenAiReader::message_pairs`] as OpenAI's `{"role", "content"}` objects.
+    fn messages(&self, input: &ReaderInput<'_>) -> Vec<serde_json::Value> {
+        self.message_pairs(input)
+            .into_iter()
+            .map(|(role, content)| serde_json::json!({"role": role, "content": content}))
+            .collect()
     }
 
     fn body(&self, input: &ReaderInput<'_>, logprobs: bool) -> serde_json::Value {
@@ -469,15 +489,14 @@ impl OpenAiReader {
             }
             negotiate
         };
-        self.transport.post(&build, &again)
+        self.transport().post(&build, &again)
     }
 
     /// Parses a reply body as JSON; [`ReaderError::Protocol`] quoting its start otherwise.
     fn parse_json(&self, body: &str) -> Result<serde_json::Value, ReaderError> {
-        self.transport.parse_json(body)
+        self.transport().parse_json(body)
     }
 
-    /// Scores a chat-completion response body for `options`.
     /// Reads `input` through the model seam: the chat mode's messages, the reply's text
     /// parsed ([`crate::parse_answer`]; no log-probs).
     fn read_seam(
@@ -485,15 +504,8 @@ impl OpenAiReader {
         lm: &crate::lm::ChatModel,
         input: &ReaderInput<'_>,
     ) -> Result<ReaderOutput, ReaderError> {
-        let pairs = self
-            .messages(input)
-            .into_iter()
-            .map(|m| {
-                let s = |k: &str| m[k].as_str().unwrap_or_default().to_string();
-                (s("role"), s("content"))
-            })
-            .collect();
-        let g = lm.send(&crate::lm::ChatRequest::new(pairs, self.cfg.max_tokens))?;
+        let request = crate::lm::ChatRequest::new(self.message_pairs(input), self.cfg.max_tokens);
+        let g = lm.send(&request)?;
         self.scored(&g.text, None, input.options)
     }
 
@@ -515,6 +527,7 @@ impl OpenAiReader {
         })
     }
 
+    /// Scores a chat-completion response body for `options`.
     fn score(&self, body: &str, options: &[String]) -> Result<ReaderOutput, ReaderError> {
         let v = self.parse_json(body)?;
         let choice = v.get("choices").and_then(|c| c.get(0)).ok_or_else(|| {
@@ -656,7 +669,7 @@ fn score_reply(
 impl OpenAiReader {
     /// The chat mode's identity.
     fn chat_identity(&self) -> String {
-        if let Some(lm) = &self.lm {
+        if let Endpoint::Seam(lm) = &self.endpoint {
             // The seam's identity names the protocol, endpoint, model, seed and served model.
             return format!(
                 "chat-reader-v1(template={},max_tokens={},model={})",
@@ -668,7 +681,7 @@ impl OpenAiReader {
         format!(
             "openai-chat-v1(endpoint={},model={},template={},max_tokens={},logprobs={},\
              top_logprobs={},seed={},temperature=0,served={})",
-            self.transport.base_url(),
+            self.transport().base_url(),
             self.cfg.model,
             self.template.fingerprint(),
             self.cfg.max_tokens,
@@ -744,7 +757,7 @@ impl OpenAiReader {
                 ReaderError::Protocol(format!(
                     "{}: no `choices[0].logprobs.tokens[0]` in the reply, so the forced token \
                      cannot be checked: {}",
-                    self.transport.url(),
+                    self.transport().url(),
                     httpio::quote_body(body, 300)
                 ))
             })?;
@@ -752,7 +765,7 @@ impl OpenAiReader {
             return Err(ReaderError::Protocol(format!(
                 "{} generated {generated:?} where `logit_bias` forced {want:?}: the server \
                  ignores `logit_bias`, which this scoring needs",
-                self.transport.url()
+                self.transport().url()
             )));
         }
         if let Some(n) = v.pointer("/usage/prompt_tokens").and_then(|x| x.as_u64()) {
@@ -760,7 +773,7 @@ impl OpenAiReader {
                 return Err(ReaderError::Protocol(format!(
                     "{} tokenized the prompt into {n} tokens where the GGUF tokenizer of \
                      `gguf` gives {want_prompt_tokens}: is `gguf` the file the server loaded?",
-                    self.transport.url()
+                    self.transport().url()
                 )));
             }
         }
@@ -771,7 +784,7 @@ impl OpenAiReader {
                     "{}: no number at `choices[0].logprobs.token_logprobs[0]` in the reply (the \
                      server must return log-probs and honour `logit_bias`; llama.cpp's Python \
                      server needs `--logits_all true`): {}",
-                    self.transport.url(),
+                    self.transport().url(),
                     httpio::quote_body(body, 300)
                 ))
             })
@@ -806,7 +819,7 @@ impl OpenAiReader {
                 "{}: the options' single-token continuations have probabilities summing to \
                  {mass:.3} > 1: the server reports log-probs after `logit_bias`, which this \
                  scoring cannot use",
-                self.transport.url()
+                self.transport().url()
             )));
         }
         self.bump(2);
@@ -823,7 +836,7 @@ impl Reader for OpenAiReader {
         format!(
             "openai-completions-v1(endpoint={},model={},gguf_sha256={sha},chat={},chat_sha={},\
              template={},scoring={},letters={},window={},seed={},temperature=0,served={})",
-            self.transport.base_url(),
+            self.transport().base_url(),
             self.cfg.model,
             serde_json::to_string(&self.cfg.chat)
                 .unwrap_or_default()
@@ -849,9 +862,9 @@ impl Reader for OpenAiReader {
         if let Some((prompt, _)) = &self.completions {
             return self.read_completions(prompt, input);
         }
-        let mut out = match &self.lm {
-            Some(lm) => self.read_seam(lm, input)?,
-            None => self.score(&self.complete(input)?, input.options)?,
+        let mut out = match &self.endpoint {
+            Endpoint::Seam(lm) => self.read_seam(lm, input)?,
+            Endpoint::Direct(_) => self.score(&self.complete(input)?, input.options)?,
         };
         let used = input
             .passages

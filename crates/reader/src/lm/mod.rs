@@ -255,11 +255,17 @@ pub struct ChatModelConfig {
     pub concurrency: usize,
 }
 
+/// The protocol an entry without `protocol:` speaks (left out of stored entries, so configs
+/// written before protocols existed keep their identities).
+pub const DEFAULT_PROTOCOL: &str = "openai";
+
 fn default_protocol() -> String {
-    "openai".into()
+    DEFAULT_PROTOCOL.into()
 }
-fn is_default_protocol(p: &str) -> bool {
-    p == "openai"
+
+/// Whether `p` is [`DEFAULT_PROTOCOL`] (serde's `skip_serializing_if` of a `protocol` field).
+pub fn is_default_protocol(p: &str) -> bool {
+    p == DEFAULT_PROTOCOL
 }
 fn default_timeout() -> f64 {
     120.0
@@ -454,6 +460,11 @@ impl ChatModel {
     /// The cache's counters, when there is a cache.
     pub fn cache_stats(&self) -> Option<cache::GenerationCacheStats> {
         self.cache.as_ref().map(GenerationCache::stats)
+    }
+
+    /// The transport the requests go through (its URL, request counts).
+    pub fn transport(&self) -> &Transport {
+        &self.transport
     }
 
     /// (HTTP attempts, retries) so far.
